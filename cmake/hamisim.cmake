@@ -1,0 +1,23 @@
+# Shared helpers for hamisim targets.
+include(GoogleTest)
+
+# hamisim_test(NAME SOURCES a.cpp b.cpp LIBS lib1 lib2)
+function(hamisim_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    HAMISIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" HAMISIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
+endfunction()
+
+# hamisim_fuzzer(NAME SOURCES a.cpp LIBS lib1) -- only with HAMISIM_FUZZ (clang, libFuzzer).
+function(hamisim_fuzzer name)
+  cmake_parse_arguments(F "" "" "SOURCES;LIBS" ${ARGN})
+  if(HAMISIM_FUZZ)
+    add_executable(${name} ${F_SOURCES})
+    target_link_libraries(${name} PRIVATE ${F_LIBS})
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  endif()
+endfunction()

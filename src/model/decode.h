@@ -1,0 +1,54 @@
+#pragma once
+// Decoding Kubernetes objects from JSON (and YAML, via a JSON conversion).
+//
+// Tolerant like Go's encoding/json as HAMi uses it: unknown keys are ignored, keys match
+// case-insensitively, the last of duplicate keys wins, null means "unset". Strict where the
+// type is wrong: a string where a list belongs is an error whose message starts with the
+// field path ("spec.containers[1].resources.limits[nvidia.com/gpu]: ..."). Nesting depth is
+// bounded; no input crashes the decoder.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace hamisim::model {
+
+Result<Pod> decode_pod_json(std::string_view json);
+Result<Node> decode_node_json(std::string_view json);
+
+// Bytes that must stay readable past the end of a view given to the *_in_buffer decoders
+// (simdjson's padding). A view into a larger padded document (an item of a List, the Pod of
+// an ExtenderArgs) satisfies this for free, so items are decoded without copying.
+inline constexpr size_t kJsonPadding = 64;
+// `path` prefixes every error message ("Nodes.items[3]").
+Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path = {});
+Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path = {});
+
+// A Kubernetes List, NodeList, PodList, ResourceQuotaList, or a single object, as
+// `kubectl get -o json` prints them. Items of other kinds are counted, not decoded.
+struct ObjectSet {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;
+  std::vector<ResourceQuota> quotas;
+  std::vector<std::string> node_json;  // raw JSON of each node, same order as `nodes`
+  int skipped_items = 0;
+  void append(ObjectSet&& other);
+};
+Result<ObjectSet> decode_objects_json(std::string_view json);
+
+// YAML documents (one or many, `---` separated) converted to JSON text, then decoded as above.
+// Errors carry the YAML line and column.
+Result<std::string> yaml_to_json(std::string_view yaml);
+// Detects JSON vs YAML by the first non-space character.
+Result<ObjectSet> decode_objects(std::string_view text);
+Result<Pod> decode_pod(std::string_view text);
+Result<Node> decode_node(std::string_view text);
+
+// Reads a file, or every *.json/*.yaml/*.yml file of a directory (sorted by name).
+Result<ObjectSet> load_objects(const std::string& path);
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace hamisim::model

@@ -1,0 +1,188 @@
+#include "model/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace hamisim::model {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void append_unicode_escape(std::string& out, unsigned code) {
+  out += "\\u";
+  out += kHex[(code >> 12) & 0xF];
+  out += kHex[(code >> 8) & 0xF];
+  out += kHex[(code >> 4) & 0xF];
+  out += kHex[code & 0xF];
+}
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid (Go's rules:
+// no overlongs, no surrogates, max U+10FFFF).
+size_t utf8_sequence_length(std::string_view s, size_t i, unsigned* code_point) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  auto cont = [&](size_t k) -> int {
+    if (i + k >= s.size()) return -1;
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    return (b & 0xC0) == 0x80 ? (b & 0x3F) : -1;
+  };
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    const int c1 = cont(1);
+    if (c1 < 0) return 0;
+    *code_point = ((b0 & 0x1F) << 6) | c1;
+    return 2;
+  }
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    const int c1 = cont(1), c2 = c1 < 0 ? -1 : cont(2);
+    if (c1 < 0 || c2 < 0) return 0;
+    const unsigned cp = ((b0 & 0x0F) << 12) | (c1 << 6) | c2;
+    if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    *code_point = cp;
+    return 3;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    const int c1 = cont(1), c2 = c1 < 0 ? -1 : cont(2), c3 = c2 < 0 ? -1 : cont(3);
+    if (c1 < 0 || c2 < 0 || c3 < 0) return 0;
+    const unsigned cp = ((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3;
+    if (cp < 0x10000 || cp > 0x10FFFF) return 0;
+    *code_point = cp;
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void append_go_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '<':
+        case '>':
+        case '&': append_unicode_escape(out, c); break;
+        default:
+          if (c < 0x20) {
+            append_unicode_escape(out, c);
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    unsigned cp = 0;
+    const size_t n = utf8_sequence_length(s, i, &cp);
+    if (n == 0) {
+      out += "\\ufffd";  // Go replaces each invalid byte with U+FFFD
+      ++i;
+      continue;
+    }
+    if (cp == 0x2028 || cp == 0x2029) {
+      append_unicode_escape(out, cp);
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out += '"';
+}
+
+void JsonWriter::comma() {
+  if (need_comma_) out_ += ',';
+  need_comma_ = true;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  comma();
+  out_ += '{';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  out_ += '}';
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  comma();
+  out_ += '[';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  out_ += ']';
+  need_comma_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  comma();
+  append_go_json_string(out_, k);
+  out_ += ':';
+  need_comma_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view s) {
+  comma();
+  append_go_json_string(out_, s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(int64_t v) {
+  comma();
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::unsigned_number(uint64_t v) {
+  comma();
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::float64(double v) {
+  comma();
+  if (!std::isfinite(v)) {
+    out_ += "null";  // JSON has no NaN/Inf; Go would refuse to encode, we degrade to null
+    return *this;
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, r.ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool v) {
+  comma();
+  out_ += v ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  comma();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  comma();
+  out_.append(json);
+  return *this;
+}
+
+}  // namespace hamisim::model

@@ -1,0 +1,43 @@
+#pragma once
+// A small JSON writer whose output matches Go's encoding/json byte for byte: no whitespace,
+// `<`, `>`, `&`, U+2028 and U+2029 escaped as \u003c.., invalid UTF-8 replaced by U+FFFD.
+// Objects are written in the order the caller writes keys (Go writes struct fields in
+// declaration order and map keys sorted).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace hamisim::model {
+
+class JsonWriter {
+ public:
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& key(std::string_view k);
+  JsonWriter& string(std::string_view s);
+  JsonWriter& number(int64_t v);
+  JsonWriter& unsigned_number(uint64_t v);
+  // Shortest round-trip decimal form (Go's encoding for float64 in the common range).
+  JsonWriter& float64(double v);
+  JsonWriter& boolean(bool v);
+  JsonWriter& null();
+  // Inserts already-encoded JSON (e.g. a Node object echoed as received).
+  JsonWriter& raw(std::string_view json);
+
+  const std::string& str() const { return out_; }
+  std::string take() { return std::move(out_); }
+  void reserve(size_t n) { out_.reserve(n); }
+
+ private:
+  void comma();
+  std::string out_;
+  bool need_comma_ = false;
+};
+
+// Appends `s` as a Go-escaped JSON string literal (with quotes).
+void append_go_json_string(std::string& out, std::string_view s);
+
+}  // namespace hamisim::model
