@@ -1,0 +1,141 @@
+#include "device/allocation.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cctype>
+
+namespace hamisim::device {
+
+std::map<std::string, std::vector<DeviceCharge>, std::less<>> collapse_init_container_usage(
+    const PodDevices& devices, size_t init_count) {
+  std::map<std::string, std::vector<DeviceCharge>, std::less<>> out;
+  for (const auto& [vendor, per_container] : devices) {
+    std::map<std::string, DeviceCharge, std::less<>> init_peak;
+    std::map<std::string, DeviceCharge, std::less<>> app_sum;
+    for (size_t i = 0; i < per_container.size(); ++i) {
+      const bool is_init = i < init_count;
+      for (const ContainerDevice& d : per_container[i]) {
+        if (is_init) {
+          DeviceCharge& c = init_peak[d.uuid];
+          c.uuid = d.uuid;
+          c.usedmem = std::max<int64_t>(c.usedmem, d.usedmem);
+          c.usedcores = std::max<int64_t>(c.usedcores, d.usedcores);
+          c.slots = 1;
+        } else {
+          auto [it, inserted] = app_sum.try_emplace(d.uuid);
+          DeviceCharge& c = it->second;
+          c.uuid = d.uuid;
+          c.usedmem += d.usedmem;
+          c.usedcores += d.usedcores;
+          c.slots = inserted ? 1 : c.slots + 1;
+        }
+      }
+    }
+    std::map<std::string, DeviceCharge, std::less<>> merged = std::move(app_sum);
+    for (auto& [uuid, init] : init_peak) {
+      auto [it, inserted] = merged.try_emplace(uuid, init);
+      if (!inserted) {
+        DeviceCharge& c = it->second;
+        c.usedmem = std::max(c.usedmem, init.usedmem);
+        c.usedcores = std::max(c.usedcores, init.usedcores);
+        c.slots = std::max(c.slots, init.slots);
+      }
+    }
+    if (merged.empty()) continue;
+    std::vector<DeviceCharge>& list = out[vendor];
+    for (auto& [uuid, c] : merged) {
+      c.slots = std::max<int64_t>(c.slots, 1);
+      list.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+ChargeTotals total_charges(const std::vector<DeviceCharge>& charges) {
+  ChargeTotals t;
+  for (const DeviceCharge& c : charges) {
+    t.memory += c.usedmem;
+    t.cores += c.usedcores;
+  }
+  return t;
+}
+
+std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons,
+                           size_t cards) {
+  std::vector<std::string> parts;
+  parts.reserve(reasons.size());
+  for (const auto& [name, count] : reasons) {
+    parts.push_back(std::to_string(count) + "/" + std::to_string(cards) + " " + name);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += ", ";
+    out += parts[i];
+  }
+  return out;
+}
+
+std::map<std::string, int, std::less<>> parse_reasons(std::string_view text) {
+  std::map<std::string, int, std::less<>> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(", ", pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view piece = text.substr(pos, end - pos);
+    int count = 0;
+    auto r = std::from_chars(piece.data(), piece.data() + piece.size(), count);
+    if (r.ec == std::errc() && r.ptr < piece.data() + piece.size() && *r.ptr == '/') {
+      std::string_view rest(r.ptr + 1, piece.data() + piece.size() - (r.ptr + 1));
+      const size_t space = rest.find(' ');
+      if (space != std::string_view::npos && space > 0 && space + 1 < rest.size()) {
+        out[std::string(rest.substr(space + 1))] += count;
+      }
+    }
+    if (end == text.size()) break;
+    pos = end + 2;
+  }
+  return out;
+}
+
+bool parse_go_bool(std::string_view s, bool* value) {
+  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") {
+    *value = true;
+    return true;
+  }
+  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
+    *value = false;
+    return true;
+  }
+  return false;
+}
+
+std::vector<std::string> split_comma_list(std::string_view text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view item = text.substr(pos, end - pos);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+bool contains_ignore_case(std::string_view haystack, std::string_view needle) {
+  if (needle.empty()) return true;
+  if (needle.size() > haystack.size()) return false;
+  auto eq = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  };
+  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), eq) !=
+         haystack.end();
+}
+
+}  // namespace hamisim::device

@@ -1,0 +1,49 @@
+#pragma once
+// Pure helpers over allocations, shared by the Fit engine and the live pod manager.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/types.h"
+
+namespace hamisim::device {
+
+// One device's effective usage by one pod after init-container collapse.
+struct DeviceCharge {
+  std::string uuid;
+  int64_t usedmem = 0;
+  int64_t usedcores = 0;
+  int64_t slots = 1;
+};
+
+// HAMi CollapseInitContainerUsage (reference: hami-device-model.md §4.4): per (vendor, UUID),
+// init containers count as their maximum (they run one after another, slots 1), app
+// containers as their sum (slots = number of app containers on the device); the effective
+// charge is the element-wise maximum of the two, slots at least 1. Output sorted by UUID.
+// `devices` is positional with the first `init_count` entries being init containers.
+std::map<std::string, std::vector<DeviceCharge>, std::less<>> collapse_init_container_usage(
+    const PodDevices& devices, size_t init_count);
+
+// Sum of memory and cores over the charges of one vendor.
+struct ChargeTotals {
+  int64_t memory = 0;
+  int64_t cores = 0;
+};
+ChargeTotals total_charges(const std::vector<DeviceCharge>& charges);
+
+// "n/m Reason" entries sorted lexicographically as whole strings, joined with ", "
+// (HAMi GenReason; reference §3.3). Empty map -> "".
+std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons, size_t cards);
+// Inverse of format_reasons: reason name -> count; malformed pieces are skipped.
+std::map<std::string, int, std::less<>> parse_reasons(std::string_view text);
+
+// Go strconv.ParseBool.
+bool parse_go_bool(std::string_view text, bool* value);
+// Splits a comma list, trimming ASCII whitespace around items and dropping empty ones.
+std::vector<std::string> split_comma_list(std::string_view text);
+bool contains_ignore_case(std::string_view haystack, std::string_view needle);
+
+}  // namespace hamisim::device

@@ -1,0 +1,114 @@
+#pragma once
+// The vendor backend interface: what the scheduler core needs from one kind of device.
+// Modeled on HAMi's `Devices` interface (reference: hami-device-model.md §6), keeping only
+// what hamisim uses and naming it for what it does. One instance per vendor key; backends are
+// immutable after construction and safe to share between threads.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/types.h"
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace hamisim::device {
+
+// Extended resource names a vendor reads from container resources.
+struct ResourceNames {
+  std::string count;
+  std::string memory;
+  std::string memory_percentage;
+  std::string cores;
+  int32_t memory_factor = 1;
+};
+
+// How a node describes its devices for one vendor.
+struct NodeDevices {
+  enum class State {
+    kAbsent,     // nothing registered for this vendor
+    kMalformed,  // a registration exists but cannot be decoded; `message` says why
+    kOk,
+  };
+  State state = State::kAbsent;
+  std::vector<DeviceInfo> devices;
+  std::string message;
+};
+
+// Namespace ResourceQuota view used by Fit (HAMi FitQuota). Simulation passes none.
+class QuotaView {
+ public:
+  virtual ~QuotaView() = default;
+  // True when adding `memory` MiB and `cores` to namespace `ns` stays within its limits
+  // for `vendor`.
+  virtual bool fits(std::string_view ns, std::string_view vendor, int64_t memory,
+                    int64_t cores) const = 0;
+};
+
+// Vendor-specific facts about the pod being placed, parsed once per pod (selectors, modes).
+class PreparedPod {
+ public:
+  virtual ~PreparedPod() = default;
+};
+
+// Everything Fit may look at besides the candidate devices.
+struct FitContext {
+  const model::Pod* pod = nullptr;
+  const PreparedPod* prepared = nullptr;
+  std::string_view gpu_policy;  // effective GPU policy (pod annotation or default)
+  bool numa_bind = false;
+  const std::set<std::string, std::less<>>* cordoned = nullptr;
+  // This pod's devices fitted so far (positional per vendor), for the quota check.
+  const PodDevices* allocated = nullptr;
+  size_t init_container_count = 0;
+  size_t container_index = 0;  // index (init first) of the container being fitted
+  const QuotaView* quota = nullptr;
+};
+
+struct FitOutcome {
+  bool fits = false;
+  ContainerDevices devices;  // chosen devices (or the partial selection on failure)
+  std::map<std::string, int, std::less<>> reasons;  // reason name -> count
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  // The vendor key ("NVIDIA"): the device string Type and the PodDevices map key.
+  virtual std::string_view vendor() const = 0;
+  virtual const ResourceNames& resource_names() const = 0;
+  // Pod annotation keys the scheduler writes ("to-allocate", consumed by the device plugin)
+  // and the pod manager reads back ("allocated").
+  virtual std::string_view to_allocate_annotation() const = 0;
+  virtual std::string_view allocated_annotation() const = 0;
+
+  // Container resources -> request; nums == 0 means "does not use this vendor".
+  virtual ContainerDeviceRequest request_for(const model::Container& container) const = 0;
+  // Decodes the node's registration for this vendor (device_vendor is set on every device).
+  virtual NodeDevices node_devices(const model::Node& node) const = 0;
+
+  virtual std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const = 0;
+  // True when the container's request must be treated as a MIG request on these devices
+  // (skips the NodeInsufficientDevice pre-check).
+  virtual bool is_mig_request(const PreparedPod& prepared,
+                              std::span<DeviceUsage* const> devices) const = 0;
+  // Chooses devices for one container among `devices` (sorted by preference; the end of the
+  // span is the most preferred). Never modifies the devices.
+  virtual FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
+                         const FitContext& context) const = 0;
+  // Commits one chosen device to the usage (MIG: picks the instance and records it in
+  // `chosen`). Errors name the device.
+  virtual Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const = 0;
+
+  // Annotations the live path writes on the pod for this vendor's allocation.
+  virtual void allocation_annotations(const PodSingleDevice& devices,
+                                      std::map<std::string, std::string>& annotations) const = 0;
+};
+
+}  // namespace hamisim::device

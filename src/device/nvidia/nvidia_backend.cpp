@@ -1,0 +1,456 @@
+#include "device/nvidia/nvidia_backend.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "device/allocation.h"
+#include "device/codec.h"
+#include "device/nvidia/mig.h"
+
+namespace hamisim::device::nvidia {
+namespace {
+
+// Reason names (HAMi pkg/device/common; reference §3.3).
+constexpr const char* kCardNotHealth = "CardNotHealth";
+constexpr const char* kCardCordoned = "CardCordoned";
+constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
+constexpr const char* kNumaNotFit = "NumaNotFit";
+constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
+constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
+constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
+constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
+constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
+constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
+constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
+constexpr const char* kCardMigTopologyInfeasible = "CardMigTopologyInfeasible";
+constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
+
+// Enumerating every combination for topology-aware selection is exponential; HAMi does it
+// unbounded. Above this many combinations we switch to a deterministic greedy choice
+// (docs/deviations.md) so that no pod can stall the scheduler.
+constexpr uint64_t kMaxTopologyCombinations = 1'000'000;
+// A MIG device is revisited while it keeps accepting instances; bound it so that a
+// registration with zero-size placements cannot loop forever.
+constexpr int kMaxMigRevisits = 64;
+
+struct NvidiaPreparedPod final : PreparedPod {
+  std::vector<std::string> use_types;
+  std::vector<std::string> nouse_types;
+  std::vector<std::string> use_uuids;
+  std::vector<std::string> nouse_uuids;
+  std::optional<std::string> vgpu_mode;
+  std::string namespace_;
+};
+
+const model::Quantity* find_resource(const model::Container& c, const std::string& name) {
+  if (name.empty()) return nullptr;
+  if (auto it = c.resources.limits.find(name); it != c.resources.limits.end()) return &it->second;
+  if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
+    return &it->second;
+  return nullptr;
+}
+
+int32_t saturate_int32(int64_t v) {
+  return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+bool type_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
+  if (!p.use_types.empty()) {
+    const bool any = std::any_of(p.use_types.begin(), p.use_types.end(),
+                                 [&](const std::string& t) { return contains_ignore_case(d.type, t); });
+    if (!any) return false;
+  }
+  for (const std::string& t : p.nouse_types) {
+    if (contains_ignore_case(d.type, t)) return false;
+  }
+  // vgpu-mode: the annotation must contain the device mode (an empty mode always matches).
+  if (p.vgpu_mode && p.vgpu_mode->find(d.mode) == std::string::npos) return false;
+  return true;
+}
+
+bool uuid_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
+  if (!p.use_uuids.empty() &&
+      std::find(p.use_uuids.begin(), p.use_uuids.end(), d.id) == p.use_uuids.end()) {
+    return false;
+  }
+  return std::find(p.nouse_uuids.begin(), p.nouse_uuids.end(), d.id) == p.nouse_uuids.end();
+}
+
+int64_t pair_score(const DeviceUsage& from, const DeviceUsage& to) {
+  if (!from.pair_scores) return 0;
+  auto it = from.pair_scores->find(to.id);
+  return it == from.pair_scores->end() ? 0 : it->second;
+}
+
+// Hypothetical pod total for the quota check: this pod's fitted containers, the current
+// container's selection and the candidate device, collapsed with init-container peaks.
+bool quota_allows(const FitContext& ctx, const ContainerDevices& selected,
+                  const ContainerDevice& candidate) {
+  if (!ctx.quota || !ctx.pod) return true;
+  PodDevices hypothetical;
+  if (ctx.allocated) hypothetical = *ctx.allocated;
+  PodSingleDevice& mine = hypothetical[std::string(kNvidiaVendor)];
+  if (mine.size() <= ctx.container_index) mine.resize(ctx.container_index + 1);
+  ContainerDevices& current = mine[ctx.container_index];
+  current.insert(current.end(), selected.begin(), selected.end());
+  current.push_back(candidate);
+  const auto collapsed = collapse_init_container_usage(hypothetical, ctx.init_container_count);
+  ChargeTotals totals;
+  if (auto it = collapsed.find(kNvidiaVendor); it != collapsed.end()) totals = total_charges(it->second);
+  return ctx.quota->fits(ctx.pod->metadata.namespace_, kNvidiaVendor, totals.memory, totals.cores);
+}
+
+// The worst-connected single card: lowest summed pair score to the other candidates.
+size_t worst_single_card(const std::vector<DeviceUsage*>& candidates) {
+  size_t best = 0;
+  int64_t best_sum = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    int64_t sum = 0;
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      if (i != j) sum += pair_score(*candidates[i], *candidates[j]);
+    }
+    if (sum < best_sum) {
+      best_sum = sum;
+      best = i;
+    }
+  }
+  return best;
+}
+
+uint64_t combinations_count(uint64_t n, uint64_t k) {
+  uint64_t result = 1;
+  for (uint64_t i = 1; i <= k; ++i) {
+    result = result * (n - k + i) / i;
+    if (result > kMaxTopologyCombinations) return result;
+  }
+  return result;
+}
+
+int64_t combination_score(const std::vector<DeviceUsage*>& candidates,
+                          const std::vector<size_t>& combo) {
+  int64_t sum = 0;
+  for (size_t a = 0; a < combo.size(); ++a) {
+    for (size_t b = a + 1; b < combo.size(); ++b) {
+      sum += pair_score(*candidates[combo[a]], *candidates[combo[b]]);
+    }
+  }
+  return sum;
+}
+
+// The best-connected set of `k` cards: every combination in lexicographic index order, the
+// first with the highest summed pair score wins.
+std::vector<size_t> best_connected_set(const std::vector<DeviceUsage*>& candidates, size_t k) {
+  const size_t n = candidates.size();
+  if (combinations_count(n, k) <= kMaxTopologyCombinations) {
+    std::vector<size_t> combo(k);
+    for (size_t i = 0; i < k; ++i) combo[i] = i;
+    std::vector<size_t> best = combo;
+    int64_t best_score = combination_score(candidates, combo);
+    while (true) {
+      size_t i = k;
+      while (i > 0 && combo[i - 1] == n - k + (i - 1)) --i;
+      if (i == 0) break;
+      ++combo[i - 1];
+      for (size_t j = i; j < k; ++j) combo[j] = combo[j - 1] + 1;
+      const int64_t s = combination_score(candidates, combo);
+      if (s > best_score) {
+        best_score = s;
+        best = combo;
+      }
+    }
+    return best;
+  }
+  // Greedy fallback: grow from the first candidate, each time adding the candidate that adds
+  // the most pair score (first on ties), then keep index order.
+  std::vector<size_t> chosen{0};
+  std::vector<bool> used(n, false);
+  used[0] = true;
+  while (chosen.size() < k) {
+    size_t pick = n;
+    int64_t pick_gain = std::numeric_limits<int64_t>::min();
+    for (size_t c = 0; c < n; ++c) {
+      if (used[c]) continue;
+      int64_t gain = 0;
+      for (size_t s : chosen) gain += pair_score(*candidates[std::min(s, c)], *candidates[std::max(s, c)]);
+      if (gain > pick_gain) {
+        pick_gain = gain;
+        pick = c;
+      }
+    }
+    used[pick] = true;
+    chosen.push_back(pick);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+bool policy_has_token(std::string_view policy, std::string_view token) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == token) return true;
+  }
+  return false;
+}
+
+// The MIG custom rule (reference §3.7 "Fit check"): replay this container's instances already
+// selected on the same GPU, then the new request must still find a free placement.
+bool mig_fits(const DeviceUsage& d, const ContainerDevices& selected, int64_t memreq) {
+  std::vector<MigPlacement> occupied;
+  occupied.reserve(d.mig_in_use.size() + selected.size());
+  for (const MigInUse& m : d.mig_in_use) occupied.push_back(m.placement);
+  for (const ContainerDevice& s : selected) {
+    if (s.uuid != d.id) continue;
+    auto c = select_mig_candidate(d.mig_profiles, occupied, s.usedmem);
+    if (!c) return false;
+    occupied.push_back(c->placement);
+  }
+  return select_mig_candidate(d.mig_profiles, occupied, memreq).has_value();
+}
+
+}  // namespace
+
+NvidiaBackend::NvidiaBackend(NvidiaConfig config) : config_(std::move(config)) {
+  names_.count = config_.resource_count_name;
+  names_.memory = config_.resource_memory_name;
+  names_.memory_percentage = config_.resource_memory_percentage_name;
+  names_.cores = config_.resource_core_name;
+  names_.memory_factor = config_.memory_factor;
+}
+
+std::string_view NvidiaBackend::to_allocate_annotation() const { return kNvidiaToAllocateAnnotation; }
+std::string_view NvidiaBackend::allocated_annotation() const { return kNvidiaAllocatedAnnotation; }
+
+// HAMi GenerateResourceRequests (reference §2.3).
+ContainerDeviceRequest NvidiaBackend::request_for(const model::Container& c) const {
+  const model::Quantity* count_q = find_resource(c, config_.resource_count_name);
+  if (!count_q) return {};
+  const std::optional<int64_t> count = count_q->as_int64();
+  // Go converts with int32(n); a count outside int32 or below 1 is no NVIDIA request at all.
+  if (!count || *count <= 0 || *count > std::numeric_limits<int32_t>::max()) return {};
+
+  const int64_t factor = std::max<int32_t>(config_.memory_factor, 1);
+  int64_t mem = 0;
+  if (const model::Quantity* mem_q = find_resource(c, config_.resource_memory_name)) {
+    const std::optional<int64_t> v = mem_q->as_int64();
+    if (!v || *v < 0 || *v > std::numeric_limits<int32_t>::max() / factor) return {};
+    mem = config_.memory_factor > 1 ? *v * config_.memory_factor : *v;
+  }
+
+  int32_t pct = kNoMemPercentage;
+  if (const model::Quantity* pct_q = find_resource(c, config_.resource_memory_percentage_name)) {
+    if (const std::optional<int64_t> v = pct_q->as_int64()) {
+      if (*v >= 1) pct = static_cast<int32_t>(std::min<int64_t>(*v, 100));
+    }
+  }
+  if (pct == kNoMemPercentage && mem == 0) {
+    if (config_.default_memory != 0) {
+      mem = config_.default_memory;
+    } else {
+      pct = 100;
+    }
+  }
+
+  int32_t cores = config_.default_cores;
+  if (const model::Quantity* cores_q = find_resource(c, config_.resource_core_name)) {
+    if (const std::optional<int64_t> v = cores_q->as_int64()) cores = saturate_int32(*v);
+  }
+  return ContainerDeviceRequest{static_cast<int32_t>(*count), std::string(kNvidiaVendor),
+                                static_cast<int32_t>(mem), pct, cores};
+}
+
+NodeDevices NvidiaBackend::node_devices(const model::Node& node) const {
+  NodeDevices out;
+  const std::string* reg = model::find_annotation(node.metadata, kNvidiaRegisterAnnotation);
+  if (!reg) {
+    out.message = "annos not found " + std::string(kNvidiaRegisterAnnotation);
+    return out;
+  }
+  auto decoded = decode_register_json(*reg);
+  if (!decoded) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = std::string(kNvidiaRegisterAnnotation) + ": " + decoded.error().message;
+    return out;
+  }
+  if (decoded->empty()) {
+    out.message = "no gpu found on node";
+    return out;
+  }
+  out.devices = std::move(decoded).value();
+  if (const std::string* score = model::find_annotation(node.metadata, kNvidiaScoreAnnotation)) {
+    auto scores = decode_pair_scores(*score);
+    if (!scores) {
+      out.state = NodeDevices::State::kMalformed;
+      out.message = std::string(kNvidiaScoreAnnotation) + ": " + scores.error().message;
+      out.devices.clear();
+      return out;
+    }
+    for (DeviceInfo& d : out.devices) {
+      for (const DevicePairScore& s : *scores) {
+        if (s.uuid == d.id) d.pair_scores = s.scores;
+      }
+    }
+  }
+  for (DeviceInfo& d : out.devices) d.device_vendor = std::string(kNvidiaVendor);
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+std::unique_ptr<PreparedPod> NvidiaBackend::prepare(const model::Pod& pod) const {
+  auto p = std::make_unique<NvidiaPreparedPod>();
+  auto list = [&](std::string_view key) {
+    const std::string* v = model::find_annotation(pod.metadata, key);
+    return v ? split_comma_list(*v) : std::vector<std::string>{};
+  };
+  p->use_types = list(kUseGpuTypeAnnotation);
+  p->nouse_types = list(kNoUseGpuTypeAnnotation);
+  p->use_uuids = list(kUseGpuUuidAnnotation);
+  p->nouse_uuids = list(kNoUseGpuUuidAnnotation);
+  if (const std::string* mode = model::find_annotation(pod.metadata, kVgpuModeAnnotation)) {
+    p->vgpu_mode = *mode;
+  }
+  p->namespace_ = pod.metadata.namespace_;
+  return p;
+}
+
+bool NvidiaBackend::is_mig_request(const PreparedPod& prepared,
+                                   std::span<DeviceUsage* const> devices) const {
+  const auto& p = static_cast<const NvidiaPreparedPod&>(prepared);
+  if (p.vgpu_mode && p.vgpu_mode->find("mig") == std::string::npos) return false;
+  return std::any_of(devices.begin(), devices.end(),
+                     [](const DeviceUsage* d) { return d->mode == "mig"; });
+}
+
+// HAMi NvidiaGPUDevices.Fit, check for check (reference §3.2).
+FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
+                              const ContainerDeviceRequest& request, const FitContext& ctx) const {
+  const auto& pod = static_cast<const NvidiaPreparedPod&>(*ctx.prepared);
+  FitOutcome out;
+  ContainerDeviceRequest k = request;
+  const int32_t origin_nums = request.nums;
+  int64_t prev_numa = -1;
+  const bool need_topology = policy_has_token(ctx.gpu_policy, "topology-aware");
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
+  ContainerDevices& selected = out.devices;
+  std::vector<DeviceUsage*> selected_usage;  // parallel to `selected` (topology choice)
+  auto fail = [&](const char* reason) { ++out.reasons[reason]; };
+
+  ptrdiff_t revisit_index = -1;
+  int revisits = 0;
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    if (!d.health) { fail(kCardNotHealth); continue; }
+    if (ctx.cordoned && ctx.cordoned->count(d.id)) { fail(kCardCordoned); continue; }
+    if (k.type != kNvidiaVendor || !type_allowed(pod, d)) { fail(kCardTypeMismatch); continue; }
+    if (ctx.numa_bind && d.numa != prev_numa) {
+      if (k.nums != origin_nums) out.reasons[kNumaNotFit] += static_cast<int>(selected.size());
+      k.nums = origin_nums;
+      prev_numa = d.numa;
+      selected.clear();
+      selected_usage.clear();
+    }
+    if (!uuid_allowed(pod, d)) { fail(kCardUuidMismatch); continue; }
+    if (d.count <= d.used) { fail(kCardTimeSlicingExhausted); continue; }
+    if (is_mutex && d.used > 0) { fail(kExclusiveConflict); continue; }
+    if (k.coresreq > 100) k.coresreq = 100;
+    int64_t memreq = k.memreq > 0 ? k.memreq : 0;
+    if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
+      memreq = int64_t{d.totalmem} * k.mem_percentagereq / 100;
+    }
+    ContainerDevice candidate;
+    candidate.idx = static_cast<int32_t>(d.index);
+    candidate.uuid = d.id;
+    candidate.type = std::string(kNvidiaVendor);
+    candidate.usedmem = saturate_int32(memreq);
+    candidate.usedcores = k.coresreq;
+    if (!quota_allows(ctx, selected, candidate)) { fail(kResourceQuotaNotFit); continue; }
+    if (d.totalmem - d.usedmem < memreq) { fail(kCardInsufficientMemory); continue; }
+    if (d.totalcore - d.usedcores < k.coresreq) { fail(kCardInsufficientCore); continue; }
+    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) { fail(kExclusiveConflict); continue; }
+    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
+      fail(kCardComputeUnitsExhausted);
+      continue;
+    }
+    if (d.mode == "mig" && !mig_fits(d, selected, memreq)) { fail(kCardMigTopologyInfeasible); continue; }
+
+    if (k.nums > 0) {
+      if (!need_topology) --k.nums;
+      selected.push_back(candidate);
+      selected_usage.push_back(devices[i]);
+    }
+    if (k.nums == 0 && !need_topology) {
+      out.fits = true;
+      return out;
+    }
+    if (d.mode == "mig") {
+      if (revisit_index != i) {
+        revisit_index = i;
+        revisits = 0;
+      }
+      if (++revisits <= kMaxMigRevisits) ++i;  // try the same GPU again for another instance
+    }
+  }
+
+  if (need_topology) {
+    const size_t want = static_cast<size_t>(std::max(origin_nums, 0));
+    if (selected.size() == want) {
+      out.fits = true;
+      return out;
+    }
+    if (selected.size() > want) {
+      ContainerDevices chosen;
+      if (want == 1) {
+        chosen.push_back(selected[worst_single_card(selected_usage)]);
+      } else {
+        for (size_t idx : best_connected_set(selected_usage, want)) chosen.push_back(selected[idx]);
+      }
+      out.devices = std::move(chosen);
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!selected.empty()) {
+    out.reasons[kAllocatedCardsInsufficientRequest] = static_cast<int>(selected.size());
+  }
+  return out;
+}
+
+// HAMi AddResourceUsage (reference §4.2, MIG commit §3.7).
+Status NvidiaBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) const {
+  if (usage.mode == "mig") {
+    std::vector<MigPlacement> occupied;
+    occupied.reserve(usage.mig_in_use.size());
+    for (const MigInUse& m : usage.mig_in_use) occupied.push_back(m.placement);
+    auto c = select_mig_candidate(usage.mig_profiles, occupied, chosen.usedmem);
+    if (!c) return make_error("MIG profile and placement allocation failed");
+    chosen.usedmem = c->profile->memory_mb;
+    chosen.usedcores = c->profile->core;
+    chosen.mig_profile = c->profile->name;
+    chosen.mig_placement = c->placement;
+    usage.mig_in_use.push_back(MigInUse{c->profile->name, c->placement, false});
+  }
+  usage.used += 1;
+  usage.usedcores += chosen.usedcores;
+  usage.usedmem += chosen.usedmem;
+  return ok_status();
+}
+
+void NvidiaBackend::allocation_annotations(const PodSingleDevice& devices,
+                                           std::map<std::string, std::string>& annotations) const {
+  const std::string encoded = encode_pod_devices(devices);
+  annotations[std::string(kNvidiaToAllocateAnnotation)] = encoded;
+  annotations[std::string(kNvidiaAllocatedAnnotation)] = encoded;
+  std::vector<MigAllocation> mig;
+  for (size_t ci = 0; ci < devices.size(); ++ci) {
+    for (size_t di = 0; di < devices[ci].size(); ++di) {
+      const ContainerDevice& d = devices[ci][di];
+      if (!d.mig_profile || !d.mig_placement) continue;
+      mig.push_back(MigAllocation{static_cast<int64_t>(ci), static_cast<int64_t>(di), d.uuid,
+                                  *d.mig_profile, *d.mig_placement, std::nullopt, std::nullopt,
+                                  std::nullopt});
+    }
+  }
+  if (!mig.empty()) annotations[std::string(kMigAllocationsAnnotation)] = encode_mig_allocations(mig);
+}
+
+}  // namespace hamisim::device::nvidia

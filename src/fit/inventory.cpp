@@ -1,0 +1,180 @@
+#include "fit/inventory.h"
+
+#include <algorithm>
+
+#include "device/allocation.h"
+#include "device/codec.h"
+
+namespace hamisim::fit {
+
+std::string_view to_string(DeviceSource source) {
+  switch (source) {
+    case DeviceSource::kAnnotation: return "annotation";
+    case DeviceSource::kProfile: return "profile";
+    case DeviceSource::kSample: return "sample";
+  }
+  return "annotation";
+}
+
+InventoryResult read_registered_inventory(const model::Node& node,
+                                          const device::DeviceRegistry& registry) {
+  InventoryResult out;
+  std::string malformed;
+  for (const auto& backend : registry.backends()) {
+    device::NodeDevices nd = backend->node_devices(node);
+    switch (nd.state) {
+      case device::NodeDevices::State::kOk:
+        for (auto& d : nd.devices) out.inventory.devices.push_back(std::move(d));
+        break;
+      case device::NodeDevices::State::kMalformed:
+        if (!malformed.empty()) malformed += "; ";
+        malformed += nd.message;
+        break;
+      case device::NodeDevices::State::kAbsent:
+        break;
+    }
+  }
+  if (const std::string* cordon =
+          model::find_annotation(node.metadata, device::kDeviceCordonAnnotation)) {
+    out.inventory.cordoned = device::parse_cordon(*cordon);
+  }
+  if (!out.inventory.devices.empty()) {
+    out.state = InventoryResult::State::kOk;
+    if (!malformed.empty()) out.inventory.notes.push_back(malformed);
+  } else if (!malformed.empty()) {
+    out.state = InventoryResult::State::kMalformed;
+    out.message = malformed;
+  } else {
+    out.state = InventoryResult::State::kNoDescription;
+    out.message = "no device registration annotation";
+  }
+  return out;
+}
+
+NodeUsage fresh_usage(const NodeInventory& inventory) {
+  NodeUsage usage;
+  usage.devices.reserve(inventory.devices.size());
+  for (const device::DeviceInfo& info : inventory.devices) {
+    device::DeviceUsage d;
+    d.id = info.id;
+    d.index = info.index;
+    d.count = info.count;
+    d.totalmem = info.devmem;
+    d.totalcore = info.devcore;
+    d.numa = info.numa;
+    d.type = info.type;
+    d.mode = info.mode;
+    d.vendor = info.device_vendor;
+    d.health = info.health;
+    d.mig_profiles = info.mig_profiles;
+    d.pair_scores = &info.pair_scores;
+    usage.devices.push_back(std::move(d));
+  }
+  return usage;
+}
+
+namespace {
+
+bool all_init_containers_succeeded(const model::Pod& pod) {
+  if (pod.spec.init_containers.empty()) return false;
+  for (const auto& c : pod.spec.init_containers) {
+    auto it = std::find_if(pod.status.init_container_statuses.begin(),
+                           pod.status.init_container_statuses.end(),
+                           [&](const model::ContainerStatus& s) { return s.name == c.name; });
+    if (it == pod.status.init_container_statuses.end() || !it->terminated ||
+        it->terminated->exit_code != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
+                                            const device::DeviceRegistry& registry) {
+  PodAllocation out;
+  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed") return out;
+  const size_t init_count = pod.spec.init_containers.size();
+  const bool drop_init = all_init_containers_succeeded(pod);
+  device::PodDevices devices;
+  for (const auto& backend : registry.backends()) {
+    const std::string* value = model::find_annotation(pod.metadata, backend->allocated_annotation());
+    if (!value || value->empty()) continue;
+    auto decoded = device::decode_pod_devices(*value);
+    if (!decoded) {
+      return make_error(std::string(backend->allocated_annotation()) + ": " +
+                        decoded.error().message);
+    }
+    device::PodSingleDevice list = std::move(decoded).value();
+    if (drop_init) {
+      for (size_t i = 0; i < init_count && i < list.size(); ++i) list[i].clear();
+    }
+    devices.emplace(std::string(backend->vendor()), std::move(list));
+  }
+  out.charges = device::collapse_init_container_usage(devices, init_count);
+  if (const std::string* mig =
+          model::find_annotation(pod.metadata, device::kMigAllocationsAnnotation)) {
+    auto decoded = device::decode_mig_allocations(*mig);
+    if (!decoded) {
+      return make_error(std::string(device::kMigAllocationsAnnotation) + ": " +
+                        decoded.error().message);
+    }
+    out.mig = std::move(decoded).value();
+  }
+  return out;
+}
+
+void add_pod_usage(NodeUsage& usage, const PodAllocation& allocation) {
+  // MIG allocations grouped by GPU, consumed in order as device entries match them.
+  std::map<std::string, std::vector<const device::MigAllocation*>, std::less<>> mig_by_gpu;
+  for (const auto& m : allocation.mig) mig_by_gpu[m.gpu_uuid].push_back(&m);
+  auto to_in_use = [](const device::MigAllocation& m) {
+    return device::MigInUse{m.profile, m.placement,
+                            m.mig_uuid.has_value() && m.gpu_instance_id.has_value() &&
+                                m.compute_instance_id.has_value()};
+  };
+
+  for (const auto& [vendor, charges] : allocation.charges) {
+    for (const device::DeviceCharge& c : charges) {
+      auto dev = std::find_if(usage.devices.begin(), usage.devices.end(),
+                              [&](const device::DeviceUsage& d) { return d.id == c.uuid; });
+      // Unknown or stale UUIDs change nothing (HAMi fix 98c520e9).
+      if (dev == usage.devices.end()) continue;
+      dev->used += std::max<int64_t>(c.slots, 1);
+      dev->usedmem += c.usedmem;
+      dev->usedcores += c.usedcores;
+      auto pending = mig_by_gpu.find(c.uuid);
+      const bool has_allocation = pending != mig_by_gpu.end() && !pending->second.empty();
+      if (dev->mode == "mig") {
+        if (has_allocation) {
+          dev->mig_in_use.push_back(to_in_use(*pending->second.front()));
+          pending->second.erase(pending->second.begin());
+        } else {
+          dev->health = false;  // a MIG GPU in use without a recorded instance: fail closed
+        }
+      } else if (has_allocation) {
+        dev->health = false;  // a MIG allocation on a non-MIG GPU
+      }
+    }
+  }
+  // Allocations no device entry consumed.
+  for (const auto& [gpu, rest] : mig_by_gpu) {
+    if (rest.empty()) continue;
+    auto dev = std::find_if(usage.devices.begin(), usage.devices.end(),
+                            [&](const device::DeviceUsage& d) { return d.id == gpu; });
+    if (dev == usage.devices.end()) {
+      for (auto& d : usage.devices) {
+        if (d.mode == "mig") d.health = false;
+      }
+      continue;
+    }
+    if (dev->mode == "mig") {
+      for (const auto* m : rest) dev->mig_in_use.push_back(to_in_use(*m));
+    } else {
+      dev->health = false;
+    }
+  }
+}
+
+}  // namespace hamisim::fit

@@ -1,0 +1,83 @@
+#pragma once
+// Pod -> node device fit: per-container allocation in HAMi's order, failure reasons, the
+// annotations the live path would write, and the node score.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "device/registry.h"
+#include "fit/inventory.h"
+#include "fit/policy.h"
+
+namespace hamisim::fit {
+
+inline constexpr std::string_view kGpuSchedulerPolicyAnnotation = "hami.io/gpu-scheduler-policy";
+inline constexpr std::string_view kNodeSchedulerPolicyAnnotation = "hami.io/node-scheduler-policy";
+inline constexpr std::string_view kDeviceScoringWeightsAnnotation = "hami.io/device-scoring-weights";
+
+// Node-level failure strings outside the "n/m Reason" form.
+inline constexpr std::string_view kNodeUnregistered = "node unregistered";
+inline constexpr std::string_view kNodeInsufficientDevice = "NodeInsufficientDevice";
+inline constexpr std::string_view kDeviceTypeNotFound = "Device type not found";
+
+struct FitPolicy {
+  std::string default_gpu_policy = "spread";
+  std::string default_node_policy = "binpack";
+};
+
+// A pod parsed once for fitting against many nodes.
+struct PreparedPod {
+  const model::Pod* pod = nullptr;
+  device::PodRequests requests;  // per container index, init containers first
+  size_t init_count = 0;
+  std::string gpu_policy;
+  std::string node_policy;
+  bool numa_bind = false;
+  ScoringWeights weights;
+  std::map<std::string, std::unique_ptr<device::PreparedPod>, std::less<>> vendor_state;
+
+  bool requests_devices() const { return device::has_device_requests(requests); }
+};
+
+// Errors: an invalid hami.io/device-scoring-weights annotation.
+Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegistry& registry,
+                                const FitPolicy& policy);
+
+// Why a node was rejected, for CA diagnostics.
+enum class FitClass {
+  kFits,
+  kNotInterested,
+  kInsufficientCapacity,
+  kConstraintMismatch,
+  kNoDeviceDescription,
+  kMalformedDeviceDescription,
+  kProfileRejected,
+  kInternal,
+};
+std::string_view to_string(FitClass c);
+
+struct NodeFit {
+  bool fits = false;
+  FitClass fit_class = FitClass::kFits;
+  std::string reason;           // HAMi-compatible failure string when !fits
+  device::PodDevices devices;   // per vendor, one entry per container (init first)
+  float node_score = 0;         // HAMi node score before the pod (plus vendor scores)
+  // The vendor annotations the live path writes for this allocation.
+  std::map<std::string, std::string> annotations;
+};
+
+// Fits every container of the pod on a node whose current usage is `base` (HAMi scoreNode).
+NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
+                const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr);
+
+// Classifies a HAMi failure string: capacity when any device was rejected for lack of memory,
+// cores, slots or count; otherwise a constraint mismatch.
+FitClass classify_failure(std::string_view reason);
+
+// Node choice among fitting nodes: `spread` prefers the lowest score, anything else (binpack)
+// the highest. Ties go to the earliest candidate (deterministic; HAMi's order is random).
+// Returns the index into `scores`.
+size_t choose_node(const std::vector<float>& scores, std::string_view node_policy);
+
+}  // namespace hamisim::fit
