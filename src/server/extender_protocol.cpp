@@ -1,0 +1,280 @@
+#include "server/extender_protocol.h"
+
+#include <simdjson.h>
+
+#include <set>
+
+#include "model/decode.h"
+#include "model/json_writer.h"
+
+namespace hamisim::server {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+static_assert(model::kJsonPadding >= simdjson::SIMDJSON_PADDING);
+
+bool key_is(std::string_view key, std::string_view name) {
+  if (key.size() != name.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    char a = key[i], b = name[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
+std::string json_error(std::string_view where, simdjson::error_code code) {
+  return std::string(where) + ": malformed JSON (" + simdjson::error_message(code) + ")";
+}
+
+std::string_view type_name(od::json_type t) {
+  switch (t) {
+    case od::json_type::array: return "array";
+    case od::json_type::object: return "object";
+    case od::json_type::number: return "number";
+    case od::json_type::string: return "string";
+    case od::json_type::boolean: return "boolean";
+    case od::json_type::null: return "null";
+  }
+  return "value";
+}
+
+// Raw text of an object value (a view into the padded buffer), or an error.
+Result<std::string_view> raw_object(od::value& v, std::string_view where) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_error(where, e));
+  if (t != od::json_type::object) {
+    return make_error(std::string(where) + ": expected an object, got " + std::string(type_name(t)));
+  }
+  od::object o;
+  if (auto e = v.get_object().get(o)) return make_error(json_error(where, e));
+  std::string_view raw;
+  if (auto e = o.raw_json().get(raw)) return make_error(json_error(where, e));
+  return raw;
+}
+
+Status decode_nodes(od::value& v, ExtenderArgs& args) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_error("Nodes", e));
+  if (t == od::json_type::null) return ok_status();
+  if (t != od::json_type::object) {
+    return make_error("Nodes: expected a NodeList object, got " + std::string(type_name(t)));
+  }
+  args.nodes_present = true;
+  od::object list;
+  if (auto e = v.get_object().get(list)) return make_error(json_error("Nodes", e));
+  for (auto field : list) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_error("Nodes", e));
+    if (!key_is(key, "items")) continue;
+    args.nodes.clear();  // the last duplicate key wins
+    od::value items = field.value();
+    od::json_type it;
+    if (auto e = items.type().get(it)) return make_error(json_error("Nodes.items", e));
+    if (it == od::json_type::null) continue;
+    if (it != od::json_type::array) {
+      return make_error("Nodes.items: expected a list of Node objects, got " +
+                        std::string(type_name(it)));
+    }
+    od::array arr;
+    if (auto e = items.get_array().get(arr)) return make_error(json_error("Nodes.items", e));
+    size_t index = 0;
+    for (auto element : arr) {
+      const std::string where = "Nodes.items[" + std::to_string(index) + "]";
+      od::value item;
+      if (auto e = element.get(item)) return make_error(json_error(where, e));
+      auto raw = raw_object(item, where);
+      if (!raw) return raw.error();
+      auto node = model::decode_node_json_in_buffer(*raw, where);
+      if (!node) return node.error();
+      args.nodes.push_back(ExtenderNode{std::move(node).value(), *raw});
+      ++index;
+    }
+  }
+  return ok_status();
+}
+
+Status decode_node_names(od::value& v, ExtenderArgs& args) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_error("NodeNames", e));
+  if (t == od::json_type::null) return ok_status();
+  if (t != od::json_type::array) {
+    return make_error("NodeNames: expected a list of strings, got " + std::string(type_name(t)));
+  }
+  args.node_names_present = true;
+  args.node_names.clear();
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return make_error(json_error("NodeNames", e));
+  size_t index = 0;
+  for (auto element : arr) {
+    std::string_view name;
+    if (element.get_string().get(name)) {
+      return make_error("NodeNames[" + std::to_string(index) + "]: expected a string");
+    }
+    args.node_names.emplace_back(name);
+    ++index;
+  }
+  return ok_status();
+}
+
+Status decode_simulated_pods(od::value& v, ExtenderArgs& args) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_error("SimulatedPods", e));
+  if (t == od::json_type::null) return ok_status();
+  if (t != od::json_type::object) {
+    return make_error("SimulatedPods: expected an object of node name -> list of pods, got " +
+                      std::string(type_name(t)));
+  }
+  args.simulated_pods.clear();
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return make_error(json_error("SimulatedPods", e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_error("SimulatedPods", e));
+    std::string node(key);
+    const std::string where = "SimulatedPods[" + node + "]";
+    od::value pods = field.value();
+    od::json_type pt;
+    if (auto e = pods.type().get(pt)) return make_error(json_error(where, e));
+    std::vector<model::Pod>& list = args.simulated_pods[node];
+    list.clear();
+    if (pt == od::json_type::null) continue;
+    if (pt != od::json_type::array) {
+      return make_error(where + ": expected a list of pods, got " + std::string(type_name(pt)));
+    }
+    od::array arr;
+    if (auto e = pods.get_array().get(arr)) return make_error(json_error(where, e));
+    size_t index = 0;
+    for (auto element : arr) {
+      const std::string item_where = where + "[" + std::to_string(index) + "]";
+      od::value item;
+      if (auto e = element.get(item)) return make_error(json_error(item_where, e));
+      auto raw = raw_object(item, item_where);
+      if (!raw) return raw.error();
+      auto pod = model::decode_pod_json_in_buffer(*raw, item_where);
+      if (!pod) return pod.error();
+      list.push_back(std::move(pod).value());
+      ++index;
+    }
+  }
+  return ok_status();
+}
+
+template <class Fn>
+Status for_each_top_level_field(od::parser& parser, const std::string& buffer, size_t size, Fn&& fn) {
+  od::document doc;
+  if (auto e = parser.iterate(buffer.data(), size, buffer.size()).get(doc)) {
+    return make_error(json_error("body", e));
+  }
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) {
+    return make_error("body: expected a JSON object (" + std::string(simdjson::error_message(e)) +
+                      ")");
+  }
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_error("body", e));
+    od::value v;
+    if (auto e = field.value().get(v)) return make_error(json_error(key, e));
+    if (Status s = fn(key, v); !s) return s;
+  }
+  return ok_status();
+}
+
+std::shared_ptr<std::string> padded_copy(std::string_view body) {
+  auto buffer = std::make_shared<std::string>();
+  buffer->reserve(body.size() + simdjson::SIMDJSON_PADDING);
+  buffer->append(body);
+  buffer->append(simdjson::SIMDJSON_PADDING, '\0');
+  return buffer;
+}
+
+od::parser& thread_parser() {
+  // One parser per thread: parsers keep their buffers between requests and are not
+  // thread-safe. Not shared state: each thread owns its own.
+  thread_local od::parser parser;
+  return parser;
+}
+
+}  // namespace
+
+Result<ExtenderArgs> decode_extender_args(std::string_view body) {
+  ExtenderArgs args;
+  auto buffer = padded_copy(body);
+  Status s = for_each_top_level_field(
+      thread_parser(), *buffer, body.size(), [&](std::string_view key, od::value& v) -> Status {
+        if (key_is(key, "Pod")) {
+          od::json_type t;
+          if (auto e = v.type().get(t)) return make_error(json_error("Pod", e));
+          if (t == od::json_type::null) {
+            args.pod.reset();
+            return ok_status();
+          }
+          auto raw = raw_object(v, "Pod");
+          if (!raw) return raw.error();
+          auto pod = model::decode_pod_json_in_buffer(*raw, "Pod");
+          if (!pod) return pod.error();
+          args.pod = std::move(pod).value();
+          return ok_status();
+        }
+        if (key_is(key, "Nodes")) return decode_nodes(v, args);
+        if (key_is(key, "NodeNames")) return decode_node_names(v, args);
+        if (key_is(key, "SimulatedPods")) return decode_simulated_pods(v, args);
+        return ok_status();  // unknown keys are ignored, as Go does
+      });
+  if (!s) return s.error();
+  args.buffer = std::move(buffer);
+  return args;
+}
+
+Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
+  ExtenderBindingArgs args;
+  auto buffer = padded_copy(body);
+  Status s = for_each_top_level_field(
+      thread_parser(), *buffer, body.size(), [&](std::string_view key, od::value& v) -> Status {
+        std::string* target = nullptr;
+        if (key_is(key, "PodName")) target = &args.pod_name;
+        else if (key_is(key, "PodNamespace")) target = &args.pod_namespace;
+        else if (key_is(key, "PodUID")) target = &args.pod_uid;
+        else if (key_is(key, "Node")) target = &args.node;
+        if (!target) return ok_status();
+        od::json_type t;
+        if (auto e = v.type().get(t)) return make_error(json_error(key, e));
+        if (t == od::json_type::null) {
+          target->clear();
+          return ok_status();
+        }
+        std::string_view value;
+        if (v.get_string().get(value)) {
+          return make_error(std::string(key) + ": expected a string, got " + std::string(type_name(t)));
+        }
+        *target = std::string(value);
+        return ok_status();
+      });
+  if (!s) return s.error();
+  return args;
+}
+
+std::string encode_filter_error(std::string_view error) {
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("Nodes").null();
+  w.key("NodeNames").null();
+  w.key("FailedNodes").null();
+  w.key("FailedAndUnresolvableNodes").null();
+  w.key("Error").string(error);
+  w.end_object();
+  return w.take();
+}
+
+std::string encode_binding_result(std::string_view error) {
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("Error").string(error);
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace hamisim::server

@@ -1,0 +1,58 @@
+#pragma once
+// kube-scheduler extender wire types (k8s.io/kube-scheduler/extender/v1), decoded and encoded
+// exactly as kube-scheduler and Cluster Autoscaler write and read them: keys are Go field
+// names, matched case-insensitively, unknown keys ignored; every response key is written,
+// unset values as null.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace hamisim::server {
+
+struct ExtenderNode {
+  model::Node node;
+  std::string_view raw;  // the Node object exactly as received (points into ExtenderArgs)
+};
+
+struct ExtenderArgs {
+  std::optional<model::Pod> pod;
+  bool nodes_present = false;  // "Nodes" was a NodeList (not null / absent)
+  std::vector<ExtenderNode> nodes;
+  bool node_names_present = false;  // "NodeNames" was a list (not null / absent)
+  std::vector<std::string> node_names;
+  // Extension: pods already placed on a node earlier in the caller's simulation.
+  std::map<std::string, std::vector<model::Pod>, std::less<>> simulated_pods;
+
+  // Backing storage for the raw views (the request body plus simdjson padding).
+  std::shared_ptr<const std::string> buffer;
+};
+
+// Decodes an ExtenderArgs body. Errors name the key and the problem; they become
+// `invalid request: ...`.
+Result<ExtenderArgs> decode_extender_args(std::string_view body);
+
+struct ExtenderBindingArgs {
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  std::string node;
+};
+Result<ExtenderBindingArgs> decode_binding_args(std::string_view body);
+
+// Error class words that start every `Error` text (spec §4.2).
+inline constexpr std::string_view kInvalidRequest = "invalid request: ";
+inline constexpr std::string_view kNotReady = "not ready: ";
+inline constexpr std::string_view kInternal = "internal: ";
+
+// {"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":"..."}
+std::string encode_filter_error(std::string_view error);
+std::string encode_binding_result(std::string_view error);
+
+}  // namespace hamisim::server

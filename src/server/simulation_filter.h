@@ -1,0 +1,51 @@
+#pragma once
+// The simulation filter (spec §5.1–§5.4): which of the given nodes could take the pod, with
+// the usage of the pods the caller already placed on them, and why the others cannot.
+// Stateless and side-effect free: it reads only the request and immutable configuration, so
+// any replica can answer any request and retries are idempotent.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/registry.h"
+#include "fit/inventory.h"
+#include "fit/node_fit.h"
+#include "server/extender_protocol.h"
+
+namespace hamisim::server {
+
+struct NodeOutcome {
+  fit::FitClass fit_class = fit::FitClass::kFits;
+  std::string reason;  // HAMi failure string (empty when the node fits)
+};
+
+struct SimulationResult {
+  std::string body;                    // ExtenderFilterResult JSON
+  bool invalid_request = false;        // body carries an `invalid request:` error
+  std::vector<NodeOutcome> outcomes;   // one per node of the request, in request order
+};
+
+class SimulationFilter {
+ public:
+  SimulationFilter(const device::DeviceRegistry& registry,
+                   const fit::InventoryProvider& inventory, fit::FitPolicy policy);
+
+  // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
+  SimulationResult filter(std::string_view body) const;
+  // Same for already decoded arguments (`/filter` carrying Nodes). `require_no_node_names`
+  // enforces the simulation route's rule that NodeNames must be absent.
+  SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names) const;
+
+ private:
+  const device::DeviceRegistry& registry_;
+  const fit::InventoryProvider& inventory_;
+  fit::FitPolicy policy_;
+};
+
+// Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32
+// fields. Errors name the container and resource.
+Status validate_device_resources(const model::Pod& pod, const device::DeviceRegistry& registry,
+                                 std::string_view where);
+
+}  // namespace hamisim::server
