@@ -1,8 +1,8 @@
 #include "device/allocation.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 
 namespace hamisim::device {
 
@@ -60,8 +60,7 @@ ChargeTotals total_charges(const std::vector<DeviceCharge>& charges) {
   return t;
 }
 
-std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons,
-                           size_t cards) {
+std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons, size_t cards) {
   std::vector<std::string> parts;
   parts.reserve(reasons.size());
   for (const auto& [name, count] : reasons) {
@@ -132,7 +131,8 @@ bool contains_ignore_case(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > haystack.size()) return false;
   auto eq = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
   };
   return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), eq) !=
          haystack.end();

@@ -68,12 +68,22 @@ struct FitContext {
   size_t init_container_count = 0;
   size_t container_index = 0;  // index (init first) of the container being fitted
   const QuotaView* quota = nullptr;
+  bool explain = false;  // record a DeviceVerdict per rejected device
+};
+
+// Why one device was passed over, for people ("CardInsufficientMemory: needs 12000 MiB,
+// 11441 MiB free").
+struct DeviceVerdict {
+  std::string uuid;
+  std::string reason;  // HAMi reason name
+  std::string detail;
 };
 
 struct FitOutcome {
   bool fits = false;
   ContainerDevices devices;  // chosen devices (or the partial selection on failure)
   std::map<std::string, int, std::less<>> reasons;  // reason name -> count
+  std::vector<DeviceVerdict> verdicts;              // one per rejected device visit
 };
 
 class DeviceBackend {
@@ -100,7 +110,8 @@ class DeviceBackend {
                               std::span<DeviceUsage* const> devices) const = 0;
   // Chooses devices for one container among `devices` (sorted by preference; the end of the
   // span is the most preferred). Never modifies the devices.
-  virtual FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
+  virtual FitOutcome fit(std::span<DeviceUsage* const> devices,
+                         const ContainerDeviceRequest& request,
                          const FitContext& context) const = 0;
   // Commits one chosen device to the usage (MIG: picks the instance and records it in
   // `chosen`). Errors name the device.

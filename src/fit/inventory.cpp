@@ -9,9 +9,12 @@ namespace hamisim::fit {
 
 std::string_view to_string(DeviceSource source) {
   switch (source) {
-    case DeviceSource::kAnnotation: return "annotation";
-    case DeviceSource::kProfile: return "profile";
-    case DeviceSource::kSample: return "sample";
+    case DeviceSource::kAnnotation:
+      return "annotation";
+    case DeviceSource::kProfile:
+      return "profile";
+    case DeviceSource::kSample:
+      return "sample";
   }
   return "annotation";
 }
@@ -99,7 +102,8 @@ Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
   const bool drop_init = all_init_containers_succeeded(pod);
   device::PodDevices devices;
   for (const auto& backend : registry.backends()) {
-    const std::string* value = model::find_annotation(pod.metadata, backend->allocated_annotation());
+    const std::string* value =
+        model::find_annotation(pod.metadata, backend->allocated_annotation());
     if (!value || value->empty()) continue;
     auto decoded = device::decode_pod_devices(*value);
     if (!decoded) {

@@ -19,7 +19,8 @@ std::string effective_policy(const model::Pod& pod, std::string_view annotation,
 std::string fit_container(const PreparedPod& pod, size_t container_index, NodeUsage& usage,
                           std::vector<device::DeviceUsage*>& order, const NodeInventory& inventory,
                           const device::DeviceRegistry& registry, const device::QuotaView* quota,
-                          device::PodDevices& allocated) {
+                          device::PodDevices& allocated,
+                          std::vector<device::DeviceVerdict>& verdicts) {
   const device::ContainerRequests& requests = pod.requests[container_index];
   for (device::DeviceUsage& d : usage.devices) d.score = device_score(d, requests, pod.weights);
 
@@ -49,8 +50,12 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, NodeUs
     ctx.init_container_count = pod.init_count;
     ctx.container_index = container_index;
     ctx.quota = quota;
+    ctx.explain = pod.explain;
     device::FitOutcome outcome = backend->fit(candidates, request, ctx);
-    if (!outcome.fits) return device::format_reasons(outcome.reasons, candidates.size());
+    if (!outcome.fits) {
+      verdicts = std::move(outcome.verdicts);
+      return device::format_reasons(outcome.reasons, candidates.size());
+    }
 
     for (device::ContainerDevice& chosen : outcome.devices) {
       auto dev = std::find_if(usage.devices.begin(), usage.devices.end(),
@@ -80,14 +85,22 @@ std::vector<device::DeviceUsage*> pointers(NodeUsage& usage) {
 
 std::string_view to_string(FitClass c) {
   switch (c) {
-    case FitClass::kFits: return "Fits";
-    case FitClass::kNotInterested: return "NotInterested";
-    case FitClass::kInsufficientCapacity: return "InsufficientCapacity";
-    case FitClass::kConstraintMismatch: return "ConstraintMismatch";
-    case FitClass::kNoDeviceDescription: return "NoDeviceDescription";
-    case FitClass::kMalformedDeviceDescription: return "MalformedDeviceDescription";
-    case FitClass::kProfileRejected: return "ProfileRejected";
-    case FitClass::kInternal: return "Internal";
+    case FitClass::kFits:
+      return "Fits";
+    case FitClass::kNotInterested:
+      return "NotInterested";
+    case FitClass::kInsufficientCapacity:
+      return "InsufficientCapacity";
+    case FitClass::kConstraintMismatch:
+      return "ConstraintMismatch";
+    case FitClass::kNoDeviceDescription:
+      return "NoDeviceDescription";
+    case FitClass::kMalformedDeviceDescription:
+      return "MalformedDeviceDescription";
+    case FitClass::kProfileRejected:
+      return "ProfileRejected";
+    case FitClass::kInternal:
+      return "Internal";
   }
   return "Internal";
 }
@@ -120,9 +133,12 @@ FitClass classify_failure(std::string_view reason) {
   if (reason == kNodeInsufficientDevice) return FitClass::kInsufficientCapacity;
   if (reason == kDeviceTypeNotFound) return FitClass::kConstraintMismatch;
   static constexpr std::string_view kCapacity[] = {
-      "CardInsufficientMemory",   "CardInsufficientCore",
-      "CardTimeSlicingExhausted", "CardComputeUnitsExhausted",
-      "ExclusiveDeviceAllocateConflict", "AllocatedCardsInsufficientRequest",
+      "CardInsufficientMemory",
+      "CardInsufficientCore",
+      "CardTimeSlicingExhausted",
+      "CardComputeUnitsExhausted",
+      "ExclusiveDeviceAllocateConflict",
+      "AllocatedCardsInsufficientRequest",
       "ResourceQuotaNotFit",
   };
   const auto reasons = device::parse_reasons(reason);
@@ -141,8 +157,9 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   const size_t total = pod.requests.size();
   device::PodDevices allocated;
 
-  auto failed = [&](std::string reason) {
+  auto failed = [&](std::string reason, size_t container) {
     out.fits = false;
+    out.failed_container = static_cast<int>(container);
     out.fit_class = classify_failure(reason);
     out.reason = std::move(reason);
     out.devices.clear();
@@ -155,8 +172,8 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
     NodeUsage copy = base;
     std::vector<device::DeviceUsage*> order = pointers(copy);
     std::string reason =
-        fit_container(pod, i, copy, order, inventory, registry, quota, allocated);
-    if (!reason.empty()) return failed(std::move(reason));
+        fit_container(pod, i, copy, order, inventory, registry, quota, allocated, out.verdicts);
+    if (!reason.empty()) return failed(std::move(reason), i);
   }
   // App containers run together: their allocations accumulate.
   NodeUsage app = base;
@@ -165,8 +182,8 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   for (size_t i = pod.init_count; i < total; ++i) {
     if (pod.requests[i].empty()) continue;
     std::string reason =
-        fit_container(pod, i, app, order, inventory, registry, quota, allocated);
-    if (!reason.empty()) return failed(std::move(reason));
+        fit_container(pod, i, app, order, inventory, registry, quota, allocated, out.verdicts);
+    if (!reason.empty()) return failed(std::move(reason), i);
   }
 
   // Positional per vendor: one entry per container, init containers first (aligned form).
@@ -185,7 +202,8 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
 size_t choose_node(const std::vector<float>& scores, std::string_view node_policy) {
   size_t best = 0;
   for (size_t i = 1; i < scores.size(); ++i) {
-    const bool better = node_policy == "spread" ? scores[i] < scores[best] : scores[i] > scores[best];
+    const bool better =
+        node_policy == "spread" ? scores[i] < scores[best] : scores[i] > scores[best];
     if (better) best = i;
   }
   return best;

@@ -14,7 +14,8 @@ namespace hamisim::fit {
 
 inline constexpr std::string_view kGpuSchedulerPolicyAnnotation = "hami.io/gpu-scheduler-policy";
 inline constexpr std::string_view kNodeSchedulerPolicyAnnotation = "hami.io/node-scheduler-policy";
-inline constexpr std::string_view kDeviceScoringWeightsAnnotation = "hami.io/device-scoring-weights";
+inline constexpr std::string_view kDeviceScoringWeightsAnnotation =
+    "hami.io/device-scoring-weights";
 
 // Node-level failure strings outside the "n/m Reason" form.
 inline constexpr std::string_view kNodeUnregistered = "node unregistered";
@@ -35,6 +36,7 @@ struct PreparedPod {
   std::string node_policy;
   bool numa_bind = false;
   ScoringWeights weights;
+  bool explain = false;  // collect per-device verdicts on failure (for people, not the hot path)
   std::map<std::string, std::unique_ptr<device::PreparedPod>, std::less<>> vendor_state;
 
   bool requests_devices() const { return device::has_device_requests(requests); }
@@ -60,11 +62,14 @@ std::string_view to_string(FitClass c);
 struct NodeFit {
   bool fits = false;
   FitClass fit_class = FitClass::kFits;
-  std::string reason;           // HAMi-compatible failure string when !fits
-  device::PodDevices devices;   // per vendor, one entry per container (init first)
-  float node_score = 0;         // HAMi node score before the pod (plus vendor scores)
+  std::string reason;          // HAMi-compatible failure string when !fits
+  device::PodDevices devices;  // per vendor, one entry per container (init first)
+  float node_score = 0;        // HAMi node score before the pod (plus vendor scores)
   // The vendor annotations the live path writes for this allocation.
   std::map<std::string, std::string> annotations;
+  // On failure: the container that did not fit and why each device was passed over.
+  int failed_container = -1;
+  std::vector<device::DeviceVerdict> verdicts;
 };
 
 // Fits every container of the pod on a node whose current usage is `base` (HAMi scoreNode).

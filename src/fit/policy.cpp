@@ -33,7 +33,8 @@ Result<ScoringWeights> parse_scoring_weights(std::string_view text) {
     std::string_view item = text.substr(pos, end - pos);
     ++items;
     const size_t eq = item.find('=');
-    if (eq == std::string_view::npos) return invalid("item \"" + std::string(item) + "\" is not key=value");
+    if (eq == std::string_view::npos)
+      return invalid("item \"" + std::string(item) + "\" is not key=value");
     const std::string_view key = trim(item.substr(0, eq));
     std::string_view value = trim(item.substr(eq + 1));
     if (value.starts_with('+')) value.remove_prefix(1);  // Go's Atoi accepts a plus sign
@@ -116,26 +117,27 @@ void sort_devices(std::vector<device::DeviceUsage*>& devices, std::string_view p
   using device::DeviceUsage;
   const bool chain = policy.find(',') != std::string_view::npos || policy == "numa";
   if (!chain) {
-    std::stable_sort(devices.begin(), devices.end(), [&](const DeviceUsage* a, const DeviceUsage* b) {
-      if (policy == "mutex") {
-        if (a->used != b->used) return a->used > b->used;
-        return a->numa < b->numa;
-      }
-      if (numa_bind) {
-        if (policy == "binpack") {
-          if (a->numa != b->numa) return a->numa > b->numa;
-          return a->score < b->score;
-        }
-        if (a->numa != b->numa) return a->numa < b->numa;
-        return a->score > b->score;
-      }
-      if (policy == "binpack") {
-        if (a->score != b->score) return a->score < b->score;
-        return a->numa < b->numa;
-      }
-      if (a->score != b->score) return a->score > b->score;
-      return a->numa < b->numa;
-    });
+    std::stable_sort(devices.begin(), devices.end(),
+                     [&](const DeviceUsage* a, const DeviceUsage* b) {
+                       if (policy == "mutex") {
+                         if (a->used != b->used) return a->used > b->used;
+                         return a->numa < b->numa;
+                       }
+                       if (numa_bind) {
+                         if (policy == "binpack") {
+                           if (a->numa != b->numa) return a->numa > b->numa;
+                           return a->score < b->score;
+                         }
+                         if (a->numa != b->numa) return a->numa < b->numa;
+                         return a->score > b->score;
+                       }
+                       if (policy == "binpack") {
+                         if (a->score != b->score) return a->score < b->score;
+                         return a->numa < b->numa;
+                       }
+                       if (a->score != b->score) return a->score > b->score;
+                       return a->numa < b->numa;
+                     });
     return;
   }
   std::vector<SortKey> keys;

@@ -31,12 +31,18 @@ std::string json_error(std::string_view where, simdjson::error_code code) {
 
 std::string_view type_name(od::json_type t) {
   switch (t) {
-    case od::json_type::array: return "array";
-    case od::json_type::object: return "object";
-    case od::json_type::number: return "number";
-    case od::json_type::string: return "string";
-    case od::json_type::boolean: return "boolean";
-    case od::json_type::null: return "null";
+    case od::json_type::array:
+      return "array";
+    case od::json_type::object:
+      return "object";
+    case od::json_type::number:
+      return "number";
+    case od::json_type::string:
+      return "string";
+    case od::json_type::boolean:
+      return "boolean";
+    case od::json_type::null:
+      return "null";
   }
   return "value";
 }
@@ -46,7 +52,8 @@ Result<std::string_view> raw_object(od::value& v, std::string_view where) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error(where, e));
   if (t != od::json_type::object) {
-    return make_error(std::string(where) + ": expected an object, got " + std::string(type_name(t)));
+    return make_error(std::string(where) + ": expected an object, got " +
+                      std::string(type_name(t)));
   }
   od::object o;
   if (auto e = v.get_object().get(o)) return make_error(json_error(where, e));
@@ -163,7 +170,8 @@ Status decode_simulated_pods(od::value& v, ExtenderArgs& args) {
 }
 
 template <class Fn>
-Status for_each_top_level_field(od::parser& parser, const std::string& buffer, size_t size, Fn&& fn) {
+Status for_each_top_level_field(od::parser& parser, const std::string& buffer, size_t size,
+                                Fn&& fn) {
   od::document doc;
   if (auto e = parser.iterate(buffer.data(), size, buffer.size()).get(doc)) {
     return make_error(json_error("body", e));
@@ -203,27 +211,30 @@ od::parser& thread_parser() {
 Result<ExtenderArgs> decode_extender_args(std::string_view body) {
   ExtenderArgs args;
   auto buffer = padded_copy(body);
-  Status s = for_each_top_level_field(
-      thread_parser(), *buffer, body.size(), [&](std::string_view key, od::value& v) -> Status {
-        if (key_is(key, "Pod")) {
-          od::json_type t;
-          if (auto e = v.type().get(t)) return make_error(json_error("Pod", e));
-          if (t == od::json_type::null) {
-            args.pod.reset();
-            return ok_status();
-          }
-          auto raw = raw_object(v, "Pod");
-          if (!raw) return raw.error();
-          auto pod = model::decode_pod_json_in_buffer(*raw, "Pod");
-          if (!pod) return pod.error();
-          args.pod = std::move(pod).value();
-          return ok_status();
-        }
-        if (key_is(key, "Nodes")) return decode_nodes(v, args);
-        if (key_is(key, "NodeNames")) return decode_node_names(v, args);
-        if (key_is(key, "SimulatedPods")) return decode_simulated_pods(v, args);
-        return ok_status();  // unknown keys are ignored, as Go does
-      });
+  Status s = for_each_top_level_field(thread_parser(), *buffer, body.size(),
+                                      [&](std::string_view key, od::value& v) -> Status {
+                                        if (key_is(key, "Pod")) {
+                                          od::json_type t;
+                                          if (auto e = v.type().get(t))
+                                            return make_error(json_error("Pod", e));
+                                          if (t == od::json_type::null) {
+                                            args.pod.reset();
+                                            return ok_status();
+                                          }
+                                          auto raw = raw_object(v, "Pod");
+                                          if (!raw) return raw.error();
+                                          auto pod = model::decode_pod_json_in_buffer(*raw, "Pod");
+                                          if (!pod) return pod.error();
+                                          args.pod = std::move(pod).value();
+                                          return ok_status();
+                                        }
+                                        if (key_is(key, "Nodes")) return decode_nodes(v, args);
+                                        if (key_is(key, "NodeNames"))
+                                          return decode_node_names(v, args);
+                                        if (key_is(key, "SimulatedPods"))
+                                          return decode_simulated_pods(v, args);
+                                        return ok_status();  // unknown keys are ignored, as Go does
+                                      });
   if (!s) return s.error();
   args.buffer = std::move(buffer);
   return args;
@@ -235,10 +246,14 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
   Status s = for_each_top_level_field(
       thread_parser(), *buffer, body.size(), [&](std::string_view key, od::value& v) -> Status {
         std::string* target = nullptr;
-        if (key_is(key, "PodName")) target = &args.pod_name;
-        else if (key_is(key, "PodNamespace")) target = &args.pod_namespace;
-        else if (key_is(key, "PodUID")) target = &args.pod_uid;
-        else if (key_is(key, "Node")) target = &args.node;
+        if (key_is(key, "PodName"))
+          target = &args.pod_name;
+        else if (key_is(key, "PodNamespace"))
+          target = &args.pod_namespace;
+        else if (key_is(key, "PodUID"))
+          target = &args.pod_uid;
+        else if (key_is(key, "Node"))
+          target = &args.node;
         if (!target) return ok_status();
         od::json_type t;
         if (auto e = v.type().get(t)) return make_error(json_error(key, e));
@@ -248,7 +263,8 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
         }
         std::string_view value;
         if (v.get_string().get(value)) {
-          return make_error(std::string(key) + ": expected a string, got " + std::string(type_name(t)));
+          return make_error(std::string(key) + ": expected a string, got " +
+                            std::string(type_name(t)));
         }
         *target = std::string(value);
         return ok_status();

@@ -46,7 +46,8 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
   w.reserve(raw_bytes + 256 * answers.size() + 256);
 
   std::map<std::string_view, const NodeAnswer*> by_name;  // Go writes map keys sorted
-  for (size_t i = 0; i < answers.size(); ++i) by_name.emplace(args.nodes[i].node.metadata.name, &answers[i]);
+  for (size_t i = 0; i < answers.size(); ++i)
+    by_name.emplace(args.nodes[i].node.metadata.name, &answers[i]);
 
   w.begin_object();
   w.key("Nodes").begin_object();
@@ -101,13 +102,16 @@ Status validate_device_resources(const model::Pod& pod, const device::DeviceRegi
   auto check_containers = [&](const std::vector<model::Container>& containers,
                               std::string_view field) -> Status {
     for (size_t i = 0; i < containers.size(); ++i) {
-      const std::string base =
-          std::string(where) + ".spec." + std::string(field) + "[" + std::to_string(i) + "].resources.";
+      const std::string base = std::string(where) + ".spec." + std::string(field) + "[" +
+                               std::to_string(i) + "].resources.";
       for (const auto& backend : registry.backends()) {
         const device::ResourceNames& n = backend->resource_names();
         for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
-          if (Status s = check_quantity(containers[i].resources.limits, *name, base + "limits"); !s) return s;
-          if (Status s = check_quantity(containers[i].resources.requests, *name, base + "requests"); !s) return s;
+          if (Status s = check_quantity(containers[i].resources.limits, *name, base + "limits"); !s)
+            return s;
+          if (Status s = check_quantity(containers[i].resources.requests, *name, base + "requests");
+              !s)
+            return s;
         }
       }
     }
@@ -141,11 +145,13 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
       return invalid("Nodes.items[" + std::to_string(i) + "]: metadata.name is required");
     }
     if (!names.insert(name).second) {
-      return invalid("Nodes.items[" + std::to_string(i) + "]: duplicate node name \"" + name + "\"");
+      return invalid("Nodes.items[" + std::to_string(i) + "]: duplicate node name \"" + name +
+                     "\"");
     }
   }
   const model::Pod& pod = *args.pod;
-  if (Status s = validate_device_resources(pod, registry_, "Pod"); !s) return invalid(s.error().message);
+  if (Status s = validate_device_resources(pod, registry_, "Pod"); !s)
+    return invalid(s.error().message);
   auto prepared = fit::prepare_pod(pod, registry_, policy_);
   if (!prepared) return invalid("Pod: " + prepared.error().message);
 

@@ -21,15 +21,15 @@ struct NodeOutcome {
 };
 
 struct SimulationResult {
-  std::string body;                    // ExtenderFilterResult JSON
-  bool invalid_request = false;        // body carries an `invalid request:` error
-  std::vector<NodeOutcome> outcomes;   // one per node of the request, in request order
+  std::string body;                   // ExtenderFilterResult JSON
+  bool invalid_request = false;       // body carries an `invalid request:` error
+  std::vector<NodeOutcome> outcomes;  // one per node of the request, in request order
 };
 
 class SimulationFilter {
  public:
-  SimulationFilter(const device::DeviceRegistry& registry,
-                   const fit::InventoryProvider& inventory, fit::FitPolicy policy);
+  SimulationFilter(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory,
+                   fit::FitPolicy policy);
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
   SimulationResult filter(std::string_view body) const;

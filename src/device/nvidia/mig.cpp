@@ -14,9 +14,10 @@ bool placements_overlap(const MigPlacement& a, const MigPlacement& b) {
 std::vector<MigPlacement> ordered_placements(const MigProfile& profile) {
   std::vector<MigPlacement> out = profile.placements;
   const bool high_first = profile.name.starts_with("1g.") || profile.name.starts_with("3g.");
-  std::stable_sort(out.begin(), out.end(), [high_first](const MigPlacement& a, const MigPlacement& b) {
-    return high_first ? a.start > b.start : a.start < b.start;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [high_first](const MigPlacement& a, const MigPlacement& b) {
+                     return high_first ? a.start > b.start : a.start < b.start;
+                   });
   return out;
 }
 

@@ -58,8 +58,9 @@ int32_t saturate_int32(int64_t v) {
 
 bool type_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
   if (!p.use_types.empty()) {
-    const bool any = std::any_of(p.use_types.begin(), p.use_types.end(),
-                                 [&](const std::string& t) { return contains_ignore_case(d.type, t); });
+    const bool any = std::any_of(p.use_types.begin(), p.use_types.end(), [&](const std::string& t) {
+      return contains_ignore_case(d.type, t);
+    });
     if (!any) return false;
   }
   for (const std::string& t : p.nouse_types) {
@@ -98,7 +99,8 @@ bool quota_allows(const FitContext& ctx, const ContainerDevices& selected,
   current.push_back(candidate);
   const auto collapsed = collapse_init_container_usage(hypothetical, ctx.init_container_count);
   ChargeTotals totals;
-  if (auto it = collapsed.find(kNvidiaVendor); it != collapsed.end()) totals = total_charges(it->second);
+  if (auto it = collapsed.find(kNvidiaVendor); it != collapsed.end())
+    totals = total_charges(it->second);
   return ctx.quota->fits(ctx.pod->metadata.namespace_, kNvidiaVendor, totals.memory, totals.cores);
 }
 
@@ -173,7 +175,8 @@ std::vector<size_t> best_connected_set(const std::vector<DeviceUsage*>& candidat
     for (size_t c = 0; c < n; ++c) {
       if (used[c]) continue;
       int64_t gain = 0;
-      for (size_t s : chosen) gain += pair_score(*candidates[std::min(s, c)], *candidates[std::max(s, c)]);
+      for (size_t s : chosen)
+        gain += pair_score(*candidates[std::min(s, c)], *candidates[std::max(s, c)]);
       if (gain > pick_gain) {
         pick_gain = gain;
         pick = c;
@@ -218,8 +221,12 @@ NvidiaBackend::NvidiaBackend(NvidiaConfig config) : config_(std::move(config)) {
   names_.memory_factor = config_.memory_factor;
 }
 
-std::string_view NvidiaBackend::to_allocate_annotation() const { return kNvidiaToAllocateAnnotation; }
-std::string_view NvidiaBackend::allocated_annotation() const { return kNvidiaAllocatedAnnotation; }
+std::string_view NvidiaBackend::to_allocate_annotation() const {
+  return kNvidiaToAllocateAnnotation;
+}
+std::string_view NvidiaBackend::allocated_annotation() const {
+  return kNvidiaAllocatedAnnotation;
+}
 
 // HAMi GenerateResourceRequests (reference §2.3).
 ContainerDeviceRequest NvidiaBackend::request_for(const model::Container& c) const {
@@ -333,15 +340,34 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   ContainerDevices& selected = out.devices;
   std::vector<DeviceUsage*> selected_usage;  // parallel to `selected` (topology choice)
-  auto fail = [&](const char* reason) { ++out.reasons[reason]; };
+  const DeviceUsage* current = nullptr;
+  // Verdict texts are built only when the caller asked for an explanation (hamisim fit), so
+  // the simulation hot path does not pay for strings nobody reads.
+  auto fail = [&](const char* reason, auto&& detail) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
+  };
+  auto no_detail = [] { return std::string(); };
 
   ptrdiff_t revisit_index = -1;
   int revisits = 0;
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) { fail(kCardNotHealth); continue; }
-    if (ctx.cordoned && ctx.cordoned->count(d.id)) { fail(kCardCordoned); continue; }
-    if (k.type != kNvidiaVendor || !type_allowed(pod, d)) { fail(kCardTypeMismatch); continue; }
+    current = &d;
+    if (!d.health) {
+      fail(kCardNotHealth, no_detail);
+      continue;
+    }
+    if (ctx.cordoned && ctx.cordoned->count(d.id)) {
+      fail(kCardCordoned, no_detail);
+      continue;
+    }
+    if (k.type != kNvidiaVendor || !type_allowed(pod, d)) {
+      fail(kCardTypeMismatch, [&] {
+        return "type \"" + d.type + "\" mode \"" + d.mode + "\" not selected by the pod";
+      });
+      continue;
+    }
     if (ctx.numa_bind && d.numa != prev_numa) {
       if (k.nums != origin_nums) out.reasons[kNumaNotFit] += static_cast<int>(selected.size());
       k.nums = origin_nums;
@@ -349,9 +375,20 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       selected.clear();
       selected_usage.clear();
     }
-    if (!uuid_allowed(pod, d)) { fail(kCardUuidMismatch); continue; }
-    if (d.count <= d.used) { fail(kCardTimeSlicingExhausted); continue; }
-    if (is_mutex && d.used > 0) { fail(kExclusiveConflict); continue; }
+    if (!uuid_allowed(pod, d)) {
+      fail(kCardUuidMismatch, no_detail);
+      continue;
+    }
+    if (d.count <= d.used) {
+      fail(kCardTimeSlicingExhausted, [&] {
+        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
+      });
+      continue;
+    }
+    if (is_mutex && d.used > 0) {
+      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle GPU"); });
+      continue;
+    }
     if (k.coresreq > 100) k.coresreq = 100;
     int64_t memreq = k.memreq > 0 ? k.memreq : 0;
     if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
@@ -363,15 +400,40 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
     candidate.type = std::string(kNvidiaVendor);
     candidate.usedmem = saturate_int32(memreq);
     candidate.usedcores = k.coresreq;
-    if (!quota_allows(ctx, selected, candidate)) { fail(kResourceQuotaNotFit); continue; }
-    if (d.totalmem - d.usedmem < memreq) { fail(kCardInsufficientMemory); continue; }
-    if (d.totalcore - d.usedcores < k.coresreq) { fail(kCardInsufficientCore); continue; }
-    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) { fail(kExclusiveConflict); continue; }
-    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
-      fail(kCardComputeUnitsExhausted);
+    if (!quota_allows(ctx, selected, candidate)) {
+      fail(kResourceQuotaNotFit, no_detail);
       continue;
     }
-    if (d.mode == "mig" && !mig_fits(d, selected, memreq)) { fail(kCardMigTopologyInfeasible); continue; }
+    if (d.totalmem - d.usedmem < memreq) {
+      fail(kCardInsufficientMemory, [&] {
+        return "needs " + std::to_string(memreq) + " MiB, " +
+               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
+               " MiB free";
+      });
+      continue;
+    }
+    if (d.totalcore - d.usedcores < k.coresreq) {
+      fail(kCardInsufficientCore, [&] {
+        return "needs " + std::to_string(k.coresreq) + "% cores, " +
+               std::to_string(d.totalcore - d.usedcores) + "% free";
+      });
+      continue;
+    }
+    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) {
+      fail(kExclusiveConflict, [&] {
+        return "a whole-GPU request needs an idle GPU, " + std::to_string(d.used) +
+               " task(s) already use it";
+      });
+      continue;
+    }
+    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
+      fail(kCardComputeUnitsExhausted, no_detail);
+      continue;
+    }
+    if (d.mode == "mig" && !mig_fits(d, selected, memreq)) {
+      fail(kCardMigTopologyInfeasible, no_detail);
+      continue;
+    }
 
     if (k.nums > 0) {
       if (!need_topology) --k.nums;
@@ -450,7 +512,8 @@ void NvidiaBackend::allocation_annotations(const PodSingleDevice& devices,
                                   std::nullopt});
     }
   }
-  if (!mig.empty()) annotations[std::string(kMigAllocationsAnnotation)] = encode_mig_allocations(mig);
+  if (!mig.empty())
+    annotations[std::string(kMigAllocationsAnnotation)] = encode_mig_allocations(mig);
 }
 
 }  // namespace hamisim::device::nvidia
