@@ -1,0 +1,45 @@
+// hamisim: HAMi-compatible scheduler extender and Cluster Autoscaler scale-up simulator.
+// The subcommands are thin drivers over the libraries.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/fit_command.h"
+#include "cli/serve_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hamisim: GPU scale-up simulation for HAMi devices"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "hamisim 0.1.0");
+
+  hamisim::cli::FitOptions fit;
+  CLI::App* fit_cmd = app.add_subcommand(
+      "fit", "Explain whether a pod fits a node's HAMi devices, and why not");
+  fit_cmd->add_option("--pod", fit.pod_path, "Pod (YAML or JSON)")->required();
+  fit_cmd->add_option("--node", fit.node_path, "Node (YAML or JSON)")->required();
+  fit_cmd->add_option("--pods-on-node", fit.pods_on_node_path,
+                      "Pods already on the node (a List, file or directory)");
+  fit_cmd->add_option("--device-config-file", fit.device_config_path,
+                      "HAMi device-config.yaml (resource names, defaults)");
+  fit_cmd->add_option("--gpu-scheduler-policy", fit.gpu_policy, "Default GPU policy")
+      ->capture_default_str();
+  fit_cmd->add_option("--node-scheduler-policy", fit.node_policy, "Default node policy")
+      ->capture_default_str();
+  fit_cmd->add_option("--output,-o", fit.output, "table or json")->capture_default_str();
+
+  hamisim::cli::ServeOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender service");
+  hamisim::cli::add_serve_options(*serve_cmd, serve);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (*fit_cmd) return hamisim::cli::run_fit(fit);
+  if (*serve_cmd) return hamisim::cli::run_serve(serve);
+  std::fputs(app.help().c_str(), stdout);
+  return 0;
+}

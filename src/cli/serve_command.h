@@ -1,0 +1,38 @@
+#pragma once
+// `hamisim serve`: the extender service.
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace hamisim::cli {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8443";
+  std::string metrics_listen = "127.0.0.1:9395";
+  bool insecure_http = false;
+  std::string tls_cert, tls_key, client_ca;
+  std::vector<std::string> allow_live_clients, allow_simulation_clients, allow_webhook_clients;
+  size_t max_body_bytes = 4 << 20;
+  int max_inflight_live = 256;
+  int max_inflight_simulation = 64;
+  int max_inflight_webhook = 64;
+  double header_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 90;
+  double shutdown_grace_s = 25;
+  int threads = 0;
+  std::string log_format = "text";
+  std::string log_level = "info";
+  std::string device_config_path;
+  std::string gpu_policy = "spread";
+  std::string node_policy = "binpack";
+  std::string legacy_nodes_filter = "simulate";  // simulate | reject
+  std::string readyz_scope = "all";
+};
+
+void add_serve_options(CLI::App& app, ServeOptions& options);
+int run_serve(const ServeOptions& options);
+
+}  // namespace hamisim::cli

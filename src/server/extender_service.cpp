@@ -1,0 +1,160 @@
+#include "server/extender_service.h"
+
+#include "device/allocation.h"
+#include "model/json_writer.h"
+
+namespace hamisim::server {
+namespace {
+
+HttpResponse filter_reply(std::string body, bool is_error) {
+  HttpResponse r = HttpResponse::json(200, std::move(body));
+  if (is_error) r.outcome = "error";
+  return r;
+}
+
+std::string echo_node_names(const std::vector<std::string>& names) {
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("Nodes").null();
+  w.key("NodeNames").begin_array();
+  for (const auto& n : names) w.string(n);
+  w.end_array();
+  w.key("FailedNodes").null();
+  w.key("FailedAndUnresolvableNodes").null();
+  w.key("Error").string("");
+  w.end_object();
+  return w.take();
+}
+
+constexpr std::string_view kNoLiveSource = "no live cluster source (start with --kubeconfig or --cluster-snapshot)";
+
+}  // namespace
+
+ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
+                                 const fit::InventoryProvider& inventory, fit::FitPolicy policy,
+                                 MetricsRegistry& metrics, ExtenderServiceOptions options)
+    : registry_(registry),
+      policy_(policy),
+      simulation_(registry, inventory, std::move(policy)),
+      options_(std::move(options)),
+      fit_outcomes_(metrics.counter("hamisim_fit_outcomes_total",
+                                    "Per-node fit outcomes of filter requests, by class and reason",
+                                    {"route", "class", "reason"})) {}
+
+std::vector<Route> ExtenderService::routes() {
+  auto bind_to = [this](HttpResponse (ExtenderService::*fn)(const HttpRequest&)) {
+    return [this, fn](const HttpRequest& r) { return (this->*fn)(r); };
+  };
+  return {
+      {"POST", "/filter-simulation", AuthGroup::kSimulation, bind_to(&ExtenderService::filter_simulation)},
+      {"POST", "/filter", AuthGroup::kLive, bind_to(&ExtenderService::filter)},
+      {"POST", "/bind", AuthGroup::kLive, bind_to(&ExtenderService::bind)},
+      {"POST", "/webhook", AuthGroup::kWebhook, bind_to(&ExtenderService::webhook)},
+      {"GET", "/healthz", AuthGroup::kNone, bind_to(&ExtenderService::healthz)},
+      {"GET", "/readyz", AuthGroup::kNone, bind_to(&ExtenderService::readyz)},
+  };
+}
+
+void ExtenderService::record(std::string_view route, const SimulationResult& result) {
+  for (const NodeOutcome& o : result.outcomes) {
+    const std::string_view cls = fit::to_string(o.fit_class);
+    // Label by reason *name* ("CardInsufficientMemory"), never the counted text, so the
+    // number of series stays bounded.
+    const auto names = device::parse_reasons(o.reason);
+    if (names.empty()) {
+      const bool bare = o.fit_class == fit::FitClass::kInsufficientCapacity ||
+                        o.fit_class == fit::FitClass::kConstraintMismatch;
+      fit_outcomes_.labels({route, cls, bare ? std::string_view(o.reason) : std::string_view()}).inc();
+      continue;
+    }
+    for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
+  }
+}
+
+HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
+  SimulationResult result = simulation_.filter(request.body);
+  record("filter-simulation", result);
+  return filter_reply(std::move(result.body), result.invalid_request);
+}
+
+HttpResponse ExtenderService::filter(const HttpRequest& request) {
+  auto args = decode_extender_args(request.body);
+  if (!args) {
+    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + args.error().message), true);
+  }
+  if (!args->pod) {
+    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + "extender args missing pod"),
+                        true);
+  }
+  if (args->nodes_present) {
+    if (options_.reject_legacy_nodes_filter) {
+      return filter_reply(
+          encode_filter_error(std::string(kInvalidRequest) +
+                              "Nodes is not accepted by /filter (--legacy-nodes-filter=reject); "
+                              "Cluster Autoscaler must call /filter-simulation"),
+          true);
+    }
+    SimulationResult result = simulation_.filter(*args, /*require_no_node_names=*/true);
+    record("filter", result);
+    return filter_reply(std::move(result.body), result.invalid_request);
+  }
+  // Live request (NodeNames). A pod without managed devices passes every node without
+  // needing any cluster state; anything else needs the live source.
+  auto prepared = fit::prepare_pod(*args->pod, registry_, policy_);
+  if (!prepared) {
+    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + "Pod: " +
+                                            prepared.error().message),
+                        true);
+  }
+  if (!prepared->requests_devices()) return filter_reply(echo_node_names(args->node_names), false);
+  return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)), true);
+}
+
+HttpResponse ExtenderService::bind(const HttpRequest& request) {
+  auto args = decode_binding_args(request.body);
+  if (!args) {
+    return filter_reply(encode_binding_result(std::string(kInvalidRequest) + args.error().message), true);
+  }
+  return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)), true);
+}
+
+HttpResponse ExtenderService::webhook(const HttpRequest&) {
+  HttpResponse r = HttpResponse::error(503, std::string(kNotReady) + std::string(kNoLiveSource));
+  r.outcome = "error";
+  return r;
+}
+
+HttpResponse ExtenderService::healthz(const HttpRequest&) {
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = "ok\n";
+  return r;
+}
+
+HttpResponse ExtenderService::readyz(const HttpRequest&) {
+  // Simulation is ready once configuration is loaded, which happened before the server
+  // started; the live path is not configured in this build of the service.
+  const bool simulation_ready = !registry_.backends().empty();
+  const bool live_configured = false;
+  bool ready = true;
+  if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all") ready &= simulation_ready;
+  if (options_.readyz_scope == "live") ready &= live_configured;
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("ready").boolean(ready);
+  w.key("scope").string(options_.readyz_scope);
+  w.key("components").begin_object();
+  w.key("simulation").begin_object();
+  w.key("state").string(simulation_ready ? "ready" : "not ready");
+  w.key("detail").string(std::to_string(registry_.backends().size()) + " device backend(s) loaded");
+  w.end_object();
+  w.key("live").begin_object();
+  w.key("state").string("not configured");
+  w.key("detail").string(kNoLiveSource);
+  w.end_object();
+  w.end_object();
+  w.end_object();
+  return HttpResponse::json(ready ? 200 : 503, w.take());
+}
+
+}  // namespace hamisim::server
