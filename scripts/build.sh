@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of hamisim.
+#   scripts/build.sh [release|asan|tsan|fuzz] [ninja targets...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-release}"
+shift || true
+case "$flavour" in
+  release) dir=build; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DHAMISIM_SANITIZE=address,undefined
+          -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
+  tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAMISIM_SANITIZE=thread
+          -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
+  fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAMISIM_SANITIZE=address,undefined
+          -DHAMISIM_FUZZ=ON -DHAMISIM_TESTS=ON -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
+  *) echo "unknown flavour: $flavour (release|asan|tsan|fuzz)" >&2; exit 2 ;;
+esac
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
+fi
+ninja -C "$dir" "$@"
