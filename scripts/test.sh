@@ -50,7 +50,7 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
   for t in "${targets[@]}"; do
     corpus="tests/fuzz/corpus/$t"
     work="build-fuzz/corpus-$t"
-    mkdir -p "$work"
+    mkdir -p "$work" "$corpus"
     echo "-- $t (${FUZZ_SECONDS:-20}s)"
     if "build-fuzz/tests/fuzz/$t" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=0 "$work" "$corpus" >"build-fuzz/$t.log" 2>&1; then
