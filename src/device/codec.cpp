@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "model/json_writer.h"
@@ -34,36 +36,77 @@ namespace od = simdjson::ondemand;
 // ------------------------------------------------------------------------------------------
 // Go strconv-compatible integer parsing.
 
-// strconv.ParseInt(s, 10, 64): optional sign, at least one ASCII digit, nothing else.
-bool go_parse_int64(std::string_view s, int64_t* out) {
+enum class NumError { kNone, kSyntax, kRange };
+
+// strconv.ParseUint(s, 10, bits): ASCII digits only; overflow is reported as soon as it
+// happens, before any later invalid character.
+NumError go_parse_uint(std::string_view s, int bits, uint64_t* out) {
+  if (s.empty()) return NumError::kSyntax;
+  const uint64_t max_val = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  constexpr uint64_t kCutoff = ~uint64_t{0} / 10 + 1;
+  uint64_t n = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return NumError::kSyntax;
+    if (n >= kCutoff) return NumError::kRange;
+    n *= 10;
+    const uint64_t n1 = n + static_cast<uint64_t>(c - '0');
+    if (n1 < n || n1 > max_val) return NumError::kRange;
+    n = n1;
+  }
+  *out = n;
+  return NumError::kNone;
+}
+
+// strconv.ParseInt(s, 10, bits) (and Atoi, which accepts and rejects the same strings).
+NumError go_parse_int(std::string_view s, int bits, int64_t* out) {
+  if (s.empty()) return NumError::kSyntax;
   bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+  if (s[0] == '+' || s[0] == '-') {
     negative = s[0] == '-';
     s.remove_prefix(1);
   }
-  if (s.empty()) return false;
   uint64_t magnitude = 0;
-  constexpr uint64_t kLimit = uint64_t{1} << 63;  // |INT64_MIN|
-  for (const char c : s) {
-    if (c < '0' || c > '9') return false;
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (magnitude > (kLimit - digit) / 10) return false;
-    magnitude = magnitude * 10 + digit;
+  const NumError e = go_parse_uint(s, bits, &magnitude);
+  if (e == NumError::kSyntax) return e;
+  const uint64_t cutoff = uint64_t{1} << (bits - 1);
+  if (e == NumError::kRange || (!negative && magnitude >= cutoff) ||
+      (negative && magnitude > cutoff)) {
+    return NumError::kRange;
   }
-  if (!negative && magnitude > kLimit - 1) return false;
   *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-  return true;
+  return NumError::kNone;
 }
 
-// strconv.ParseInt(s, 10, 32).
-bool go_parse_int32(std::string_view s, int32_t* out) {
+bool go_parse_int64(std::string_view s, int64_t* out) {
+  return go_parse_int(s, 64, out) == NumError::kNone;
+}
+
+// strconv.Quote, close enough for error messages: non-ASCII runes are kept unless they are
+// C1 controls or the common invisible ones, which Go's IsPrint also escapes.
+std::string go_quote(std::string_view s);
+
+// Go's *strconv.NumError text: `strconv.ParseInt: parsing "x": invalid syntax`.
+std::string strconv_error(std::string_view fn, std::string_view s, NumError e) {
+  return "strconv." + std::string(fn) + ": parsing " + go_quote(s) + ": " +
+         (e == NumError::kRange ? "value out of range" : "invalid syntax");
+}
+
+// strconv.ParseInt(s, 10, 32) into `out`; on failure returns Go's error text.
+std::optional<std::string> parse_int32_field(std::string_view s, int32_t* out) {
   int64_t v = 0;
-  if (!go_parse_int64(s, &v)) return false;
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-    return false;
+  if (const NumError e = go_parse_int(s, 32, &v); e != NumError::kNone) {
+    return strconv_error("ParseInt", s, e);
   }
   *out = static_cast<int32_t>(v);
-  return true;
+  return std::nullopt;
+}
+
+// strconv.Atoi(s).
+std::optional<std::string> parse_atoi_field(std::string_view s, int64_t* out) {
+  if (const NumError e = go_parse_int(s, 64, out); e != NumError::kNone) {
+    return strconv_error("Atoi", s, e);
+  }
+  return std::nullopt;
 }
 
 // strconv.ParseBool.
@@ -77,15 +120,6 @@ bool go_parse_bool(std::string_view s, bool* out) {
     return true;
   }
   return false;
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out.append(s);
-  out += '"';
-  return out;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -132,6 +166,80 @@ size_t decode_rune(std::string_view s, size_t i, uint32_t* cp) {
     return 4;
   }
   return 0;
+}
+
+bool go_is_print_approx(uint32_t r) {
+  if (r < 0x20 || r == 0x7F) return false;
+  if (r < 0x7F) return true;
+  if (r <= 0xA0 || r == 0xAD || r == 0x1680 || r == 0x3000 || r == 0xFEFF) return false;
+  if ((r >= 0x2000 && r <= 0x200F) || (r >= 0x2028 && r <= 0x202F) ||
+      (r >= 0x205F && r <= 0x2064) || (r >= 0xFFF9 && r <= 0xFFFB) || r >= 0xFFFE) {
+    return r > 0xFFFF;  // above the BMP: assume printable
+  }
+  return true;
+}
+
+std::string go_quote(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto hex = [](std::string& out, uint32_t v, int digits) {
+    for (int k = digits - 1; k >= 0; --k) out += kHex[(v >> (4 * k)) & 0xF];
+  };
+  std::string out = "\"";
+  size_t i = 0;
+  while (i < s.size()) {
+    uint32_t r = 0;
+    const size_t n = decode_rune(s, i, &r);
+    if (n == 0) {
+      out += "\\x";
+      hex(out, static_cast<unsigned char>(s[i]), 2);
+      ++i;
+      continue;
+    }
+    if (r == '"' || r == '\\') {
+      out += '\\';
+      out += static_cast<char>(r);
+    } else if (go_is_print_approx(r)) {
+      out.append(s.substr(i, n));
+    } else {
+      switch (r) {
+        case '\a':
+          out += "\\a";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\v':
+          out += "\\v";
+          break;
+        default:
+          if (r < 0x20 || r == 0x7F) {
+            out += "\\x";
+            hex(out, r, 2);
+          } else if (r < 0x10000) {
+            out += "\\u";
+            hex(out, r, 4);
+          } else {
+            out += "\\U";
+            hex(out, r, 8);
+          }
+      }
+    }
+    i += n;
+  }
+  out += '"';
+  return out;
 }
 
 // unicode.IsSpace.
@@ -458,7 +566,7 @@ struct Path {
         out.append(key);
         break;
       case kMapKey:
-        out += '[' + quoted(key) + ']';
+        out += '[' + go_quote(key) + ']';
         break;
     }
     return out;
@@ -1052,7 +1160,7 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
   for (const std::string_view segment : split(value, ':')) {
     if (segment.empty()) continue;
     auto bad = [&](std::string_view what) {
-      return make_error("device " + quoted(segment) + ": " + std::string(what));
+      return make_error("device " + go_quote(segment) + ": " + std::string(what));
     };
     if (segment.find(',') == std::string_view::npos) return bad("no ',' separated fields");
     const std::vector<std::string_view> f = split(segment, ',');
@@ -1061,21 +1169,21 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
     }
     DeviceInfo d;
     d.id = std::string(f[0]);
-    if (!go_parse_int32(f[1], &d.count)) return bad("count " + quoted(f[1]) + " is not an int32");
-    if (!go_parse_int32(f[2], &d.devmem)) {
-      return bad("devmem " + quoted(f[2]) + " is not an int32");
-    }
-    if (!go_parse_int32(f[3], &d.devcore)) {
-      return bad("devcore " + quoted(f[3]) + " is not an int32");
+    for (auto [name, field, slot] :
+         {std::tuple{"count", f[1], &d.count}, std::tuple{"devmem", f[2], &d.devmem},
+          std::tuple{"devcore", f[3], &d.devcore}}) {
+      if (auto err = parse_int32_field(field, slot)) return bad(std::string(name) + ": " + *err);
     }
     d.type = std::string(f[4]);
-    if (!go_parse_int64(f[5], &d.numa)) return bad("numa " + quoted(f[5]) + " is not an int");
-    if (!go_parse_bool(f[6], &d.health)) return bad("health " + quoted(f[6]) + " is not a bool");
+    if (auto err = parse_atoi_field(f[5], &d.numa)) return bad("numa: " + *err);
+    if (!go_parse_bool(f[6], &d.health)) {
+      return bad("health: strconv.ParseBool: parsing " + go_quote(f[6]) + ": invalid syntax");
+    }
     d.mode = "hami-core";
     if (f.size() == 9) {
       int64_t index = 0;
-      if (!go_parse_int64(f[7], &index)) return bad("index " + quoted(f[7]) + " is not an int");
-      if (index < 0) return bad("index " + quoted(f[7]) + " is negative");
+      if (auto err = parse_atoi_field(f[7], &index)) return bad("index: " + *err);
+      if (index < 0) return bad("index: " + std::string(f[7]) + " is negative");
       d.index = static_cast<uint64_t>(index);
       d.mode = std::string(f[8]);
     }
@@ -1118,14 +1226,9 @@ Result<ContainerDevices> decode_container_devices(std::string_view value) {
     ContainerDevice d;
     d.uuid = std::string(f[0]);
     d.type = std::string(f[1]);
-    if (!go_parse_int32(f[2], &d.usedmem)) {
-      return make_error("device " + quoted(piece) + ": usedmem " + quoted(f[2]) +
-                        " is not an int32");
-    }
-    if (!go_parse_int32(f[3], &d.usedcores)) {
-      return make_error("device " + quoted(piece) + ": usedcores " + quoted(f[3]) +
-                        " is not an int32");
-    }
+    // HAMi returns strconv's error unchanged; it names the offending value.
+    if (auto err = parse_int32_field(f[2], &d.usedmem)) return make_error(std::move(*err));
+    if (auto err = parse_int32_field(f[3], &d.usedcores)) return make_error(std::move(*err));
     out.push_back(std::move(d));
   }
   return out;
@@ -1135,9 +1238,7 @@ Result<PodSingleDevice> decode_pod_devices(std::string_view value) {
   PodSingleDevice out;
   for (const std::string_view segment : split(value, ';')) {
     auto devices = decode_container_devices(segment);
-    if (!devices.ok()) {
-      return make_error("container " + std::to_string(out.size()) + ": " + devices.error().message);
-    }
+    if (!devices.ok()) return devices.error();  // HAMi's text, unchanged
     out.push_back(std::move(devices).value());
   }
   return out;

@@ -597,6 +597,21 @@ TEST(PodDevices, NonInt32MemoryOrCoresIsAnErrorNamingTheValue) {
   EXPECT_THAT(*r, ElementsAre(dev("GPU-A", 1, -2)));
 }
 
+// HAMi passes strconv's error through; Go's ParseInt(s, 10, 32) reports overflow as soon as
+// the digits exceed 32 bits, even before a later invalid character.
+TEST(PodDevices, IntegerErrorsAreGoStrconvErrors) {
+  EXPECT_EQ(decode_pod_devices("GPU-A,NVIDIA,2147483648,1:;").error().message,
+            "strconv.ParseInt: parsing \"2147483648\": value out of range");
+  EXPECT_EQ(decode_container_devices("GPU-A,NVIDIA,1,x\n:").error().message,
+            "strconv.ParseInt: parsing \"x\\n\": invalid syntax");
+  EXPECT_EQ(decode_container_devices("GPU-A,NVIDIA,99999999999x,1:").error().message,
+            "strconv.ParseInt: parsing \"99999999999x\": value out of range");
+  EXPECT_EQ(decode_container_devices("GPU-A,NVIDIA,1,-2147483649:").error().message,
+            "strconv.ParseInt: parsing \"-2147483649\": value out of range");
+  EXPECT_EQ(decode_container_devices("GPU-A,NVIDIA,1,\xff:").error().message,
+            "strconv.ParseInt: parsing \"\\xff\": invalid syntax");
+}
+
 TEST(PodDevices, PiecesWithoutCommaAndExtraFieldsAreIgnored) {
   auto r = decode_container_devices("junk:GPU-A,NVIDIA,1,2,extra,more::GPU-B,X,3,4");
   ASSERT_TRUE(r.ok()) << r.error().message;
