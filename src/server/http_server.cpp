@@ -1,0 +1,1234 @@
+#include "server/http_server.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "server/metrics.h"
+
+namespace hamisim::server {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using error_code = boost::system::error_code;
+
+// ---------------------------------------------------------------------------------------------
+// Small public helpers
+
+std::string_view to_string(AuthGroup g) {
+  switch (g) {
+    case AuthGroup::kNone:
+      return "none";
+    case AuthGroup::kLive:
+      return "live";
+    case AuthGroup::kSimulation:
+      return "simulation";
+    case AuthGroup::kWebhook:
+      return "webhook";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+void append_json_escaped(std::string& out, std::string_view s) {
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+}
+
+std::string_view to_sv(boost::core::string_view s) {
+  return {s.data(), s.size()};
+}
+
+}  // namespace
+
+std::string_view HttpRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (iequals(k, name)) return v;
+  }
+  return {};
+}
+
+HttpResponse HttpResponse::json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::error(int status, std::string_view message) {
+  std::string body = R"({"Error":")";
+  append_json_escaped(body, message);
+  body += "\"}";
+  return json(status, std::move(body));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration helpers
+
+namespace {
+
+Result<tcp::endpoint> parse_listen(std::string_view s) {
+  std::string_view host, port;
+  if (s.starts_with('[')) {
+    auto close = s.find("]:");
+    if (close == std::string_view::npos) return make_error(fmt::format("bad listen address {}", s));
+    host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string_view::npos) {
+      return make_error(fmt::format("bad listen address {}: want host:port", s));
+    }
+    host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      return make_error(fmt::format("bad listen address {}: IPv6 hosts need [brackets]", s));
+    }
+  }
+  uint16_t port_num = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), port_num);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size()) {
+    return make_error(fmt::format("bad listen address {}: bad port", s));
+  }
+  net::ip::address addr;
+  if (host.empty() || host == "*") {
+    addr = net::ip::address_v4::any();
+  } else if (host == "localhost") {
+    addr = net::ip::address_v4::loopback();
+  } else {
+    error_code aec;
+    addr = net::ip::make_address(std::string(host), aec);
+    if (aec) return make_error(fmt::format("bad listen address {}: host must be an IP address", s));
+  }
+  return tcp::endpoint(addr, port_num);
+}
+
+// What identifies a version of a file well enough to notice a replacement (Kubernetes Secret
+// volumes swap a symlink; editors rewrite in place).
+struct FileStamp {
+  bool exists = false;
+  int64_t mtime_ns = 0;
+  int64_t size = 0;
+  uint64_t inode = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  FileStamp f;
+  if (path.empty()) return f;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return f;
+  f.exists = true;
+  f.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  f.size = st.st_size;
+  f.inode = st.st_ino;
+  return f;
+}
+
+std::string openssl_error_text(const error_code& ec) {
+  std::string msg = ec.message();
+  unsigned long e;
+  char buf[256];
+  while ((e = ERR_get_error()) != 0) {
+    ERR_error_string_n(e, buf, sizeof buf);
+    msg += "; ";
+    msg += buf;
+  }
+  return msg;
+}
+
+// Mozilla "intermediate" TLS 1.2 suites; TLS 1.3 suites are OpenSSL's defaults.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+Result<std::shared_ptr<ssl::context>> build_tls_context(const ServerConfig& c) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = ctx->native_handle();
+  error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use | ssl::context::no_compression,
+                   ec);
+  if (ec || SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
+    return make_error("tls: cannot configure protocol versions: " + openssl_error_text(ec));
+  }
+  ctx->use_certificate_chain_file(c.tls_cert, ec);
+  if (ec) {
+    return make_error(
+        fmt::format("tls: loading certificate {}: {}", c.tls_cert, openssl_error_text(ec)));
+  }
+  ctx->use_private_key_file(c.tls_key, ssl::context::pem, ec);
+  if (ec) {
+    return make_error(
+        fmt::format("tls: loading private key {}: {}", c.tls_key, openssl_error_text(ec)));
+  }
+  if (SSL_CTX_check_private_key(native) != 1) {
+    return make_error(fmt::format("tls: private key {} does not match certificate {}: {}",
+                                  c.tls_key, c.tls_cert, openssl_error_text({})));
+  }
+  if (!c.client_ca.empty()) {
+    ctx->load_verify_file(c.client_ca, ec);
+    if (ec) {
+      return make_error(
+          fmt::format("tls: loading client CA {}: {}", c.client_ca, openssl_error_text(ec)));
+    }
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(c.client_ca.c_str());
+    if (names == nullptr) {
+      return make_error(fmt::format("tls: client CA {} holds no certificate: {}", c.client_ca,
+                                    openssl_error_text({})));
+    }
+    SSL_CTX_set_client_CA_list(native, names);  // takes ownership
+    ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+    // Needed for session resumption when client certificates are verified.
+    static constexpr unsigned char kSessionContext[] = "hamisim";
+    SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+  }
+  ERR_clear_error();
+  return ctx;
+}
+
+// Subject CN(s) first, then DNS SANs, of the verified peer certificate. Values with control
+// characters (or embedded NULs) are dropped: they could not be listed in an allow list anyway.
+std::vector<std::string> peer_identities(SSL* ssl) {
+  std::vector<std::string> out;
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return out;
+  auto add = [&](const unsigned char* data, int len) {
+    if (data == nullptr || len <= 0) return;
+    std::string_view v(reinterpret_cast<const char*>(data), size_t(len));
+    if (std::any_of(v.begin(), v.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; }))
+      return;
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.emplace_back(v);
+  };
+  X509_NAME* subject = X509_get_subject_name(cert);
+  for (int idx = -1; (idx = X509_NAME_get_index_by_NID(subject, NID_commonName, idx)) >= 0;) {
+    ASN1_STRING* s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, idx));
+    unsigned char* utf8 = nullptr;
+    int len = ASN1_STRING_to_UTF8(&utf8, s);
+    if (len > 0) add(utf8, len);
+    OPENSSL_free(utf8);
+  }
+  auto* sans =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (sans != nullptr) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
+      const GENERAL_NAME* gn = sk_GENERAL_NAME_value(sans, i);
+      if (gn->type == GEN_DNS) {
+        add(ASN1_STRING_get0_data(gn->d.dNSName), ASN1_STRING_length(gn->d.dNSName));
+      }
+    }
+    GENERAL_NAMES_free(sans);
+  }
+  return out;
+}
+
+std::string_view outcome_of(int status) {
+  if (status < 400) return "ok";
+  if (status == 403) return "forbidden";
+  if (status == 429) return "overloaded";
+  if (status < 500) return "client_error";
+  return "server_error";
+}
+
+bool valid_request_id(std::string_view id) {
+  return !id.empty() && id.size() <= 128 &&
+         std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+bool valid_header_text(std::string_view s) {
+  return s.find_first_of("\r\n") == std::string_view::npos && s.find('\0') == s.npos;
+}
+
+bool valid_method(std::string_view m) {
+  return !m.empty() && std::all_of(m.begin(), m.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// TLS material with reload
+
+namespace {
+
+class TlsProvider {
+ public:
+  TlsProvider(const ServerConfig& config, spdlog::logger& log, Counter& reload_ok,
+              Counter& reload_failed)
+      : config_(config), log_(log), reload_ok_(reload_ok), reload_failed_(reload_failed) {}
+
+  Status load() {
+    Stamps stamps = stat_all();
+    auto ctx = build_tls_context(config_);
+    if (!ctx) return ctx.error();
+    ctx_ = std::move(ctx.value());
+    loaded_ = stamps;
+    last_check_ = Clock::now();
+    return ok_status();
+  }
+
+  // The context for a new connection; re-reads the files when they changed since the last
+  // check, at most once per reload interval. A broken new file keeps the old context.
+  std::shared_ptr<ssl::context> current() {
+    std::lock_guard lock(mu_);
+    auto now = Clock::now();
+    if (now - last_check_ < config_.tls_reload_interval) return ctx_;
+    last_check_ = now;
+    Stamps stamps = stat_all();
+    if (stamps == loaded_ || (failed_ && stamps == *failed_)) return ctx_;
+    auto ctx = build_tls_context(config_);
+    if (ctx) {
+      ctx_ = std::move(ctx.value());
+      loaded_ = stamps;
+      failed_.reset();
+      reload_ok_.inc();
+      log_.info("tls: reloaded certificate {} and key {}", config_.tls_cert, config_.tls_key);
+    } else {
+      failed_ = stamps;
+      reload_failed_.inc();
+      log_.error("{}; keeping the previous certificate", ctx.error().message);
+    }
+    return ctx_;
+  }
+
+ private:
+  using Stamps = std::array<FileStamp, 3>;
+  Stamps stat_all() const {
+    return {stamp_of(config_.tls_cert), stamp_of(config_.tls_key), stamp_of(config_.client_ca)};
+  }
+
+  const ServerConfig& config_;
+  spdlog::logger& log_;
+  Counter& reload_ok_;
+  Counter& reload_failed_;
+  std::mutex mu_;
+  std::shared_ptr<ssl::context> ctx_;
+  Stamps loaded_;
+  std::optional<Stamps> failed_;
+  Clock::time_point last_check_;
+};
+
+struct RouteTable {
+  std::vector<Route> routes;
+  std::map<std::string, std::vector<size_t>, std::less<>> by_path;
+  std::map<std::string, std::string, std::less<>> allow_header;  // path -> "GET, POST"
+
+  static Result<RouteTable> build(std::vector<Route> routes) {
+    RouteTable t;
+    t.routes = std::move(routes);
+    for (size_t i = 0; i < t.routes.size(); ++i) {
+      const Route& r = t.routes[i];
+      if (!valid_method(r.method)) return make_error(fmt::format("route {}: bad method", r.path));
+      if (!r.path.starts_with('/')) {
+        return make_error(fmt::format("route {}: path must start with /", r.path));
+      }
+      if (!r.handler) return make_error(fmt::format("route {} {}: no handler", r.method, r.path));
+      auto& idx = t.by_path[r.path];
+      for (size_t j : idx) {
+        if (t.routes[j].method == r.method) {
+          return make_error(fmt::format("route {} {} registered twice", r.method, r.path));
+        }
+      }
+      idx.push_back(i);
+    }
+    for (const auto& [path, idx] : t.by_path) {
+      std::vector<std::string> methods;
+      for (size_t j : idx) methods.push_back(t.routes[j].method);
+      std::sort(methods.begin(), methods.end());
+      t.allow_header[path] = fmt::format("{}", fmt::join(methods, ", "));
+    }
+    return t;
+  }
+
+  // Metric label for a path: the route's own path, or "other" so that arbitrary request paths
+  // never become label values.
+  std::string_view label_for(std::string_view path) const {
+    auto it = by_path.find(path);
+    return it == by_path.end() ? std::string_view("other") : std::string_view(it->first);
+  }
+};
+
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  // Both post to the connection's strand.
+  virtual void notify_stopping() = 0;
+  virtual void force_close() = 0;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Server state
+
+struct HttpServer::Impl {
+  struct Listener {
+    Listener(net::strand<net::io_context::executor_type> ex, bool is_metrics)
+        : acceptor(ex), retry(ex), metrics(is_metrics) {}
+    tcp::acceptor acceptor;
+    net::steady_timer retry;
+    bool metrics;
+  };
+
+  struct Dispatched {
+    HttpResponse response;
+    std::string_view route_label;
+  };
+
+  // Declaration order matters: the io_context (declared last) is destroyed first, and the
+  // connections its pending handlers still own reach back into the members above it.
+  ServerConfig config;
+  std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<MetricsRegistry> owned_metrics;
+  MetricsRegistry* metrics = nullptr;
+  RouteTable routes;
+  RouteTable metrics_routes;
+
+  CounterFamily* requests_total = nullptr;
+  HistogramFamily* request_duration = nullptr;
+  Counter* handshake_failures = nullptr;
+  Counter* tls_reload_ok = nullptr;
+  Counter* tls_reload_failed = nullptr;
+  Gauge* open_connections = nullptr;
+  std::array<Gauge*, 4> inflight_gauge{};
+  std::array<std::atomic<int>, 4> inflight{};
+  std::array<int, 4> inflight_limit{};
+  std::array<const std::vector<std::string>*, 4> allow{};
+
+  std::optional<TlsProvider> tls;
+
+  uint64_t request_id_nonce = 0;
+  std::atomic<uint64_t> request_counter{0};
+
+  std::mutex conns_mu;
+  std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> conns;  // guarded by conns_mu
+  uint64_t next_conn_id = 0;                                          // guarded by conns_mu
+  bool stopping_locked = false;                                       // guarded by conns_mu
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> threads_done{false};
+
+  std::vector<std::thread> threads;
+  std::atomic<bool> started{false};
+  std::mutex wait_mu;
+  uint16_t bound_port = 0;
+  uint16_t bound_metrics_port = 0;
+
+  net::io_context ioc;
+  net::strand<net::io_context::executor_type> control{net::make_strand(ioc)};
+  std::vector<std::unique_ptr<Listener>> listeners;
+  std::optional<net::signal_set> signals;
+  net::steady_timer grace_timer{control};
+
+  Status init(ServerConfig cfg, std::vector<Route> user_routes, MetricsRegistry* registry);
+  Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics);
+  void do_accept(Listener& l);
+  void on_accept(Listener& l, error_code ec, tcp::socket socket);
+  void run_worker();
+  void begin_shutdown(std::chrono::milliseconds grace);
+
+  // Connection registry.
+  std::optional<uint64_t> add_connection(const std::shared_ptr<ConnectionBase>& c);
+  void remove_connection(uint64_t id);
+
+  Dispatched dispatch(const RouteTable& table, HttpRequest& req);
+  std::string next_request_id() {
+    return fmt::format("{:016x}{:08x}", request_id_nonce,
+                       request_counter.fetch_add(1, std::memory_order_relaxed) + 1);
+  }
+  void record(std::string_view route, int status, std::string_view outcome, double seconds);
+};
+
+// ---------------------------------------------------------------------------------------------
+// One connection: TLS handshake, then request after request on its strand.
+
+namespace {
+
+template <class Stream>
+class Connection final : public ConnectionBase,
+                         public std::enable_shared_from_this<Connection<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  Connection(HttpServer::Impl& server, tcp::socket&& socket, const RouteTable& table,
+             std::shared_ptr<ssl::context> tls_ctx)
+      : server_(server),
+        table_(table),
+        tls_ctx_(std::move(tls_ctx)),
+        stream_(make_stream(std::move(socket))) {
+    error_code ec;
+    auto ep = lowest().socket().remote_endpoint(ec);
+    if (!ec) remote_ = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  }
+
+  ~Connection() override {
+    if (id_) server_.remove_connection(*id_);
+  }
+
+  void set_id(uint64_t id) { id_ = id; }
+  auto executor() { return lowest().get_executor(); }
+
+  void start() {
+    if constexpr (kTls) {
+      state_ = State::kHandshake;
+      lowest().expires_after(cfg().header_timeout);
+      stream_.async_handshake(
+          ssl::stream_base::server,
+          [self = this->shared_from_this()](error_code ec) { self->on_handshake(ec); });
+    } else {
+      read_next();
+    }
+  }
+
+  void notify_stopping() override {
+    net::post(lowest().get_executor(), [self = this->shared_from_this()] {
+      if (self->state_ == State::kHandshake || self->state_ == State::kIdle) self->close_now();
+    });
+  }
+
+  void force_close() override {
+    net::post(lowest().get_executor(), [self = this->shared_from_this()] { self->close_now(); });
+  }
+
+ private:
+  enum class State { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing };
+  static constexpr size_t kReadChunk = 8192;
+
+  Stream make_stream(tcp::socket&& socket) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls_ctx_);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  const ServerConfig& cfg() const { return server_.config; }
+  spdlog::logger& log() { return *server_.log; }
+
+  void on_handshake(error_code ec) {
+    if (ec) {
+      server_.handshake_failures->inc();
+      log().debug("tls handshake from {} failed: {}", remote_, ec.message());
+      return close_now();
+    }
+    if constexpr (kTls) identities_ = peer_identities(stream_.native_handle());
+    read_next();
+  }
+
+  // Waits for the first byte of the next request under the idle timeout (the header timeout
+  // for a fresh connection), so that header and idle limits stay separate.
+  void read_next() {
+    if (server_.stopping.load()) return close_now();
+    parser_.emplace();
+    parser_->body_limit(cfg().max_body_bytes);
+    parser_->header_limit(
+        static_cast<uint32_t>(std::min<size_t>(cfg().max_header_bytes, UINT32_MAX)));
+    continue_sent_ = false;
+    if (buffer_.size() > 0) return read_header();
+    state_ = State::kIdle;
+    lowest().expires_after(first_request_ ? cfg().header_timeout : cfg().idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = this->shared_from_this()](error_code ec, size_t n) {
+                              if (ec) return self->close_now();
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
+  }
+
+  void read_header() {
+    state_ = State::kReading;
+    first_request_ = false;
+    started_ = Clock::now();
+    lowest().expires_after(cfg().header_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
+  }
+
+  void on_header(error_code ec) {
+    if (ec) return on_read_error(ec);
+    if (parser_->is_done()) return handle_request();
+    auto& msg = parser_->get();
+    if (iequals(to_sv(msg[http::field::expect]), "100-continue")) {
+      continue_sent_ = true;
+      continue_res_ = {};
+      continue_res_.version(11);
+      continue_res_.result(http::status::continue_);
+      lowest().expires_after(cfg().body_timeout);
+      return http::async_write(stream_, continue_res_,
+                               [self = this->shared_from_this()](error_code ec, size_t) {
+                                 if (ec) return self->close_now();
+                                 self->read_body();
+                               });
+    }
+    read_body();
+  }
+
+  void read_body() {
+    lowest().expires_after(cfg().body_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](error_code ec, size_t) {
+                       if (ec) return self->on_read_error(ec);
+                       self->handle_request();
+                     });
+  }
+
+  void on_read_error(error_code ec) {
+    if (ec == http::error::body_limit) {
+      return send_error(
+          413, fmt::format("invalid request: body exceeds {} bytes", cfg().max_body_bytes));
+    }
+    if (ec == http::error::header_limit) {
+      return send_error(431, "invalid request: request header too large");
+    }
+    if (ec.category() ==
+            http::make_error_code(http::error::end_of_stream).category() &&  // http parse errors
+        ec != http::error::end_of_stream &&
+        ec != http::error::partial_message && ec != http::error::need_more &&
+        ec != http::error::need_buffer) {
+      return send_error(400, fmt::format("invalid request: malformed HTTP: {}", ec.message()));
+    }
+    // Timeouts, the peer going away, and cancellation by shutdown just close.
+    if (ec == beast::error::timeout) log().debug("connection {}: {} timed out", remote_, phase());
+    close_now();
+  }
+
+  std::string_view phase() const {
+    switch (state_) {
+      case State::kHandshake:
+        return "tls handshake";
+      case State::kIdle:
+        return "idle keep-alive";
+      case State::kReading:
+        return parser_ && parser_->is_header_done() ? "body read" : "header read";
+      default:
+        return "write";
+    }
+  }
+
+  // A response to a request that could not be read completely: the rest of the input is
+  // discarded, never buffered, and the connection is closed after the response.
+  void send_error(int status, std::string_view message) {
+    HttpResponse res = HttpResponse::error(status, message);
+    std::string_view path, method;
+    std::string request_id;
+    if (parser_ && parser_->is_header_done()) {
+      const auto& msg = parser_->get();
+      std::string_view target = to_sv(msg.target());
+      path = target.substr(0, target.find('?'));
+      method = to_sv(msg.method_string());
+      std::string_view rid = to_sv(msg["X-Request-Id"]);
+      if (valid_request_id(rid)) request_id = rid;
+    }
+    if (request_id.empty()) request_id = server_.next_request_id();
+    send(std::move(res), table_.label_for(path), method, path, request_id, "", false, 11, true);
+  }
+
+  void handle_request() {
+    state_ = State::kHandling;
+    auto& msg = parser_->get();
+    HttpRequest req;
+    req.method = to_sv(msg.method_string());
+    std::string_view target = to_sv(msg.target());
+    auto q = target.find('?');
+    req.target = target.substr(0, q);
+    if (q != std::string_view::npos) req.query = target.substr(q + 1);
+    req.content_type = to_sv(msg[http::field::content_type]);
+    req.headers.reserve(std::distance(msg.begin(), msg.end()));
+    for (const auto& f : msg) req.headers.emplace_back(to_sv(f.name_string()), to_sv(f.value()));
+    std::string_view rid = to_sv(msg["X-Request-Id"]);
+    req.request_id = valid_request_id(rid) ? std::string(rid) : server_.next_request_id();
+    req.client_identities = identities_;
+    if (!identities_.empty()) req.client_identity = identities_.front();
+    req.remote_address = remote_;
+    req.body = std::move(msg.body());
+    bool keep_alive = msg.keep_alive();
+    unsigned version = msg.version();
+
+    auto d = server_.dispatch(table_, req);
+    send(std::move(d.response), d.route_label, req.method, req.target, req.request_id,
+         req.client_identity, keep_alive, version, false);
+  }
+
+  void send(HttpResponse r, std::string_view route, std::string_view method, std::string_view path,
+            const std::string& request_id, std::string_view identity, bool keep_alive,
+            unsigned version, bool unread_input) {
+    bool keep = keep_alive && !unread_input && !server_.stopping.load();
+    res_ = {};
+    try {
+      res_.version(version == 10 ? 10 : 11);
+      res_.result(static_cast<unsigned>(r.status));
+      if (!r.content_type.empty() && valid_header_text(r.content_type)) {
+        res_.set(http::field::content_type, r.content_type);
+      }
+      for (const auto& [k, v] : r.headers) {
+        if (k.empty() || !valid_header_text(k) || !valid_header_text(v)) {
+          log().warn("dropping an invalid response header on {}", path);
+          continue;
+        }
+        res_.set(k, v);
+      }
+      res_.set("X-Request-Id", request_id);
+      res_.body() = std::move(r.body);
+    } catch (const std::exception& e) {
+      r.status = 500;
+      r.outcome.clear();
+      res_ = {};
+      res_.version(11);
+      res_.result(500);
+      res_.set(http::field::content_type, "application/json");
+      res_.body() = HttpResponse::error(500, fmt::format("internal: {}", e.what())).body;
+    }
+    res_.keep_alive(keep);
+    res_.prepare_payload();
+
+    double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+    std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
+    server_.record(route, r.status, outcome, seconds);
+    if (log().should_log(spdlog::level::debug)) {
+      log().debug(
+          "http request id={} method={} path={} status={} outcome={} duration_us={} "
+          "bytes_out={} client={} remote={}",
+          request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
+          res_.body().size(), identity.empty() ? "-" : identity, remote_);
+    }
+
+    state_ = State::kWriting;
+    lowest().expires_after(cfg().body_timeout);
+    http::async_write(stream_, res_,
+                      [self = this->shared_from_this(), keep](error_code ec, size_t) {
+                        if (ec) return self->close_now();
+                        if (keep) return self->read_next();
+                        self->linger_close();
+                      });
+  }
+
+  // Closing right after a response while the client may still be sending would make the
+  // kernel answer with RST, which can destroy the response before the client reads it. So
+  // half-close, discard what still arrives for a short while, then close.
+  void linger_close() {
+    state_ = State::kClosing;
+    error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return close_now();
+    lowest().expires_after(
+        std::min<std::chrono::milliseconds>(cfg().body_timeout, std::chrono::seconds(2)));
+    drain();
+  }
+
+  void drain() {
+    if (!drain_buf_) drain_buf_ = std::make_unique<char[]>(kReadChunk);
+    lowest().async_read_some(net::buffer(drain_buf_.get(), kReadChunk),
+                             [self = this->shared_from_this()](error_code ec, size_t) {
+                               if (ec) return self->close_now();
+                               self->drain();
+                             });
+  }
+
+  void close_now() {
+    if (closed_) return;
+    closed_ = true;
+    state_ = State::kClosing;
+    error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
+  }
+
+  HttpServer::Impl& server_;
+  const RouteTable& table_;
+  std::shared_ptr<ssl::context> tls_ctx_;  // outlives the stream that uses it
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  http::response<http::empty_body> continue_res_;
+  std::unique_ptr<char[]> drain_buf_;
+  std::vector<std::string> identities_;
+  std::string remote_;
+  std::optional<uint64_t> id_;
+  Clock::time_point started_ = Clock::now();
+  State state_ = State::kIdle;
+  bool first_request_ = true;
+  bool continue_sent_ = false;
+  bool closed_ = false;
+};
+
+using PlainConnection = Connection<beast::tcp_stream>;
+using TlsConnection = Connection<beast::ssl_stream<beast::tcp_stream>>;
+
+// Holds one in-flight slot of a group for the duration of a handler call.
+class InflightSlot {
+ public:
+  InflightSlot(std::atomic<int>& counter, int limit, Gauge* gauge)
+      : counter_(counter), gauge_(gauge) {
+    int prev = counter_.fetch_add(1, std::memory_order_acq_rel);
+    acquired_ = limit <= 0 || prev < limit;
+    if (!acquired_) {
+      counter_.fetch_sub(1, std::memory_order_acq_rel);
+    } else if (gauge_) {
+      gauge_->add(1);
+    }
+  }
+  ~InflightSlot() {
+    if (!acquired_) return;
+    counter_.fetch_sub(1, std::memory_order_acq_rel);
+    if (gauge_) gauge_->sub(1);
+  }
+  bool acquired() const { return acquired_; }
+
+ private:
+  std::atomic<int>& counter_;
+  Gauge* gauge_;
+  bool acquired_ = false;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// HttpServer::Impl
+
+Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
+                              MetricsRegistry* registry) {
+  config = std::move(cfg);
+  log = config.logger ? config.logger : spdlog::default_logger();
+  if (registry == nullptr) {
+    owned_metrics = std::make_unique<MetricsRegistry>();
+    registry = owned_metrics.get();
+  }
+  metrics = registry;
+
+  auto ep = parse_listen(config.listen);
+  if (!ep) return ep.error();
+  std::optional<tcp::endpoint> metrics_ep;
+  if (!config.metrics_listen.empty()) {
+    auto mep = parse_listen(config.metrics_listen);
+    if (!mep) return mep.error();
+    metrics_ep = mep.value();
+  }
+
+  bool tls_enabled = !config.tls_cert.empty() || !config.tls_key.empty();
+  if (tls_enabled && (config.tls_cert.empty() || config.tls_key.empty())) {
+    return make_error("tls: --tls-cert and --tls-key must be given together");
+  }
+  if (!tls_enabled && !config.insecure_http && !ep->address().is_loopback()) {
+    return make_error(fmt::format(
+        "refusing plain HTTP on non-loopback address {}: set --tls-cert and --tls-key, or "
+        "--insecure-http",
+        config.listen));
+  }
+  if (!config.client_ca.empty() && !tls_enabled) {
+    return make_error("tls: --client-ca needs --tls-cert and --tls-key");
+  }
+  for (auto [list, flag] :
+       {std::pair{&config.allow_live_clients, "--allow-live-clients"},
+        std::pair{&config.allow_simulation_clients, "--allow-simulation-clients"},
+        std::pair{&config.allow_webhook_clients, "--allow-webhook-clients"}}) {
+    if (!list->empty() && config.client_ca.empty()) {
+      return make_error(
+          fmt::format("{} needs --client-ca (identities come from verified "
+                      "client certificates)",
+                      flag));
+    }
+  }
+  if (config.max_body_bytes == 0) return make_error("--max-body-bytes must be positive");
+
+  auto table = RouteTable::build(std::move(user_routes));
+  if (!table) return table.error();
+  routes = std::move(table.value());
+
+  requests_total =
+      &metrics->counter("hamisim_http_requests_total",
+                        "HTTP requests answered, by route and status code.", {"route", "code"});
+  request_duration = &metrics->histogram(
+      "hamisim_http_request_duration_seconds",
+      "Time from the first byte of a request to its response, by route and outcome.",
+      {"route", "outcome"});
+  auto& inflight_family = metrics->gauge("hamisim_http_inflight_requests",
+                                         "Requests being handled, by auth group.", {"group"});
+  for (AuthGroup g : {AuthGroup::kLive, AuthGroup::kSimulation, AuthGroup::kWebhook}) {
+    inflight_gauge[size_t(g)] = &inflight_family.labels({to_string(g)});
+  }
+  handshake_failures =
+      &metrics->counter("hamisim_tls_handshake_failures_total", "Failed TLS handshakes.")
+           .labels({});
+  auto& reloads = metrics->counter("hamisim_tls_certificate_reloads_total",
+                                   "TLS certificate reloads, by result.", {"result"});
+  tls_reload_ok = &reloads.labels({"success"});
+  tls_reload_failed = &reloads.labels({"error"});
+  open_connections =
+      &metrics->gauge("hamisim_http_open_connections", "Open client connections.").labels({});
+
+  inflight_limit[size_t(AuthGroup::kLive)] = config.max_inflight_live;
+  inflight_limit[size_t(AuthGroup::kSimulation)] = config.max_inflight_simulation;
+  inflight_limit[size_t(AuthGroup::kWebhook)] = config.max_inflight_webhook;
+  allow[size_t(AuthGroup::kLive)] = &config.allow_live_clients;
+  allow[size_t(AuthGroup::kSimulation)] = &config.allow_simulation_clients;
+  allow[size_t(AuthGroup::kWebhook)] = &config.allow_webhook_clients;
+
+  if (metrics_ep) {
+    auto mt =
+        RouteTable::build({Route{"GET", "/metrics", AuthGroup::kNone, [this](const HttpRequest&) {
+                                   HttpResponse r;
+                                   r.content_type = MetricsRegistry::kContentType;
+                                   r.body = metrics->render();
+                                   return r;
+                                 }}});
+    metrics_routes = std::move(mt.value());
+  }
+
+  if (tls_enabled) {
+    tls.emplace(config, *log, *tls_reload_ok, *tls_reload_failed);
+    if (auto st = tls->load(); !st) return st.error();
+  }
+
+  std::random_device rd;
+  request_id_nonce = (uint64_t(rd()) << 32) ^ rd();
+
+  auto port = bind(ep.value(), false);
+  if (!port) return port.error();
+  bound_port = port.value();
+  if (metrics_ep) {
+    auto mport = bind(*metrics_ep, true);
+    if (!mport) return mport.error();
+    bound_metrics_port = mport.value();
+  }
+  return ok_status();
+}
+
+Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics) {
+  auto l = std::make_unique<Listener>(control, is_metrics);
+  error_code ec;
+  auto fail = [&](std::string_view what) {
+    return make_error(fmt::format("listen on {}:{}: {}: {}", ep.address().to_string(), ep.port(),
+                                  what, ec.message()));
+  };
+  if (l->acceptor.open(ep.protocol(), ec); ec) return fail("open");
+  if (l->acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) return fail("option");
+  if (l->acceptor.bind(ep, ec); ec) return fail("bind");
+  if (l->acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return fail("listen");
+  uint16_t port = l->acceptor.local_endpoint(ec).port();
+  if (ec) return fail("local_endpoint");
+  listeners.push_back(std::move(l));
+  return port;
+}
+
+void HttpServer::Impl::do_accept(Listener& l) {
+  l.acceptor.async_accept(net::make_strand(ioc), [this, &l](error_code ec, tcp::socket socket) {
+    on_accept(l, ec, std::move(socket));
+  });
+}
+
+void HttpServer::Impl::on_accept(Listener& l, error_code ec, tcp::socket socket) {
+  if (stopping.load() || !l.acceptor.is_open()) return;
+  if (ec) {
+    // Out of descriptors and the like: back off instead of spinning.
+    log->warn("accept failed: {}", ec.message());
+    l.retry.expires_after(std::chrono::milliseconds(100));
+    l.retry.async_wait([this, &l](error_code wec) {
+      if (!wec && !stopping.load()) do_accept(l);
+    });
+    return;
+  }
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto launch = [this](auto conn) {
+    auto id = add_connection(conn);
+    if (!id) return;  // shutting down or over the connection limit: closed on return
+    conn->set_id(*id);
+    net::post(conn->executor(), [conn] { conn->start(); });
+  };
+  if (l.metrics) {
+    launch(std::make_shared<PlainConnection>(*this, std::move(socket), metrics_routes, nullptr));
+  } else if (tls) {
+    launch(std::make_shared<TlsConnection>(*this, std::move(socket), routes, tls->current()));
+  } else {
+    launch(std::make_shared<PlainConnection>(*this, std::move(socket), routes, nullptr));
+  }
+  do_accept(l);
+}
+
+std::optional<uint64_t> HttpServer::Impl::add_connection(const std::shared_ptr<ConnectionBase>& c) {
+  std::lock_guard lock(conns_mu);
+  if (stopping_locked) return std::nullopt;
+  if (config.max_connections > 0 && conns.size() >= size_t(config.max_connections)) {
+    log->warn("connection limit {} reached, dropping a new connection", config.max_connections);
+    return std::nullopt;
+  }
+  uint64_t id = ++next_conn_id;
+  conns.emplace(id, c);
+  open_connections->add(1);
+  return id;
+}
+
+void HttpServer::Impl::remove_connection(uint64_t id) {
+  bool last = false;
+  {
+    std::lock_guard lock(conns_mu);
+    conns.erase(id);
+    last = stopping_locked && conns.empty();
+  }
+  open_connections->sub(1);
+  if (last && !threads_done.load()) {
+    net::post(control, [this] { grace_timer.cancel(); });
+  }
+}
+
+void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
+  std::vector<std::shared_ptr<ConnectionBase>> live;
+  {
+    std::lock_guard lock(conns_mu);
+    if (stopping_locked) return;
+    stopping_locked = true;
+    stopping.store(true);
+    for (auto& [id, weak] : conns) {
+      if (auto c = weak.lock()) live.push_back(std::move(c));
+    }
+  }
+  log->info("http server shutting down: {} open connections, grace {} ms", live.size(),
+            grace.count());
+  net::post(control, [this, grace, live = std::move(live)] {
+    error_code ec;
+    for (auto& l : listeners) {
+      l->acceptor.close(ec);
+      l->retry.cancel();
+    }
+    if (signals) signals->cancel(ec);
+    {
+      std::lock_guard lock(conns_mu);
+      if (conns.empty()) return;
+    }
+    grace_timer.expires_after(grace);
+    grace_timer.async_wait([this](error_code wec) {
+      if (wec) return;  // every connection finished in time
+      std::vector<std::shared_ptr<ConnectionBase>> rest;
+      {
+        std::lock_guard lock(conns_mu);
+        for (auto& [id, weak] : conns) {
+          if (auto c = weak.lock()) rest.push_back(std::move(c));
+        }
+      }
+      if (!rest.empty()) log->warn("grace period over, closing {} connections", rest.size());
+      for (auto& c : rest) c->force_close();
+    });
+    for (auto& c : live) c->notify_stopping();
+  });
+}
+
+void HttpServer::Impl::run_worker() {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      // Nothing we post throws; if something does, keep the worker alive.
+      log->error("http worker: unexpected exception: {}", e.what());
+    } catch (...) {
+      log->error("http worker: unexpected exception");
+    }
+  }
+}
+
+HttpServer::Impl::Dispatched HttpServer::Impl::dispatch(const RouteTable& table, HttpRequest& req) {
+  auto it = table.by_path.find(req.target);
+  if (it == table.by_path.end()) {
+    return {HttpResponse::error(404, fmt::format("invalid request: no route for {}", req.target)),
+            "other"};
+  }
+  std::string_view label = it->first;
+  const Route* route = nullptr;
+  for (size_t i : it->second) {
+    if (table.routes[i].method == req.method) route = &table.routes[i];
+  }
+  if (route == nullptr) {
+    auto res = HttpResponse::error(
+        405, fmt::format("invalid request: method {} not allowed on {}", req.method, req.target));
+    res.headers.emplace_back("Allow", table.allow_header.find(req.target)->second);
+    return {std::move(res), label};
+  }
+
+  size_t g = size_t(route->group);
+  if (route->group != AuthGroup::kNone && allow[g] != nullptr && !allow[g]->empty()) {
+    const std::string* match = nullptr;
+    for (const auto& id : req.client_identities) {
+      if (std::find(allow[g]->begin(), allow[g]->end(), id) != allow[g]->end()) {
+        match = &id;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      std::string who = req.client_identity.empty() ? "(anonymous)" : req.client_identity;
+      return {HttpResponse::error(403, fmt::format("forbidden: client {} is not allowed to call "
+                                                   "{} routes",
+                                                   who, to_string(route->group))),
+              label};
+    }
+    req.client_identity = *match;
+  }
+
+  std::optional<InflightSlot> slot;
+  if (route->group != AuthGroup::kNone) {
+    slot.emplace(inflight[g], inflight_limit[g], inflight_gauge[g]);
+    if (!slot->acquired()) {
+      auto res =
+          HttpResponse::error(429, fmt::format("overloaded: more than {} {} requests in flight",
+                                               inflight_limit[g], to_string(route->group)));
+      res.headers.emplace_back("Retry-After", "1");
+      return {std::move(res), label};
+    }
+  }
+  try {
+    return {route->handler(req), label};
+  } catch (const std::exception& e) {
+    log->error("handler {} {} (request {}) threw: {}", req.method, req.target, req.request_id,
+               e.what());
+    return {HttpResponse::error(500, fmt::format("internal: {}", e.what())), label};
+  } catch (...) {
+    log->error("handler {} {} (request {}) threw a non-standard exception", req.method, req.target,
+               req.request_id);
+    return {HttpResponse::error(500, "internal: unknown exception"), label};
+  }
+}
+
+void HttpServer::Impl::record(std::string_view route, int status, std::string_view outcome,
+                              double seconds) {
+  char code[12];
+  auto [end, ec] = std::to_chars(code, code + sizeof code, status);
+  std::string_view code_sv(code, end - code);
+  requests_total->labels({route, code_sv}).inc();
+  request_duration->labels({route, outcome}).observe(seconds);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HttpServer
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  if (!impl_) return;
+  impl_->begin_shutdown(std::chrono::milliseconds(0));
+  wait();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerConfig config,
+                                                       std::vector<Route> routes,
+                                                       MetricsRegistry* metrics) {
+  auto impl = std::make_unique<Impl>();
+  if (auto st = impl->init(std::move(config), std::move(routes), metrics); !st) {
+    return st.error();
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+uint16_t HttpServer::port() const {
+  return impl_->bound_port;
+}
+uint16_t HttpServer::metrics_port() const {
+  return impl_->bound_metrics_port;
+}
+MetricsRegistry& HttpServer::metrics() {
+  return *impl_->metrics;
+}
+
+void HttpServer::start() {
+  if (impl_->started.exchange(true)) return;
+  net::post(impl_->control, [impl = impl_.get()] {
+    if (impl->stopping.load()) return;
+    for (auto& l : impl->listeners) impl->do_accept(*l);
+  });
+  int n = impl_->config.threads > 0 ? impl_->config.threads
+                                    : int(std::max(1u, std::thread::hardware_concurrency()));
+  impl_->threads.reserve(n);
+  for (int i = 0; i < n; ++i)
+    impl_->threads.emplace_back([impl = impl_.get()] { impl->run_worker(); });
+}
+
+void HttpServer::request_shutdown(std::chrono::milliseconds grace) {
+  impl_->begin_shutdown(grace);
+}
+
+void HttpServer::wait() {
+  std::lock_guard lock(impl_->wait_mu);
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+  impl_->threads_done.store(true);
+}
+
+void HttpServer::shutdown(std::chrono::milliseconds grace) {
+  request_shutdown(grace);
+  wait();
+}
+
+void HttpServer::shutdown_on_signals(std::chrono::milliseconds grace) {
+  Impl* impl = impl_.get();
+  impl->signals.emplace(impl->control, SIGINT, SIGTERM);
+  impl->signals->async_wait([impl, grace](error_code ec, int signo) {
+    if (ec) return;
+    impl->log->info("received signal {}, shutting down", signo);
+    impl->begin_shutdown(grace);
+  });
+}
+
+}  // namespace hamisim::server

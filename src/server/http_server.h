@@ -1,0 +1,147 @@
+#pragma once
+// The HTTP(S) server of `hamisim serve`: transport, TLS/mTLS, auth groups, limits, metrics and
+// request logs. It knows nothing about scheduling; routes are registered by their owners.
+//
+// Beast/Asio stay behind the pimpl so that route code compiles without them.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/result.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace hamisim::server {
+
+class MetricsRegistry;
+
+// Who may call a route (spec §4.1, §4.3). kNone routes (health, readiness) are open to any
+// client that passed the TLS handshake and are not subject to in-flight limits.
+enum class AuthGroup { kNone, kLive, kSimulation, kWebhook };
+std::string_view to_string(AuthGroup g);  // "none" | "live" | "simulation" | "webhook"
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path without the query
+  std::string query;   // after '?', undecoded; empty when absent
+  std::string body;
+  std::string content_type;
+  HeaderList headers;  // as received
+  // Identity of the verified client certificate: the allow-list entry that matched, otherwise
+  // the subject CN (or first DNS SAN when there is no CN). Empty without a client certificate.
+  std::string client_identity;
+  std::vector<std::string> client_identities;  // subject CN first, then DNS SANs
+  std::string request_id;                      // X-Request-Id as received, or generated
+  std::string remote_address;                  // "ip:port"
+
+  // First header with this name (case-insensitive), empty if absent.
+  std::string_view header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  HeaderList headers;  // extra headers; Content-Length, Connection are set by the server
+  // Label for hamisim_http_request_duration_seconds; derived from the status when empty
+  // ("ok", "client_error", "forbidden", "overloaded", "server_error"). Routes set it to tell
+  // apart e.g. an HTTP 200 carrying an `Error` ("error") from a real success.
+  std::string outcome;
+
+  static HttpResponse json(int status, std::string body);
+  // {"Error":"<message>"}, message JSON-escaped.
+  static HttpResponse error(int status, std::string_view message);
+};
+
+using Handler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct Route {
+  std::string method;  // exact, upper case
+  std::string path;    // exact match on the path
+  AuthGroup group = AuthGroup::kNone;
+  Handler handler;
+};
+
+struct ServerConfig {
+  // "host:port" or "[v6]:port"; host is an IP literal, "localhost", or empty (all interfaces).
+  // Port 0 picks an ephemeral port (see HttpServer::port()).
+  std::string listen = "127.0.0.1:8443";
+  // Plain HTTP /metrics listener; empty disables it.
+  std::string metrics_listen = "127.0.0.1:9395";
+
+  // Plain HTTP is allowed only when asked for or on a loopback address; otherwise tls_cert
+  // and tls_key are required.
+  bool insecure_http = false;
+  std::string tls_cert, tls_key;  // PEM; reloaded when they change
+  std::string client_ca;          // PEM bundle; makes client certificates mandatory
+  // Certificate identities (CN or DNS SAN) allowed per group; empty = any verified client.
+  // A non-empty list requires client_ca.
+  std::vector<std::string> allow_live_clients, allow_simulation_clients, allow_webhook_clients;
+  // How often (at most) new connections check the TLS files for changes.
+  std::chrono::milliseconds tls_reload_interval{1000};
+
+  size_t max_body_bytes = 4 << 20;
+  size_t max_header_bytes = 16 << 10;
+  // Concurrent requests per group beyond which 429 is returned; <= 0 means unlimited.
+  int max_inflight_live = 256;
+  int max_inflight_simulation = 64;
+  int max_inflight_webhook = 64;
+  int max_connections = 10000;
+
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};  // also TLS handshake
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};    // body read, response write
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(90)};  // between keep-alive requests
+
+  int threads = 0;  // worker threads; 0 = hardware_concurrency
+
+  std::shared_ptr<spdlog::logger> logger;  // null = spdlog's default logger
+};
+
+class HttpServer {
+ public:
+  // Validates the configuration, loads TLS material and binds the listeners (so port() is
+  // known and "address in use" is reported here). `metrics` may be null: the server then keeps
+  // a private registry. A non-null registry must outlive the server.
+  static Result<std::unique_ptr<HttpServer>> create(ServerConfig config, std::vector<Route> routes,
+                                                    MetricsRegistry* metrics = nullptr);
+  ~HttpServer();  // shuts down with no grace if still running
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  uint16_t port() const;          // bound port of `listen`
+  uint16_t metrics_port() const;  // bound port of `metrics_listen`, 0 if disabled
+  MetricsRegistry& metrics();
+
+  // Starts the worker threads and begins accepting. Call once.
+  void start();
+
+  // Stops accepting, closes idle keep-alive connections, lets in-flight requests finish (their
+  // responses carry `Connection: close`), and after `grace` closes whatever remains.
+  // Non-blocking, idempotent, callable from any thread, including a handler.
+  void request_shutdown(std::chrono::milliseconds grace);
+  // Blocks until every connection is closed and the worker threads have exited.
+  void wait();
+  // request_shutdown(grace) + wait(). Not from a handler.
+  void shutdown(std::chrono::milliseconds grace);
+
+  // SIGTERM and SIGINT trigger request_shutdown(grace). Call before start().
+  void shutdown_on_signals(std::chrono::milliseconds grace);
+
+  struct Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hamisim::server

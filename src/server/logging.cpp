@@ -1,0 +1,102 @@
+#include "server/logging.h"
+
+#include <chrono>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/formatter.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace hamisim::server {
+namespace {
+
+void append_json_string(spdlog::memory_buf_t& dest, std::string_view s) {
+  dest.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        dest.append(std::string_view("\\\""));
+        break;
+      case '\\':
+        dest.append(std::string_view("\\\\"));
+        break;
+      case '\n':
+        dest.append(std::string_view("\\n"));
+        break;
+      case '\r':
+        dest.append(std::string_view("\\r"));
+        break;
+      case '\t':
+        dest.append(std::string_view("\\t"));
+        break;
+      default:
+        if (c < 0x20) {
+          fmt::format_to(std::back_inserter(dest), "\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          dest.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  dest.push_back('"');
+}
+
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    auto since_epoch = msg.time.time_since_epoch();
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since_epoch - secs);
+    std::time_t t = secs.count();
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    fmt::format_to(std::back_inserter(dest), R"({{"ts":"{:%Y-%m-%dT%H:%M:%S}.{:06d}Z","level":)",
+                   tm, micros.count());
+    auto level = spdlog::level::to_string_view(msg.level);
+    append_json_string(dest, std::string_view(level.data(), level.size()));
+    if (msg.logger_name.size() > 0) {
+      dest.append(std::string_view(R"(,"logger":)"));
+      append_json_string(dest, std::string_view(msg.logger_name.data(), msg.logger_name.size()));
+    }
+    dest.append(std::string_view(R"(,"msg":)"));
+    append_json_string(dest, std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(std::string_view("}\n"));
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonFormatter>();
+  }
+};
+
+}  // namespace
+
+Result<LogFormat> parse_log_format(std::string_view s) {
+  if (s == "text") return LogFormat::kText;
+  if (s == "json") return LogFormat::kJson;
+  return make_error(fmt::format("log format must be \"text\" or \"json\", not \"{}\"", s));
+}
+
+std::unique_ptr<spdlog::formatter> make_json_formatter() {
+  return std::make_unique<JsonFormatter>();
+}
+
+Status init_logging(LogFormat format, std::string_view level) {
+  auto lvl = spdlog::level::from_str(std::string(level));
+  if (lvl == spdlog::level::off && level != "off") {
+    return make_error(fmt::format("unknown log level {}", level));
+  }
+  auto logger = std::make_shared<spdlog::logger>("hamisim",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (format == LogFormat::kJson) {
+    logger->set_formatter(make_json_formatter());
+  } else {
+    logger->set_formatter(std::make_unique<spdlog::pattern_formatter>(
+        "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v", spdlog::pattern_time_type::utc));
+  }
+  logger->set_level(lvl);
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(std::move(logger));
+  return ok_status();
+}
+
+}  // namespace hamisim::server

@@ -1,0 +1,870 @@
+// The HTTP(S) server against real clients over loopback, on ephemeral ports.
+// No test decides its verdict by a timing; timeouts only keep a broken build from hanging.
+
+#include "server/http_server.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "http_test_client.h"
+#include "server/metrics.h"
+#include "test_certs.h"
+
+namespace hamisim::server {
+namespace {
+
+using namespace std::chrono_literals;
+using ::hamisim::testing::ClientOptions;
+using ::hamisim::testing::ClientResponse;
+using ::hamisim::testing::HttpTestClient;
+using ::hamisim::testing::TestPki;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A handler that parks until released, to hold requests in flight.
+class Gate {
+ public:
+  void enter_and_wait() {
+    std::unique_lock lock(mu_);
+    ++entered_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+  }
+  bool wait_entered(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 60s, [&] { return entered_ >= n; });
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int entered_ = 0;
+  bool open_ = false;
+};
+
+ServerConfig test_config() {
+  ServerConfig c;
+  c.listen = "127.0.0.1:0";
+  c.metrics_listen = "127.0.0.1:0";
+  c.threads = 4;
+  return c;
+}
+
+HttpResponse text(std::string body) {
+  HttpResponse r;
+  r.content_type = "text/plain";
+  r.body = std::move(body);
+  return r;
+}
+
+std::vector<Route> test_routes(std::atomic<int>* calls = nullptr) {
+  auto counted = [calls](std::string body) {
+    return [calls, body](const HttpRequest&) {
+      if (calls) ++*calls;
+      return text(body);
+    };
+  };
+  return {
+      {"GET", "/healthz", AuthGroup::kNone, counted("ok")},
+      {"POST", "/filter", AuthGroup::kLive, counted("live")},
+      {"POST", "/filter-simulation", AuthGroup::kSimulation, counted("simulation")},
+      {"POST", "/webhook", AuthGroup::kWebhook, counted("webhook")},
+      {"POST", "/echo", AuthGroup::kSimulation,
+       [](const HttpRequest& req) {
+         HttpResponse r = text(req.body);
+         r.headers = {{"X-Identity", req.client_identity},
+                      {"X-Remote", req.remote_address},
+                      {"X-Seen-Request-Id", req.request_id},
+                      {"X-Query", req.query},
+                      {"X-Content-Type", req.content_type}};
+         return r;
+       }},
+      {"GET", "/multi", AuthGroup::kNone, counted("get")},
+      {"PUT", "/multi", AuthGroup::kNone, counted("put")},
+      {"POST", "/throw", AuthGroup::kSimulation,
+       [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); }},
+      {"POST", "/throw-int", AuthGroup::kSimulation,
+       [](const HttpRequest&) -> HttpResponse { throw 42; }},
+  };
+}
+
+std::unique_ptr<HttpServer> start_server(ServerConfig config, std::vector<Route> routes,
+                                         MetricsRegistry* metrics = nullptr) {
+  auto server = HttpServer::create(std::move(config), std::move(routes), metrics);
+  if (!server) {
+    ADD_FAILURE() << "create failed: " << server.error().message;
+    return nullptr;
+  }
+  server.value()->start();
+  return std::move(server.value());
+}
+
+ClientOptions plain_client(const HttpServer& s) {
+  ClientOptions o;
+  o.port = s.port();
+  return o;
+}
+
+ClientOptions metrics_client(const HttpServer& s) {
+  ClientOptions o;
+  o.port = s.metrics_port();
+  return o;
+}
+
+ClientResponse must(Result<ClientResponse> r) {
+  if (!r) {
+    ADD_FAILURE() << r.error().message;
+    return {};
+  }
+  return std::move(r.value());
+}
+
+std::unique_ptr<HttpTestClient> must_connect(const ClientOptions& o) {
+  auto c = HttpTestClient::connect(o);
+  if (!c) {
+    ADD_FAILURE() << "connect: " << c.error().message;
+    return nullptr;
+  }
+  return std::move(c.value());
+}
+
+// --- routing -------------------------------------------------------------------------------
+
+TEST(HttpServer, ServesARegisteredRoute) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "GET", "/healthz"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok");
+  EXPECT_EQ(r.header("Content-Type"), "text/plain");
+  server->shutdown(5s);
+}
+
+TEST(HttpServer, PassesQueryBodyAndContentTypeToTheHandler) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "POST", "/echo?a=1&b=2", "{\"x\":1}",
+                                      {{"Content-Type", "application/json; charset=utf-8"}}));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"x\":1}");
+  EXPECT_EQ(r.header("X-Query"), "a=1&b=2");
+  EXPECT_EQ(r.header("X-Content-Type"), "application/json; charset=utf-8");
+}
+
+TEST(HttpServer, UnknownPathGets404) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "GET", "/nope"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.header("Content-Type"), "application/json");
+  EXPECT_EQ(r.body, R"({"Error":"invalid request: no route for /nope"})");
+}
+
+TEST(HttpServer, WrongMethodGets405WithAllow) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "GET", "/filter"));
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.header("Allow"), "POST");
+  r = must(testing::http_request(plain_client(*server), "DELETE", "/multi"));
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.header("Allow"), "GET, PUT");
+  EXPECT_THAT(r.body, HasSubstr("method DELETE not allowed on /multi"));
+}
+
+TEST(HttpServer, RejectsInvalidRoutes) {
+  auto dup = test_routes();
+  dup.push_back({"GET", "/healthz", AuthGroup::kNone, [](const HttpRequest&) { return text(""); }});
+  auto r = HttpServer::create(test_config(), dup);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("registered twice"));
+  auto no_handler = HttpServer::create(test_config(), {{"GET", "/x", AuthGroup::kNone, nullptr}});
+  EXPECT_FALSE(no_handler.ok());
+  auto bad_path = HttpServer::create(
+      test_config(), {{"GET", "x", AuthGroup::kNone, [](const HttpRequest&) { return text(""); }}});
+  EXPECT_FALSE(bad_path.ok());
+}
+
+TEST(HttpServer, HandlerExceptionBecomes500AndTheConnectionSurvives) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto r = must(client->request("POST", "/throw", "{}"));
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"Error":"internal: boom"})");
+  r = must(client->request("POST", "/throw-int", "{}"));
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"Error":"internal: unknown exception"})");
+  r = must(client->request("GET", "/healthz"));
+  EXPECT_EQ(r.status, 200);
+}
+
+TEST(HttpServer, KeepAliveServesTwoRequestsOnOneConnection) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto a = must(client->request("POST", "/echo", "one"));
+  auto b = must(client->request("POST", "/echo", "two"));
+  EXPECT_EQ(a.body, "one");
+  EXPECT_EQ(b.body, "two");
+  EXPECT_TRUE(a.keep_alive);
+  EXPECT_FALSE(a.header("X-Remote").empty());
+  EXPECT_EQ(a.header("X-Remote"), b.header("X-Remote"));  // same client port: same connection
+}
+
+TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nA"
+                              "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+                              "Connection: close\r\n\r\nB")
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  auto first = raw->find("\r\n\r\nA");
+  auto second = raw->find("\r\n\r\nB");
+  EXPECT_NE(first, std::string::npos);
+  EXPECT_NE(second, std::string::npos);
+  EXPECT_LT(first, second);
+}
+
+TEST(HttpServer, RequestIdIsEchoedOrGenerated) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "POST", "/echo", "x",
+                                      {{"X-Request-Id", "abc-123"}}));
+  EXPECT_EQ(r.header("X-Request-Id"), "abc-123");
+  EXPECT_EQ(r.header("X-Seen-Request-Id"), "abc-123");
+  auto g1 = must(testing::http_request(plain_client(*server), "POST", "/echo", "x"));
+  auto g2 = must(testing::http_request(plain_client(*server), "GET", "/nope"));
+  EXPECT_FALSE(g1.header("X-Request-Id").empty());
+  EXPECT_EQ(g1.header("X-Request-Id"), g1.header("X-Seen-Request-Id"));
+  EXPECT_NE(g1.header("X-Request-Id"), g2.header("X-Request-Id"));
+}
+
+TEST(HttpServer, LogsOneDebugLinePerRequest) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  logger->set_level(spdlog::level::debug);
+  auto config = test_config();
+  config.logger = logger;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  must(testing::http_request(plain_client(*server), "POST", "/echo", "x",
+                             {{"X-Request-Id", "req-42"}}));
+  server->shutdown(5s);
+  std::string logs = out.str();
+  EXPECT_THAT(logs, HasSubstr("id=req-42 method=POST path=/echo status=200"));
+}
+
+// --- limits --------------------------------------------------------------------------------
+
+TEST(HttpServer, BodyOverTheLimitGets413) {
+  std::atomic<int> calls{0};
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  auto server = start_server(config, test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto at_limit =
+      must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(1024, 'a')));
+  EXPECT_EQ(at_limit.status, 200);
+  auto over =
+      must(testing::http_request(plain_client(*server), "POST", "/filter", std::string(1025, 'a')));
+  EXPECT_EQ(over.status, 413);
+  EXPECT_EQ(over.body, R"({"Error":"invalid request: body exceeds 1024 bytes"})");
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(HttpServer, DeclaredOversizedBodyGets413WithoutBeingRead) {
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  // Announces 5 MB, sends only the headers: the answer must come without the body.
+  ASSERT_TRUE(
+      client->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413"));
+  EXPECT_THAT(*raw, HasSubstr("Connection: close"));
+}
+
+TEST(HttpServer, ChunkedBodyOverTheLimitGets413) {
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  std::string chunk(2000, 'z');
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "7d0\r\n" +
+                              chunk + "\r\n")
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413"));
+}
+
+TEST(HttpServer, OversizedHeaderGets431) {
+  auto config = test_config();
+  config.max_header_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto r = testing::http_request(plain_client(*server), "GET", "/healthz", "",
+                                 {{"X-Big", std::string(4096, 'h')}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 431);
+}
+
+TEST(HttpServer, MalformedRequestGets400) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->write_raw("GARBAGE\x01 / HTTP/1.1\r\n\r\n").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(*raw, HasSubstr("invalid request: malformed HTTP"));
+}
+
+TEST(HttpServer, Expect100ContinueIsHonoured) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                              "Expect: 100-continue\r\nConnection: close\r\n\r\n")
+                  .ok());
+  ASSERT_TRUE(client->write_raw("hello").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK"));
+  EXPECT_THAT(*raw, HasSubstr("\r\n\r\nhello"));
+}
+
+TEST(HttpServer, InflightLimitPerGroupGets429) {
+  Gate gate;
+  auto config = test_config();
+  config.max_inflight_simulation = 2;
+  config.threads = 4;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/slow", AuthGroup::kSimulation, [&](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("slow");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+
+  std::vector<std::thread> blocked;
+  std::vector<ClientResponse> blocked_results(2);
+  for (int i = 0; i < 2; ++i) {
+    blocked.emplace_back([&, i] {
+      auto o = plain_client(*server);
+      o.timeout = 120s;
+      blocked_results[i] = must(testing::http_request(o, "POST", "/slow", "x"));
+    });
+  }
+  ASSERT_TRUE(gate.wait_entered(2));
+
+  auto limited = must(testing::http_request(plain_client(*server), "POST", "/echo", "x"));
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(limited.header("Retry-After"), "1");
+  EXPECT_THAT(limited.body, HasSubstr("overloaded: more than 2 simulation requests in flight"));
+  // Other groups have their own budget; kNone routes have none.
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter", "x")).status, 200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  auto metrics = must(testing::http_request(metrics_client(*server), "GET", "/metrics"));
+  EXPECT_THAT(metrics.body, HasSubstr("hamisim_http_inflight_requests{group=\"simulation\"} 2\n"));
+
+  gate.release();
+  for (auto& t : blocked) t.join();
+  for (const auto& r : blocked_results) EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/echo", "x")).status, 200);
+}
+
+// --- timeouts (slowloris) ------------------------------------------------------------------
+
+TEST(HttpServer, HalfAHeaderIsDisconnectedAfterTheHeaderTimeout) {
+  auto config = test_config();
+  config.header_timeout = 300ms;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->write_raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;  // closed by the server
+  EXPECT_EQ(*raw, "");
+}
+
+TEST(HttpServer, SilentNewConnectionIsDisconnectedAfterTheHeaderTimeout) {
+  auto config = test_config();
+  config.header_timeout = 300ms;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+}
+
+TEST(HttpServer, StalledBodyIsDisconnectedAfterTheBodyTimeout) {
+  auto config = test_config();
+  config.body_timeout = 300ms;
+  std::atomic<int> calls{0};
+  auto server = start_server(config, test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(
+      client->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_EQ(*raw, "");
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(HttpServer, IdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  auto config = test_config();
+  config.idle_timeout = 300ms;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  EXPECT_EQ(must(client->request("GET", "/healthz")).status, 200);
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_EQ(*raw, "");
+}
+
+// --- configuration validation ------------------------------------------------------------
+
+TEST(HttpServerConfig, PlainHttpOnNonLoopbackIsRefusedWithoutTls) {
+  auto config = test_config();
+  config.listen = "0.0.0.0:0";
+  auto refused = HttpServer::create(config, test_routes());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("refusing plain HTTP on non-loopback address"));
+
+  config.insecure_http = true;
+  auto insecure = HttpServer::create(config, test_routes());
+  EXPECT_TRUE(insecure.ok()) << insecure.error().message;
+
+  TestPki pki;
+  config.insecure_http = false;
+  config.tls_cert = pki.server.cert;
+  config.tls_key = pki.server.key;
+  auto tls = HttpServer::create(config, test_routes());
+  EXPECT_TRUE(tls.ok()) << tls.error().message;
+}
+
+TEST(HttpServerConfig, LoopbackAllowsPlainHttp) {
+  for (const char* listen : {"127.0.0.1:0", "localhost:0", "[::1]:0"}) {
+    auto config = test_config();
+    config.listen = listen;
+    auto r = HttpServer::create(config, test_routes());
+    // ::1 may be unavailable in a container; only the TLS rule is under test.
+    if (!r.ok()) {
+      EXPECT_THAT(r.error().message, ::testing::Not(HasSubstr("refusing"))) << listen;
+    }
+  }
+}
+
+TEST(HttpServerConfig, RejectsInconsistentSecuritySettings) {
+  TestPki pki;
+  auto config = test_config();
+  config.allow_live_clients = {"kube-scheduler"};
+  auto r = HttpServer::create(config, test_routes());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("--allow-live-clients needs --client-ca"));
+
+  config = test_config();
+  config.client_ca = pki.ca.ca_cert();
+  EXPECT_FALSE(HttpServer::create(config, test_routes()).ok());  // client CA without TLS
+
+  config = test_config();
+  config.tls_cert = pki.server.cert;  // key missing
+  EXPECT_FALSE(HttpServer::create(config, test_routes()).ok());
+
+  config = test_config();
+  config.tls_cert = pki.server.cert;
+  config.tls_key = pki.scheduler.key;  // does not match
+  r = HttpServer::create(config, test_routes());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("private key"));
+
+  config = test_config();
+  config.listen = "not-an-ip:80";
+  EXPECT_FALSE(HttpServer::create(config, test_routes()).ok());
+  config.listen = "127.0.0.1:http";
+  EXPECT_FALSE(HttpServer::create(config, test_routes()).ok());
+}
+
+TEST(HttpServerConfig, PortInUseIsAnError) {
+  auto first = start_server(test_config(), test_routes());
+  ASSERT_TRUE(first);
+  auto config = test_config();
+  config.listen = "127.0.0.1:" + std::to_string(first->port());
+  auto second = HttpServer::create(config, test_routes());
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.error().message, HasSubstr("bind"));
+}
+
+// --- TLS and mTLS --------------------------------------------------------------------------
+
+class HttpServerTls : public ::testing::Test {
+ protected:
+  ServerConfig tls_config() {
+    auto c = test_config();
+    c.tls_cert = pki_.server.cert;
+    c.tls_key = pki_.server.key;
+    return c;
+  }
+  ServerConfig mtls_config() {
+    auto c = tls_config();
+    c.client_ca = pki_.ca.ca_cert();
+    c.allow_live_clients = {"kube-scheduler"};
+    c.allow_simulation_clients = {"cluster-autoscaler.kube-system.svc"};  // a DNS SAN
+    return c;
+  }
+  ClientOptions client(const HttpServer& s, const testing::CertFiles* cert = nullptr) {
+    ClientOptions o;
+    o.port = s.port();
+    o.tls = true;
+    o.ca_file = pki_.ca.ca_cert();
+    if (cert) {
+      o.cert_file = cert->cert;
+      o.key_file = cert->key;
+    }
+    return o;
+  }
+  TestPki pki_;
+};
+
+TEST_F(HttpServerTls, HandshakeSucceedsAndServes) {
+  auto server = start_server(tls_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto c = must_connect(client(*server));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->server_common_name(), "hamisim");
+  auto r = must(c->request("POST", "/echo", "over tls"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "over tls");
+  EXPECT_EQ(r.header("X-Identity"), "");                       // no client certificate asked for
+  EXPECT_EQ(must(c->request("GET", "/healthz")).status, 200);  // keep-alive over TLS
+}
+
+TEST_F(HttpServerTls, PlainHttpClientCannotTalkToTheTlsListener) {
+  std::atomic<int> calls{0};
+  auto server = start_server(tls_config(), test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto r = testing::http_request(plain_client(*server), "GET", "/healthz");
+  EXPECT_FALSE(r.ok() && r->status == 200);
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST_F(HttpServerTls, MtlsAllowListAdmitsTheRightClientPerGroup) {
+  auto server = start_server(mtls_config(), test_routes());
+  ASSERT_TRUE(server);
+
+  auto sched = must_connect(client(*server, &pki_.scheduler));
+  ASSERT_TRUE(sched);
+  auto r = must(sched->request("POST", "/filter", "{}"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "live");
+  r = must(sched->request("POST", "/filter-simulation", "{}"));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(
+      r.body,
+      R"({"Error":"forbidden: client kube-scheduler is not allowed to call simulation routes"})");
+  EXPECT_EQ(must(sched->request("GET", "/healthz")).status, 200);         // kNone: no allow list
+  EXPECT_EQ(must(sched->request("POST", "/webhook", "{}")).status, 200);  // empty list: any client
+
+  auto ca = must_connect(client(*server, &pki_.autoscaler));
+  ASSERT_TRUE(ca);
+  r = must(ca->request("POST", "/echo", "sim"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("X-Identity"),
+            "cluster-autoscaler.kube-system.svc");  // the entry that matched
+  r = must(ca->request("POST", "/filter", "{}"));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(
+      r.body,
+      R"({"Error":"forbidden: client cluster-autoscaler is not allowed to call live routes"})");
+}
+
+TEST_F(HttpServerTls, MissingClientCertificateNeverReachesAHandler) {
+  std::atomic<int> calls{0};
+  auto server = start_server(mtls_config(), test_routes(&calls));
+  ASSERT_TRUE(server);
+  // With TLS 1.3 the client may finish its handshake before the server rejects it, so the
+  // failure may show on the request instead.
+  auto r = testing::http_request(client(*server), "GET", "/healthz");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(calls.load(), 0);
+  auto metrics = must(testing::http_request(metrics_client(*server), "GET", "/metrics"));
+  EXPECT_THAT(metrics.body, ::testing::ContainsRegex("hamisim_tls_handshake_failures_total [1-9]"));
+}
+
+TEST_F(HttpServerTls, UntrustedClientCertificateNeverReachesAHandler) {
+  std::atomic<int> calls{0};
+  auto server = start_server(mtls_config(), test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto r = testing::http_request(client(*server, &pki_.untrusted), "GET", "/healthz");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST_F(HttpServerTls, CertificateFilesAreReloadedForNewConnections) {
+  std::string cert = (pki_.ca.dir() / "live.crt").string();
+  std::string key = (pki_.ca.dir() / "live.key").string();
+  pki_.ca.issue_to({"hamisim-a", {"localhost"}, {"127.0.0.1"}, testing::CertUsage::kServer}, cert,
+                   key);
+  auto config = tls_config();
+  config.tls_cert = cert;
+  config.tls_key = key;
+  config.tls_reload_interval = 50ms;
+  MetricsRegistry metrics;
+  auto server = start_server(config, test_routes(), &metrics);
+  ASSERT_TRUE(server);
+
+  auto old_conn = must_connect(client(*server));
+  ASSERT_TRUE(old_conn);
+  EXPECT_EQ(old_conn->server_common_name(), "hamisim-a");
+
+  pki_.ca.issue_to({"hamisim-b", {"localhost"}, {"127.0.0.1"}, testing::CertUsage::kServer}, cert,
+                   key);
+  std::string seen;
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       seen != "hamisim-b" && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(20ms);
+    auto c = must_connect(client(*server));
+    if (!c) break;
+    seen = c->server_common_name();
+  }
+  EXPECT_EQ(seen, "hamisim-b");
+  EXPECT_EQ(must(old_conn->request("GET", "/healthz")).status, 200);  // existing one unaffected
+
+  // A broken replacement is reported and the last good certificate stays in use.
+  auto& failed =
+      metrics.counter("hamisim_tls_certificate_reloads_total", "", {"result"}).labels({"error"});
+  testing::write_file_atomically(cert, "-----BEGIN CERTIFICATE-----\ngarbage\n");
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       failed.value() == 0 && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(20ms);
+    must_connect(client(*server));
+  }
+  EXPECT_EQ(failed.value(), 1u);
+  auto after = must_connect(client(*server));
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->server_common_name(), "hamisim-b");
+  EXPECT_EQ(must(after->request("GET", "/healthz")).status, 200);
+}
+
+TEST_F(HttpServerTls, ManyConcurrentMtlsClientsAllSucceed) {
+  auto server = start_server(mtls_config(), test_routes());
+  ASSERT_TRUE(server);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = HttpTestClient::connect(client(*server, t % 2 ? &pki_.scheduler : &pki_.autoscaler));
+      if (!c) return;
+      for (int i = 0; i < 20; ++i) {
+        auto r = c.value()->request("POST", t % 2 ? "/filter" : "/filter-simulation", "{}");
+        if (r && r->status == 200) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 8 * 20);
+}
+
+// --- concurrency, shutdown, metrics ---------------------------------------------------------
+
+TEST(HttpServer, ManyConcurrentClientsAllSucceed) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<HttpTestClient> keep;
+      for (int i = 0; i < 50; ++i) {
+        std::string body = std::to_string(t) + "/" + std::to_string(i);
+        Result<ClientResponse> r = make_error("unset");
+        if (t % 2) {  // half reuse one connection, half connect per request
+          if (!keep) {
+            auto c = HttpTestClient::connect(plain_client(*server));
+            if (!c) continue;
+            keep = std::move(c.value());
+          }
+          r = keep->request("POST", "/echo", body);
+        } else {
+          r = testing::http_request(plain_client(*server), "POST", "/echo", body);
+        }
+        if (r && r->status == 200 && r->body == body) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 16 * 50);
+}
+
+TEST(HttpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {
+  Gate gate;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/slow", AuthGroup::kSimulation, [&](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("finished");
+                    }});
+  auto config = test_config();
+  config.idle_timeout = 600s;
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  uint16_t port = server->port();
+
+  auto idle = must_connect(plain_client(*server));
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(must(idle->request("GET", "/healthz")).status, 200);
+
+  ClientResponse in_flight;
+  std::thread slow([&] {
+    auto o = plain_client(*server);
+    o.timeout = 120s;
+    in_flight = must(testing::http_request(o, "POST", "/slow", "x"));
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+
+  server->request_shutdown(120s);
+  // The idle keep-alive connection is closed at once, while the request is still running.
+  auto closed = idle->read_until_close();
+  EXPECT_TRUE(closed.ok()) << closed.error().message;
+
+  gate.release();
+  slow.join();
+  EXPECT_EQ(in_flight.status, 200);
+  EXPECT_EQ(in_flight.body, "finished");
+  EXPECT_FALSE(in_flight.keep_alive);  // Connection: close
+  server->wait();
+
+  ClientOptions o;
+  o.port = port;
+  o.timeout = 5s;
+  EXPECT_FALSE(testing::http_request(o, "GET", "/healthz").ok());  // no longer listening
+}
+
+TEST(HttpServer, ShutdownGraceBoundsAStuckRequest) {
+  Gate gate;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/slow", AuthGroup::kSimulation, [&](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("late");
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  auto stuck = must_connect(plain_client(*server));
+  ASSERT_TRUE(stuck);
+  // Half a request: the connection is reading, not idle, so shutdown waits for it.
+  ASSERT_TRUE(stuck->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\n").ok());
+  server->shutdown(100ms);  // returns once the grace period closed it
+  auto closed = stuck->read_until_close();
+  EXPECT_TRUE(closed.ok());
+  gate.release();
+}
+
+TEST(HttpServer, SigtermTriggersGracefulShutdown) {
+  auto server = HttpServer::create(test_config(), test_routes());
+  ASSERT_TRUE(server.ok());
+  server.value()->shutdown_on_signals(5s);
+  server.value()->start();
+  EXPECT_EQ(must(testing::http_request(plain_client(*server.value()), "GET", "/healthz")).status,
+            200);
+  ::kill(::getpid(), SIGTERM);
+  server.value()->wait();  // returns only because the signal shut the server down
+}
+
+TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
+  MetricsRegistry metrics;
+  metrics.counter("hamisim_fit_outcomes_total", "Fit outcomes.", {"class", "reason"})
+      .labels({"fit", "none"})
+      .inc();
+  auto server = start_server(test_config(), test_routes(), &metrics);
+  ASSERT_TRUE(server);
+  ASSERT_NE(server->metrics_port(), 0);
+  for (int i = 0; i < 3; ++i) must(testing::http_request(plain_client(*server), "GET", "/healthz"));
+  must(testing::http_request(plain_client(*server), "GET", "/nope/with/a/long/path"));
+  must(testing::http_request(plain_client(*server), "POST", "/throw", "{}"));
+
+  // The extender listener does not serve /metrics; the metrics listener serves only that.
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/metrics")).status, 404);
+  ClientOptions m;
+  m.port = server->metrics_port();
+  EXPECT_EQ(must(testing::http_request(m, "GET", "/healthz")).status, 404);
+  auto r = must(testing::http_request(m, "GET", "/metrics"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_requests_total counter\n"));
+  EXPECT_THAT(r.body,
+              HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\"} 3\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"other\",code=\"404\"} "));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/throw\",code=\"500\"} 1\n"));
+  EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_request_duration_seconds histogram\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/healthz\","
+                                "outcome=\"ok\"} 3\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_request_duration_seconds_bucket{route=\"/throw\","
+                                "outcome=\"server_error\",le=\"+Inf\"} 1\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_inflight_requests{group=\"live\"} 0\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_fit_outcomes_total{class=\"fit\",reason=\"none\"} 1\n"));
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("/nope")));  // raw paths never become labels
+}
+
+TEST(HttpServer, RouteCanSetItsOwnOutcome) {
+  auto routes = test_routes();
+  routes.push_back({"POST", "/soft-error", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = HttpResponse::error(200, "invalid request: no pod");
+                      r.outcome = "invalid_request";
+                      return r;
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  auto r = must(testing::http_request(plain_client(*server), "POST", "/soft-error", "{}"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"Error":"invalid request: no pod"})");
+  auto text = server->metrics().render();
+  EXPECT_THAT(text, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/soft-error\","
+                              "outcome=\"invalid_request\"} 1\n"));
+}
+
+}  // namespace
+}  // namespace hamisim::server
