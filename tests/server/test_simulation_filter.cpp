@@ -1,0 +1,289 @@
+// The simulation filter (product spec §5.1–§5.4), called directly: every answer the HTTP route
+// gives comes from here.
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "extender_fixtures.h"
+#include "fit/device_config.h"
+#include "server/simulation_filter.h"
+
+namespace hamisim::server {
+namespace {
+
+using testing::ArgsSpec;
+using testing::args_json;
+using testing::k80_register;
+using testing::node_json;
+using testing::placed_pod_json;
+using testing::pod_json;
+
+constexpr const char* kRegister = "hami.io/node-nvidia-register";
+
+class SimulationFilterTest : public ::testing::Test {
+ protected:
+  SimulationFilterTest()
+      : registry_(fit::build_registry({})), inventory_(registry_), filter_(registry_, inventory_, {}) {}
+
+  boost::json::object run(const std::string& body) {
+    last_ = filter_.filter(body);
+    boost::json::value v = boost::json::parse(last_.body);
+    return v.as_object();
+  }
+  static std::string error_of(const boost::json::object& r) {
+    return std::string(r.at("Error").as_string());
+  }
+  static std::vector<std::string> node_names(const boost::json::object& r) {
+    std::vector<std::string> out;
+    if (r.at("Nodes").is_null()) return out;
+    for (const auto& item : r.at("Nodes").as_object().at("items").as_array()) {
+      out.emplace_back(item.as_object().at("metadata").as_object().at("name").as_string());
+    }
+    return out;
+  }
+
+  device::DeviceRegistry registry_;
+  fit::RegisteredInventoryProvider inventory_;
+  SimulationFilter filter_;
+  SimulationResult last_;
+};
+
+std::string seed_pod(const std::string& gpumem) {
+  return pod_json("gpu-workload", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", gpumem},
+                                   {"nvidia.com/gpucores", "40"}});
+}
+
+// Design document, manual /filter check 1: gpu=1, gpumem=300, gpucores=40 fits the template.
+TEST_F(SimulationFilterTest, SeedScenarioPodFitsTemplateWithTwoK80Entries) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("300");
+  spec.nodes = {node_json("template-node-a", {{kRegister, k80_register()}})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(error_of(r), "");
+  EXPECT_EQ(node_names(r), std::vector<std::string>{"template-node-a"});
+  EXPECT_TRUE(r.at("FailedNodes").as_object().empty());
+  EXPECT_TRUE(r.at("NodeNames").is_null());
+  EXPECT_TRUE(r.at("FailedAndUnresolvableNodes").is_null());
+  const auto& alloc = r.at("Allocations").as_object().at("template-node-a").as_object();
+  // spread (the default GPU policy) picks the idlest GPU; both are idle, the scan starts from
+  // the end of the sorted list, so the second registered GPU is taken.
+  EXPECT_EQ(alloc.at("hami.io/vgpu-devices-allocated").as_string(), "GPU-K80-1,NVIDIA,300,40:;");
+  EXPECT_EQ(alloc.at("hami.io/vgpu-devices-to-allocate").as_string(), "GPU-K80-1,NVIDIA,300,40:;");
+  const auto& diag = r.at("Diagnostics").as_object().at("template-node-a").as_object();
+  EXPECT_EQ(diag.at("Class").as_string(), "Fits");
+  EXPECT_EQ(diag.at("DeviceSource").as_string(), "annotation");
+}
+
+// Design document, manual check 2: gpumem=12000 against devmem 11441 on both entries.
+TEST_F(SimulationFilterTest, SeedScenarioTooMuchMemoryFailsWithCardInsufficientMemory) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("12000");
+  spec.nodes = {node_json("template-node-a", {{kRegister, k80_register()}})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(error_of(r), "");
+  EXPECT_TRUE(node_names(r).empty());
+  EXPECT_EQ(r.at("FailedNodes").as_object().at("template-node-a").as_string(),
+            "2/2 CardInsufficientMemory");
+  EXPECT_EQ(r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
+            "InsufficientCapacity");
+  EXPECT_FALSE(r.at("Allocations").as_object().contains("template-node-a"));
+}
+
+// Design document, manual check 3: without hami.io/node-nvidia-register.
+TEST_F(SimulationFilterTest, SeedScenarioMissingRegistrationIsNodeUnregistered) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("300");
+  spec.nodes = {node_json("template-node-a", {})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(r.at("FailedNodes").as_object().at("template-node-a").as_string(), "node unregistered");
+  EXPECT_EQ(r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
+            "NoDeviceDescription");
+}
+
+// Spec §5.3: a registration that cannot be decoded is not collapsed into "node unregistered".
+TEST_F(SimulationFilterTest, MalformedRegistrationIsReportedWithTheDecoderMessage) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("300");
+  spec.nodes = {node_json("n1", {{kRegister, "[{\"id\":\"GPU-0\",\"devmem\":1.5}]"}})};
+  auto r = run(args_json(spec));
+  const auto& diag = r.at("Diagnostics").as_object().at("n1").as_object();
+  EXPECT_EQ(diag.at("Class").as_string(), "MalformedDeviceDescription");
+  EXPECT_NE(std::string(diag.at("Reason").as_string()).find("devmem"), std::string::npos)
+      << diag.at("Reason").as_string();
+  const std::string failed(r.at("FailedNodes").as_object().at("n1").as_string());
+  EXPECT_NE(failed, "node unregistered");
+  EXPECT_EQ(failed.rfind("malformed device registration: ", 0), 0u) << failed;
+}
+
+// Spec §5.1: every feasible node, in request order, not just the best one.
+TEST_F(SimulationFilterTest, ReturnsEveryFeasibleNodeInRequestOrder) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("5000");
+  spec.nodes = {node_json("c", {{kRegister, k80_register(1)}}),
+                node_json("a", {{kRegister, k80_register(1, 10, 4000)}}),
+                node_json("b", {{kRegister, k80_register(2)}})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(node_names(r), (std::vector<std::string>{"c", "b"}));
+  EXPECT_EQ(r.at("FailedNodes").as_object().at("a").as_string(), "1/1 CardInsufficientMemory");
+  EXPECT_EQ(last_.outcomes.size(), 3u);
+}
+
+// Spec §3: a pod without HAMi resources passes every node and Nodes is echoed.
+TEST_F(SimulationFilterTest, PodWithoutManagedDevicesPassesEveryNode) {
+  ArgsSpec spec;
+  spec.pod = pod_json("cpu-only", {{"cpu", "2"}});
+  spec.nodes = {node_json("x", {}), node_json("y", {{kRegister, k80_register()}})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(node_names(r), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(r.at("Diagnostics").as_object().at("x").as_object().at("Class").as_string(),
+            "NotInterested");
+}
+
+// Spec §5.2: the caller packs pods onto one template by sending back the allocations; the
+// node count follows from the devices, not from a server-side session.
+TEST_F(SimulationFilterTest, SimulatedPodsPackATemplateUntilItIsFull) {
+  const std::string node = node_json("template-node-for-gpu-0", {{kRegister, k80_register()}});
+  const std::string pod = pod_json("replica", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"},
+                                               {"nvidia.com/gpucores", "10"}});
+  std::vector<std::string> placed;
+  int fitted = 0;
+  for (int i = 0; i < 10; ++i) {
+    ArgsSpec spec;
+    spec.pod = pod;
+    spec.nodes = {node};
+    if (!placed.empty()) spec.simulated_pods["template-node-for-gpu-0"] = placed;
+    auto r = run(args_json(spec));
+    ASSERT_EQ(error_of(r), "");
+    if (node_names(r).empty()) {
+      EXPECT_EQ(r.at("FailedNodes").as_object().at("template-node-for-gpu-0").as_string(),
+                "2/2 CardInsufficientMemory");
+      break;
+    }
+    ++fitted;
+    const auto& a = r.at("Allocations").as_object().at("template-node-for-gpu-0").as_object();
+    testing::Annotations annotations;
+    for (const auto& [k, v] : a) annotations[std::string(k)] = std::string(v.as_string());
+    placed.push_back(placed_pod_json("replica-" + std::to_string(i), annotations));
+  }
+  // 3 x 3000 MiB fit in 11441 MiB per GPU, two GPUs.
+  EXPECT_EQ(fitted, 6);
+}
+
+TEST_F(SimulationFilterTest, SameRequestGivesByteIdenticalResponses) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("300");
+  spec.nodes = {node_json("n2", {{kRegister, k80_register()}}), node_json("n1", {}),
+                node_json("n3", {{kRegister, k80_register(1, 10, 100)}})};
+  const std::string body = args_json(spec);
+  const std::string first = filter_.filter(body).body;
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(filter_.filter(body).body, first);
+}
+
+TEST_F(SimulationFilterTest, KeysMatchCaseInsensitivelyAndUnknownKeysAreIgnored) {
+  const std::string body = "{\"pod\":" + seed_pod("300") +
+                           ",\"nodes\":{\"metadata\":{},\"ITEMS\":[" +
+                           node_json("n1", {{kRegister, k80_register()}}) +
+                           "]},\"Extra\":{\"deep\":[1,2,3]}}";
+  auto r = run(body);
+  EXPECT_EQ(error_of(r), "");
+  EXPECT_EQ(node_names(r), std::vector<std::string>{"n1"});
+}
+
+TEST_F(SimulationFilterTest, EmptyAndNullItemsAreAnEmptyNodeList) {
+  auto r = run("{\"Pod\":" + seed_pod("300") + ",\"Nodes\":{\"metadata\":{},\"items\":null}}");
+  EXPECT_EQ(error_of(r), "");
+  EXPECT_TRUE(node_names(r).empty());
+  EXPECT_TRUE(r.at("FailedNodes").as_object().empty());
+}
+
+// Spec §5.4: each invalid request is `invalid request: <what and where>`.
+struct InvalidCase {
+  const char* name;
+  std::string body;
+  const char* expected_fragment;
+};
+
+class SimulationValidationTest : public SimulationFilterTest,
+                                 public ::testing::WithParamInterface<InvalidCase> {};
+
+TEST_P(SimulationValidationTest, RejectsWithAClassifiedError) {
+  auto r = run(GetParam().body);
+  const std::string error = error_of(r);
+  EXPECT_EQ(error.rfind("invalid request: ", 0), 0u) << error;
+  EXPECT_NE(error.find(GetParam().expected_fragment), std::string::npos) << error;
+  EXPECT_TRUE(last_.invalid_request);
+  EXPECT_TRUE(r.at("Nodes").is_null());
+}
+
+std::vector<InvalidCase> invalid_cases() {
+  const std::string node = node_json("n1", {{kRegister, k80_register()}});
+  auto with = [](auto f) {
+    ArgsSpec s;
+    f(s);
+    return args_json(s);
+  };
+  return {
+      {"MissingPod", with([&](ArgsSpec& s) { s.nodes = {node}; }), "Pod is required"},
+      {"NullPod", "{\"Pod\":null,\"Nodes\":{\"items\":[]}}", "Pod is required"},
+      {"NodeNamesGiven", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("300");
+         s.nodes = {node};
+         s.with_node_names = true;
+         s.node_names = {"n1"};
+       }),
+       "NodeNames is not accepted by the simulation filter"},
+      {"NodesMissing", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("300");
+         s.omit_nodes = true;
+       }),
+       "Nodes is required"},
+      {"NodesNotAList", "{\"Pod\":" + seed_pod("300") + ",\"Nodes\":[1,2]}", "Nodes"},
+      {"ItemsNotAList", "{\"Pod\":" + seed_pod("300") + ",\"Nodes\":{\"items\":{}}}", "Nodes.items"},
+      {"NodeWithoutName", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("300");
+         s.nodes = {"{\"metadata\":{}}"};
+       }),
+       "Nodes.items[0]: metadata.name is required"},
+      {"DuplicateNodeNames", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("300");
+         s.nodes = {node, node};
+       }),
+       "duplicate node name \"n1\""},
+      {"UnparsableQuantity", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("12 GB");
+         s.nodes = {node};
+       }),
+       "nvidia.com/gpumem"},
+      {"NegativeAmount", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("-5");
+         s.nodes = {node};
+       }),
+       "negative amount"},
+      {"OverflowingAmount", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("16Gi");
+         s.nodes = {node};
+       }),
+       "overflows"},
+      {"NotJson", "{\"Pod\": {", "malformed JSON"},
+      {"NotAnObject", "[1,2,3]", "expected a JSON object"},
+      {"InvalidScoringWeights", with([&](ArgsSpec& s) {
+         s.pod = pod_json("p", {{"nvidia.com/gpu", "1"}},
+                          {{"hami.io/device-scoring-weights", "slot=1,core=x,memory=1"}});
+         s.nodes = {node};
+       }),
+       "hami.io/device-scoring-weights"},
+      {"MalformedSimulatedPod", with([&](ArgsSpec& s) {
+         s.pod = seed_pod("300");
+         s.nodes = {node};
+         s.simulated_pods["n1"] = {placed_pod_json(
+             "earlier", {{"hami.io/vgpu-devices-allocated", "GPU-K80-0,NVIDIA:;"}})};
+       }),
+       "SimulatedPods[n1][0] (pod \"earlier\")"},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Spec54, SimulationValidationTest, ::testing::ValuesIn(invalid_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace hamisim::server
