@@ -1,0 +1,1311 @@
+#include "model/decode.h"
+
+#include <fcntl.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "model/json_writer.h"
+
+// Decoding rules, chosen to match Go's encoding/json decoding into the k8s.io/api types, which
+// is what HAMi does:
+//  - Object keys match field names ASCII-case-insensitively; unknown keys are skipped.
+//  - Decoding writes into the existing value, so with duplicate keys the last one wins for
+//    scalars while objects merge field by field, maps merge entry by entry, and lists decode
+//    element-wise into the existing elements and are then cut to the new length (Go's slice
+//    reuse).
+//  - null resets what Go would reset (pointers, maps, slices: our optionals, maps and vectors,
+//    and the scalars that are pointers in Go such as securityContext.privileged) and leaves
+//    plain Go values (strings, numbers, bools, structs) untouched. A null quantity is zero, as
+//    Quantity.UnmarshalJSON makes it.
+//  - Integers must be JSON integers in range ("1.0" is an error, as in Go). Quantities accept
+//    strings (trimmed, as Quantity.UnmarshalJSON does) and JSON numbers.
+//  - Only the first JSON value of the input is decoded; whatever follows it is ignored, like
+//    Go's json.Decoder.Decode (the extender's request path) does. For files that is the one
+//    document they hold.
+//  - simdjson validates UTF-8 and the structure of the whole input, and fully checks every
+//    value we read; content inside ignored values is only checked for structure. Ignored values
+//    are skipped iteratively, so their nesting depth needs no limit; the values we read have
+//    the fixed depth of the schema, so no input can make the decoder recurse deeply.
+//  - Invalid UTF-8 is an error (Go would substitute U+FFFD).
+
+namespace hamisim::model {
+namespace {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING);
+
+constexpr size_t kMaxFileBytes = size_t{256} << 20;
+// Documents larger than this get a parser of their own instead of the thread's cached one, so
+// one huge file does not pin its buffers for the life of the thread.
+constexpr size_t kMaxCachedParserBytes = size_t{16} << 20;
+// A List item that is itself a List (a multi-document YAML file holding a NodeList) is
+// decoded; deeper nesting of lists is an error.
+constexpr int kMaxListNesting = 3;
+
+bool ascii_iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\f\v";
+  const size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(kSpace);
+  return s.substr(b, e - b + 1);
+}
+
+std::string_view type_name(od::json_type t) {
+  switch (t) {
+    case od::json_type::array:
+      return "array";
+    case od::json_type::object:
+      return "object";
+    case od::json_type::number:
+      return "number";
+    case od::json_type::string:
+      return "string";
+    case od::json_type::boolean:
+      return "boolean";
+    case od::json_type::null:
+      return "null";
+  }
+  return "unknown";
+}
+
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+std::string shorten(std::string_view s) {
+  constexpr size_t kMax = 40;
+  return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
+}
+
+// One step of the path to the value being decoded; rendered only when an error occurs.
+struct PathSegment {
+  enum class Kind : uint8_t { kField, kIndex, kKey };
+  Kind kind;
+  std::string_view text;  // field name or map key (the key lives in the parser's buffer)
+  size_t index;
+};
+
+#define HAMISIM_TRY(expr)      \
+  do {                         \
+    if (!(expr)) return false; \
+  } while (0)
+
+// Matches `key` against a field name; on a match, decodes the value with the path extended.
+#define HAMISIM_FIELD(NAME, ...)     \
+  if (ascii_iequal(key, NAME)) {     \
+    const auto scope_ = enter(NAME); \
+    return __VA_ARGS__;              \
+  }
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view prefix) : prefix_(prefix) {}
+
+  const std::string& error() const { return error_; }
+
+  // ---- errors and paths ----
+
+  bool fail(std::string_view message) {
+    std::string out(prefix_);
+    for (const auto& seg : path_) {
+      switch (seg.kind) {
+        case PathSegment::Kind::kField:
+          if (!out.empty()) out += '.';
+          out += seg.text;
+          break;
+        case PathSegment::Kind::kIndex:
+          out += '[';
+          out += std::to_string(seg.index);
+          out += ']';
+          break;
+        case PathSegment::Kind::kKey:
+          out += '[';
+          out += seg.text;
+          out += ']';
+          break;
+      }
+    }
+    if (!out.empty()) out += ": ";
+    out += message;
+    error_ = std::move(out);
+    return false;
+  }
+  // An error whose message already carries its full path (from a nested decoder).
+  bool fail_verbatim(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+  bool fail_json(error_code e) {
+    return fail(std::string("invalid JSON: ") + simdjson::error_message(e));
+  }
+  bool fail_type(std::string_view expected, od::json_type got) {
+    return fail("expected " + std::string(expected) + ", got " + std::string(type_name(got)));
+  }
+
+  class Scope {
+   public:
+    explicit Scope(std::vector<PathSegment>& path) : path_(path) {}
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    ~Scope() { path_.pop_back(); }
+
+   private:
+    std::vector<PathSegment>& path_;
+  };
+  [[nodiscard]] Scope enter(std::string_view field) {
+    path_.push_back({PathSegment::Kind::kField, field, 0});
+    return Scope(path_);
+  }
+  [[nodiscard]] Scope enter_index(size_t i) {
+    path_.push_back({PathSegment::Kind::kIndex, {}, i});
+    return Scope(path_);
+  }
+  [[nodiscard]] Scope enter_key(std::string_view key) {
+    path_.push_back({PathSegment::Kind::kKey, key, 0});
+    return Scope(path_);
+  }
+
+  // ---- generic shapes ----
+
+  bool type_of(od::value& v, od::json_type& t) {
+    if (auto e = v.type().get(t)) return fail_json(e);
+    if (t == od::json_type::null) {
+      // type() only looks at the first byte; make sure it really is `null`.
+      bool is_null = false;
+      if (auto e = v.is_null().get(is_null)) return fail_json(e);
+      if (!is_null) return fail("invalid JSON: not a valid literal");
+    }
+    return true;
+  }
+
+  // Calls f(key, value) for each member of an object.
+  template <class F>
+  bool members(od::value& v, F&& f) {
+    od::object obj;
+    if (auto e = v.get_object().get(obj)) return fail_json(e);
+    for (auto member : obj) {
+      od::field fld;
+      if (auto e = std::move(member).get(fld)) return fail_json(e);
+      std::string_view key;
+      if (auto e = fld.unescaped_key().get(key)) return fail_json(e);
+      HAMISIM_TRY(f(key, fld.value()));
+    }
+    return true;
+  }
+
+  // A Go struct value: null leaves it alone.
+  template <class F>
+  bool object(od::value& v, F&& f) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) return true;
+    if (t != od::json_type::object) return fail_type("an object", t);
+    return members(v, f);
+  }
+
+  // A Go pointer to a struct: null resets it, an object decodes into the existing value.
+  template <class T, class F>
+  bool optional_object(od::value& v, std::optional<T>& out, F&& f) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      out.reset();
+      return true;
+    }
+    if (t != od::json_type::object) return fail_type("an object", t);
+    if (!out) out.emplace();
+    T& target = *out;
+    return members(v, [&](std::string_view key, od::value& val) { return f(key, val, target); });
+  }
+
+  // A Go slice: null empties it; elements decode into the existing ones (Go reuses them).
+  template <class T, class F>
+  bool list(od::value& v, std::vector<T>& out, F&& element) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      out.clear();
+      return true;
+    }
+    if (t != od::json_type::array) return fail_type("an array", t);
+    od::array arr;
+    if (auto e = v.get_array().get(arr)) return fail_json(e);
+    size_t i = 0;
+    for (auto item : arr) {
+      od::value el;
+      if (auto e = std::move(item).get(el)) return fail_json(e);
+      const auto scope = enter_index(i);
+      if (i >= out.size()) out.emplace_back();
+      HAMISIM_TRY(element(el, out[i]));
+      ++i;
+    }
+    out.resize(i);
+    return true;
+  }
+
+  // A Go map: null empties it; entries are added to (or replace those of) the existing map.
+  template <class F>
+  bool map(od::value& v, bool& was_null, F&& entry) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    was_null = t == od::json_type::null;
+    if (was_null) return true;
+    if (t != od::json_type::object) return fail_type("an object", t);
+    return members(v, [&](std::string_view key, od::value& val) {
+      const auto scope = enter_key(key);
+      return entry(key, val);
+    });
+  }
+
+  // ---- scalars ----
+
+  // Go string: null leaves it alone. With `null_clears`, a Go *string collapsed into a string.
+  bool string(od::value& v, std::string& out, bool null_clears = false) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      if (null_clears) out.clear();
+      return true;
+    }
+    if (t != od::json_type::string) return fail_type("a string", t);
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return fail_json(e);
+    out.assign(s);
+    return true;
+  }
+
+  bool optional_string(od::value& v, std::optional<std::string>& out) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      out.reset();
+      return true;
+    }
+    if (!out) out.emplace();
+    return string(v, *out);
+  }
+
+  bool boolean(od::value& v, bool& out, bool null_clears = false) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      if (null_clears) out = false;
+      return true;
+    }
+    if (t != od::json_type::boolean) return fail_type("a boolean", t);
+    if (auto e = v.get_bool().get(out)) return fail_json(e);
+    return true;
+  }
+
+  template <class Int>
+  bool integer(od::value& v, Int& out) {
+    constexpr std::string_view kName = sizeof(Int) == 4 ? "an int32" : "an int64";
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) return true;
+    if (t != od::json_type::number) return fail_type(kName, t);
+    const std::string_view token = trim(v.raw_json_token());
+    int64_t n = 0;
+    if (v.get_int64().get(n) != simdjson::SUCCESS || n < std::numeric_limits<Int>::min() ||
+        n > std::numeric_limits<Int>::max()) {
+      return fail("expected " + std::string(kName) + ", got number " + shorten(token));
+    }
+    out = static_cast<Int>(n);
+    return true;
+  }
+
+  template <class Int>
+  bool optional_integer(od::value& v, std::optional<Int>& out) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      out.reset();
+      return true;
+    }
+    Int n = 0;
+    HAMISIM_TRY(integer(v, n));
+    out = n;
+    return true;
+  }
+
+  bool quantity(od::value& v, Quantity& out) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    std::string_view text;
+    switch (t) {
+      case od::json_type::null:
+        out = Quantity();
+        return true;
+      case od::json_type::string:
+        if (auto e = v.get_string().get(text)) return fail_json(e);
+        text = trim(text);
+        break;
+      case od::json_type::number:
+        // Kubernetes parses the literal's text, so "2", 0.5 and 1e3 all work.
+        text = trim(v.raw_json_token());
+        if (!is_json_number(text)) return fail("invalid JSON: bad number " + shorten(text));
+        break;
+      default:
+        return fail_type("a quantity string", t);
+    }
+    auto q = Quantity::parse(text);
+    if (!q) return fail(q.error().message);
+    out = *q;
+    return true;
+  }
+
+  bool string_map(od::value& v, StringMap& out) {
+    bool was_null = false;
+    HAMISIM_TRY(map(v, was_null, [&](std::string_view key, od::value& val) {
+      std::string s;  // a fresh element per entry, as Go's map decoding does
+      HAMISIM_TRY(string(val, s));
+      out.insert_or_assign(std::string(key), std::move(s));
+      return true;
+    }));
+    if (was_null) out.clear();
+    return true;
+  }
+
+  bool resource_list(od::value& v, ResourceList& out) {
+    bool was_null = false;
+    HAMISIM_TRY(map(v, was_null, [&](std::string_view key, od::value& val) {
+      Quantity q;
+      HAMISIM_TRY(quantity(val, q));
+      out.insert_or_assign(std::string(key), q);
+      return true;
+    }));
+    if (was_null) out.clear();
+    return true;
+  }
+
+  bool string_list(od::value& v, std::vector<std::string>& out) {
+    return list(v, out, [&](od::value& el, std::string& s) { return string(el, s); });
+  }
+
+  // ---- Kubernetes types ----
+
+  bool owner_reference(od::value& v, OwnerReference& r) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("apiVersion", string(val, r.api_version));
+      HAMISIM_FIELD("kind", string(val, r.kind));
+      HAMISIM_FIELD("name", string(val, r.name));
+      HAMISIM_FIELD("uid", string(val, r.uid));
+      HAMISIM_FIELD("controller", boolean(val, r.controller, /*null_clears=*/true));
+      return true;
+    });
+  }
+
+  bool metadata(od::value& v, ObjectMeta& m) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("name", string(val, m.name));
+      HAMISIM_FIELD("generateName", string(val, m.generate_name));
+      HAMISIM_FIELD("namespace", string(val, m.namespace_));
+      HAMISIM_FIELD("uid", string(val, m.uid));
+      HAMISIM_FIELD("resourceVersion", string(val, m.resource_version));
+      // metav1.Time turns null into the zero time.
+      HAMISIM_FIELD("creationTimestamp", string(val, m.creation_timestamp, /*null_clears=*/true));
+      HAMISIM_FIELD("deletionTimestamp", optional_string(val, m.deletion_timestamp));
+      HAMISIM_FIELD("labels", string_map(val, m.labels));
+      HAMISIM_FIELD("annotations", string_map(val, m.annotations));
+      HAMISIM_FIELD("ownerReferences",
+                    list(val, m.owner_references,
+                         [&](od::value& el, OwnerReference& r) { return owner_reference(el, r); }));
+      return true;
+    });
+  }
+
+  bool resources(od::value& v, ResourceRequirements& r) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("requests", resource_list(val, r.requests));
+      HAMISIM_FIELD("limits", resource_list(val, r.limits));
+      return true;
+    });
+  }
+
+  bool container_port(od::value& v, ContainerPort& p) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("containerPort", integer(val, p.container_port));
+      HAMISIM_FIELD("hostPort", integer(val, p.host_port));
+      HAMISIM_FIELD("protocol", string(val, p.protocol));
+      HAMISIM_FIELD("hostIP", string(val, p.host_ip));
+      return true;
+    });
+  }
+
+  bool container(od::value& v, Container& c) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("name", string(val, c.name));
+      HAMISIM_FIELD("image", string(val, c.image));
+      HAMISIM_FIELD("resources", resources(val, c.resources));
+      HAMISIM_FIELD("ports", list(val, c.ports, [&](od::value& el, ContainerPort& p) {
+                      return container_port(el, p);
+                    }));
+      HAMISIM_FIELD("restartPolicy", optional_string(val, c.restart_policy));
+      HAMISIM_FIELD("securityContext", security_context(val, c.privileged));
+      return true;
+    });
+  }
+
+  // securityContext is a pointer in Go: null drops everything we keep from it.
+  bool security_context(od::value& v, bool& privileged) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      privileged = false;
+      return true;
+    }
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("privileged", boolean(val, privileged, /*null_clears=*/true));
+      return true;
+    });
+  }
+
+  bool toleration(od::value& v, Toleration& t) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("key", string(val, t.key));
+      HAMISIM_FIELD("operator", string(val, t.op));
+      HAMISIM_FIELD("value", string(val, t.value));
+      HAMISIM_FIELD("effect", string(val, t.effect));
+      HAMISIM_FIELD("tolerationSeconds", optional_integer(val, t.toleration_seconds));
+      return true;
+    });
+  }
+
+  bool taint(od::value& v, Taint& t) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("key", string(val, t.key));
+      HAMISIM_FIELD("value", string(val, t.value));
+      HAMISIM_FIELD("effect", string(val, t.effect));
+      return true;
+    });
+  }
+
+  template <class Requirement>
+  bool requirement(od::value& v, Requirement& r) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("key", string(val, r.key));
+      HAMISIM_FIELD("operator", string(val, r.op));
+      HAMISIM_FIELD("values", string_list(val, r.values));
+      return true;
+    });
+  }
+
+  template <class Requirement>
+  bool requirements(od::value& v, std::vector<Requirement>& out) {
+    return list(v, out, [&](od::value& el, Requirement& r) { return requirement(el, r); });
+  }
+
+  bool label_selector_fields(std::string_view key, od::value& val, LabelSelector& s) {
+    HAMISIM_FIELD("matchLabels", string_map(val, s.match_labels));
+    HAMISIM_FIELD("matchExpressions", requirements(val, s.match_expressions));
+    return true;
+  }
+
+  bool optional_label_selector(od::value& v, std::optional<LabelSelector>& out) {
+    return optional_object(v, out, [&](std::string_view key, od::value& val, LabelSelector& s) {
+      return label_selector_fields(key, val, s);
+    });
+  }
+
+  bool node_selector_term(od::value& v, NodeSelectorTerm& term) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("matchExpressions", requirements(val, term.match_expressions));
+      HAMISIM_FIELD("matchFields", requirements(val, term.match_fields));
+      return true;
+    });
+  }
+
+  bool node_affinity(od::value& v, std::optional<NodeAffinity>& out) {
+    return optional_object(v, out, [&](std::string_view key, od::value& val, NodeAffinity& na) {
+      HAMISIM_FIELD(
+          "requiredDuringSchedulingIgnoredDuringExecution",
+          optional_object(
+              val, na.required, [&](std::string_view key, od::value& val, NodeSelector& ns) {
+                HAMISIM_FIELD("nodeSelectorTerms",
+                              list(val, ns.terms, [&](od::value& el, NodeSelectorTerm& t) {
+                                return node_selector_term(el, t);
+                              }));
+                return true;
+              }));
+      HAMISIM_FIELD("preferredDuringSchedulingIgnoredDuringExecution",
+                    list(val, na.preferred, [&](od::value& el, PreferredSchedulingTerm& p) {
+                      return object(el, [&](std::string_view key, od::value& val) {
+                        HAMISIM_FIELD("weight", integer(val, p.weight));
+                        HAMISIM_FIELD("preference", node_selector_term(val, p.preference));
+                        return true;
+                      });
+                    }));
+      return true;
+    });
+  }
+
+  bool pod_affinity_term(od::value& v, PodAffinityTerm& term) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("labelSelector", optional_label_selector(val, term.label_selector));
+      HAMISIM_FIELD("namespaces", string_list(val, term.namespaces));
+      HAMISIM_FIELD("namespaceSelector", optional_label_selector(val, term.namespace_selector));
+      HAMISIM_FIELD("topologyKey", string(val, term.topology_key));
+      return true;
+    });
+  }
+
+  bool pod_affinity(od::value& v, std::optional<PodAffinity>& out) {
+    return optional_object(v, out, [&](std::string_view key, od::value& val, PodAffinity& pa) {
+      HAMISIM_FIELD("requiredDuringSchedulingIgnoredDuringExecution",
+                    list(val, pa.required, [&](od::value& el, PodAffinityTerm& t) {
+                      return pod_affinity_term(el, t);
+                    }));
+      HAMISIM_FIELD("preferredDuringSchedulingIgnoredDuringExecution",
+                    list(val, pa.preferred, [&](od::value& el, WeightedPodAffinityTerm& w) {
+                      return object(el, [&](std::string_view key, od::value& val) {
+                        HAMISIM_FIELD("weight", integer(val, w.weight));
+                        HAMISIM_FIELD("podAffinityTerm", pod_affinity_term(val, w.term));
+                        return true;
+                      });
+                    }));
+      return true;
+    });
+  }
+
+  bool affinity(od::value& v, std::optional<Affinity>& out) {
+    return optional_object(v, out, [&](std::string_view key, od::value& val, Affinity& a) {
+      HAMISIM_FIELD("nodeAffinity", node_affinity(val, a.node_affinity));
+      HAMISIM_FIELD("podAffinity", pod_affinity(val, a.pod_affinity));
+      HAMISIM_FIELD("podAntiAffinity", pod_affinity(val, a.pod_anti_affinity));
+      return true;
+    });
+  }
+
+  bool topology_spread_constraint(od::value& v, TopologySpreadConstraint& c) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("maxSkew", integer(val, c.max_skew));
+      HAMISIM_FIELD("topologyKey", string(val, c.topology_key));
+      HAMISIM_FIELD("whenUnsatisfiable", string(val, c.when_unsatisfiable));
+      HAMISIM_FIELD("labelSelector", optional_label_selector(val, c.label_selector));
+      HAMISIM_FIELD("minDomains", optional_integer(val, c.min_domains));
+      HAMISIM_FIELD("matchLabelKeys", string_list(val, c.match_label_keys));
+      // Both policies are *string in Go.
+      HAMISIM_FIELD("nodeAffinityPolicy", string(val, c.node_affinity_policy, true));
+      HAMISIM_FIELD("nodeTaintsPolicy", string(val, c.node_taints_policy, true));
+      return true;
+    });
+  }
+
+  bool containers(od::value& v, std::vector<Container>& out) {
+    return list(v, out, [&](od::value& el, Container& c) { return container(el, c); });
+  }
+
+  bool pod_spec(od::value& v, PodSpec& s) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("nodeName", string(val, s.node_name));
+      HAMISIM_FIELD("schedulerName", string(val, s.scheduler_name));
+      HAMISIM_FIELD("runtimeClassName", optional_string(val, s.runtime_class_name));
+      HAMISIM_FIELD("priorityClassName", string(val, s.priority_class_name));
+      HAMISIM_FIELD("priority", optional_integer(val, s.priority));
+      HAMISIM_FIELD("initContainers", containers(val, s.init_containers));
+      HAMISIM_FIELD("containers", containers(val, s.containers));
+      HAMISIM_FIELD("nodeSelector", string_map(val, s.node_selector));
+      HAMISIM_FIELD("affinity", affinity(val, s.affinity));
+      HAMISIM_FIELD("tolerations", list(val, s.tolerations, [&](od::value& el, Toleration& t) {
+                      return toleration(el, t);
+                    }));
+      HAMISIM_FIELD(
+          "topologySpreadConstraints",
+          list(val, s.topology_spread_constraints, [&](od::value& el, TopologySpreadConstraint& c) {
+            return topology_spread_constraint(el, c);
+          }));
+      HAMISIM_FIELD("overhead", resource_list(val, s.overhead));
+      HAMISIM_FIELD("hostNetwork", boolean(val, s.host_network));
+      HAMISIM_FIELD("schedulingGroup", scheduling_group(val, s.scheduling_group_pod_group_name));
+      return true;
+    });
+  }
+
+  bool scheduling_group(od::value& v, std::string& pod_group_name) {
+    od::json_type t;
+    HAMISIM_TRY(type_of(v, t));
+    if (t == od::json_type::null) {
+      pod_group_name.clear();
+      return true;
+    }
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("podGroupName", string(val, pod_group_name, /*null_clears=*/true));
+      return true;
+    });
+  }
+
+  bool container_status(od::value& v, ContainerStatus& s) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("name", string(val, s.name));
+      HAMISIM_FIELD("state", object(val, [&](std::string_view key, od::value& val) {
+                      HAMISIM_FIELD(
+                          "terminated",
+                          optional_object(val, s.terminated,
+                                          [&](std::string_view key, od::value& val,
+                                              ContainerStateTerminated& term) {
+                                            HAMISIM_FIELD("exitCode", integer(val, term.exit_code));
+                                            HAMISIM_FIELD("reason", string(val, term.reason));
+                                            return true;
+                                          }));
+                      return true;
+                    }));
+      return true;
+    });
+  }
+
+  bool pod_status(od::value& v, PodStatus& s) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("phase", string(val, s.phase));
+      HAMISIM_FIELD("initContainerStatuses",
+                    list(val, s.init_container_statuses, [&](od::value& el, ContainerStatus& cs) {
+                      return container_status(el, cs);
+                    }));
+      return true;
+    });
+  }
+
+  bool pod(od::value& v, Pod& p) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("metadata", metadata(val, p.metadata));
+      HAMISIM_FIELD("spec", pod_spec(val, p.spec));
+      HAMISIM_FIELD("status", pod_status(val, p.status));
+      return true;
+    });
+  }
+
+  bool node(od::value& v, Node& n) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("metadata", metadata(val, n.metadata));
+      HAMISIM_FIELD("spec", object(val, [&](std::string_view key, od::value& val) {
+                      HAMISIM_FIELD("unschedulable", boolean(val, n.spec.unschedulable));
+                      HAMISIM_FIELD("taints",
+                                    list(val, n.spec.taints,
+                                         [&](od::value& el, Taint& t) { return taint(el, t); }));
+                      HAMISIM_FIELD("providerID", string(val, n.spec.provider_id));
+                      return true;
+                    }));
+      HAMISIM_FIELD("status", object(val, [&](std::string_view key, od::value& val) {
+                      HAMISIM_FIELD("capacity", resource_list(val, n.status.capacity));
+                      HAMISIM_FIELD("allocatable", resource_list(val, n.status.allocatable));
+                      HAMISIM_FIELD(
+                          "conditions",
+                          list(val, n.status.conditions, [&](od::value& el, NodeCondition& c) {
+                            return object(el, [&](std::string_view key, od::value& val) {
+                              HAMISIM_FIELD("type", string(val, c.type));
+                              HAMISIM_FIELD("status", string(val, c.status));
+                              return true;
+                            });
+                          }));
+                      return true;
+                    }));
+      return true;
+    });
+  }
+
+  bool resource_quota(od::value& v, ResourceQuota& q) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("metadata", metadata(val, q.metadata));
+      HAMISIM_FIELD("spec", object(val, [&](std::string_view key, od::value& val) {
+                      HAMISIM_FIELD("hard", resource_list(val, q.spec.hard));
+                      return true;
+                    }));
+      HAMISIM_FIELD("status", object(val, [&](std::string_view key, od::value& val) {
+                      HAMISIM_FIELD("hard", resource_list(val, q.status.hard));
+                      HAMISIM_FIELD("used", resource_list(val, q.status.used));
+                      return true;
+                    }));
+      return true;
+    });
+  }
+
+  // The TypeMeta and list shape of an object: its kind and whether it has `items`.
+  bool type_meta(od::value& v, std::string& kind, int& items_keys) {
+    return members(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("kind", string(val, kind));
+      if (ascii_iequal(key, "items")) ++items_keys;
+      return true;
+    });
+  }
+
+ private:
+  std::string_view prefix_;
+  std::vector<PathSegment> path_;
+  std::string error_;
+};
+
+// ---- parsers and documents ----
+
+// One parser per nesting level (a List's items are decoded while the List is being iterated),
+// cached per thread: no state is shared between threads.
+od::parser& cached_parser(int level) {
+  thread_local std::array<std::unique_ptr<od::parser>, kMaxListNesting + 2> parsers;
+  auto& p = parsers[static_cast<size_t>(level)];
+  if (!p) p = std::make_unique<od::parser>();
+  return *p;
+}
+
+// A document opened on `json` (which has kJsonPadding readable bytes past its end).
+class OpenDocument {
+ public:
+  OpenDocument(std::string_view json, int level) : json_(json) {
+    od::parser* parser = nullptr;
+    if (json.size() > kMaxCachedParserBytes) {
+      own_ = std::make_unique<od::parser>();
+      parser = own_.get();
+    } else {
+      parser = &cached_parser(level);
+    }
+    error_ = parser->iterate(json.data(), json.size(), json.size() + kJsonPadding).get(doc_);
+  }
+
+  // The root value, which must be an object (or, when `allow_array`, an array).
+  bool root(Decoder& d, od::value& out, od::json_type& type) {
+    if (error_) return d.fail_json(error_);
+    if (auto e = doc_.type().get(type)) return d.fail_json(e);
+    if (type != od::json_type::object && type != od::json_type::array) {
+      return d.fail_type("an object", type);
+    }
+    if (auto e = doc_.get_value().get(out)) return d.fail_json(e);
+    return true;
+  }
+  void rewind() { doc_.rewind(); }
+
+ private:
+  std::string_view json_;
+  std::unique_ptr<od::parser> own_;
+  error_code error_ = simdjson::SUCCESS;
+  od::document doc_;
+};
+
+template <class T, class Method>
+Result<T> decode_single(std::string_view json, std::string_view path, Method method) {
+  Decoder d(path);
+  OpenDocument doc(json, 0);
+  od::value root;
+  od::json_type type;
+  T out;
+  if (!doc.root(d, root, type)) return make_error(d.error());
+  if (type != od::json_type::object) {
+    d.fail_type("an object", type);
+    return make_error(d.error());
+  }
+  if (!(d.*method)(root, out)) return make_error(d.error());
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The kind of the items of a typed list ("NodeList" -> "Node"), whose items carry no kind of
+// their own when they come straight from the API server.
+std::string item_kind_of(std::string_view list_kind) {
+  if (ends_with(list_kind, "List") && list_kind != "List") {
+    return std::string(list_kind.substr(0, list_kind.size() - 4));
+  }
+  return {};
+}
+
+Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
+                           const std::string& path, ObjectSet& out);
+
+// Decodes the array `items` (a List's items, or a top-level array); each item is decoded by a
+// parser of the next level, straight from its bytes inside this document.
+bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, int level,
+                  const std::string& items_path, ObjectSet& out) {
+  od::json_type t;
+  HAMISIM_TRY(d.type_of(items, t));
+  if (t == od::json_type::null) return true;
+  if (t != od::json_type::array) return d.fail_type("an array", t);
+  od::array arr;
+  if (auto e = items.get_array().get(arr)) return d.fail_json(e);
+  size_t i = 0;
+  for (auto item : arr) {
+    const auto scope = d.enter_index(i);
+    od::value el;
+    if (auto e = std::move(item).get(el)) return d.fail_json(e);
+    HAMISIM_TRY(d.type_of(el, t));
+    if (t == od::json_type::null) {
+      ++out.skipped_items;
+    } else if (t != od::json_type::object) {
+      return d.fail_type("an object", t);
+    } else {
+      od::object obj;
+      std::string_view raw;
+      if (auto e = el.get_object().get(obj)) return d.fail_json(e);
+      if (auto e = obj.raw_json().get(raw)) return d.fail_json(e);
+      const std::string item_path = items_path + "[" + std::to_string(i) + "]";
+      auto st = decode_objects_into(raw, item_kind, level + 1, item_path, out);
+      if (!st) return d.fail_verbatim(st.error().message);
+    }
+    ++i;
+  }
+  return true;
+}
+
+Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
+                           const std::string& path, ObjectSet& out) {
+  Decoder d(path);
+  if (level > kMaxListNesting) {
+    d.fail("lists nested too deeply");
+    return make_error(d.error());
+  }
+  OpenDocument doc(json, level);
+  od::value root;
+  od::json_type type;
+  if (!doc.root(d, root, type)) return make_error(d.error());
+  if (type == od::json_type::array) {
+    if (!decode_items(d, root, std::string(default_kind), level, path, out)) {
+      return make_error(d.error());
+    }
+    return ok_status();
+  }
+
+  std::string kind;
+  int items_keys = 0;
+  if (!d.type_meta(root, kind, items_keys)) return make_error(d.error());
+  if (kind.empty()) kind = default_kind;
+  doc.rewind();
+  if (!doc.root(d, root, type)) return make_error(d.error());
+
+  if (items_keys > 0 || ends_with(kind, "List")) {
+    const std::string item_kind = item_kind_of(kind);
+    const std::string items_path = path.empty() ? "items" : path + ".items";
+    int seen = 0;
+    const bool ok = d.members(root, [&](std::string_view key, od::value& val) {
+      // Go keeps the last of duplicate keys.
+      if (!ascii_iequal(key, "items") || ++seen < items_keys) return true;
+      const auto scope = d.enter("items");
+      return decode_items(d, val, item_kind, level, items_path, out);
+    });
+    if (!ok) return make_error(d.error());
+    return ok_status();
+  }
+  if (kind == "Pod") {
+    Pod pod;
+    if (!d.pod(root, pod)) return make_error(d.error());
+    out.pods.push_back(std::move(pod));
+  } else if (kind == "Node") {
+    Node node;
+    if (!d.node(root, node)) return make_error(d.error());
+    out.nodes.push_back(std::move(node));
+    out.node_json.emplace_back(trim(json));
+  } else if (kind == "ResourceQuota") {
+    ResourceQuota quota;
+    if (!d.resource_quota(root, quota)) return make_error(d.error());
+    out.quotas.push_back(std::move(quota));
+  } else {
+    ++out.skipped_items;
+  }
+  return ok_status();
+}
+
+// ---- YAML ----
+
+constexpr int kMaxYamlDepth = 256;
+
+struct YamlError {
+  std::string message;
+  YAML::Mark mark;
+};
+
+std::string describe(const YAML::Mark& mark, std::string_view message) {
+  if (mark.is_null()) return "yaml: " + std::string(message);
+  return "yaml: line " + std::to_string(mark.line + 1) + ", column " +
+         std::to_string(mark.column + 1) + ": " + std::string(message);
+}
+
+bool all_of(std::string_view s, bool (*pred)(char)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), pred);
+}
+bool is_dec(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_oct(char c) {
+  return c >= '0' && c <= '7';
+}
+bool is_hex(char c) {
+  return is_dec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? as a JSON number, or nullopt.
+std::optional<std::string> yaml_float_to_json(std::string_view s) {
+  std::string out;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
+    if (s[i] == '-') out += '-';
+    ++i;
+  }
+  size_t start = i;
+  while (i < s.size() && is_dec(s[i])) ++i;
+  std::string_view int_part = s.substr(start, i - start);
+  std::string_view frac;
+  bool dot = false;
+  if (i < s.size() && s[i] == '.') {
+    dot = true;
+    start = ++i;
+    while (i < s.size() && is_dec(s[i])) ++i;
+    frac = s.substr(start, i - start);
+  }
+  if (int_part.empty() && frac.empty()) return std::nullopt;
+  if (int_part.empty() && dot == false) return std::nullopt;
+  std::string_view exponent;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    start = i++;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const size_t digits = i;
+    while (i < s.size() && is_dec(s[i])) ++i;
+    if (i == digits) return std::nullopt;
+    exponent = s.substr(start, i - start);
+  }
+  if (i != s.size()) return std::nullopt;
+  const size_t nz = int_part.find_first_not_of('0');
+  out += nz == std::string_view::npos ? std::string_view("0") : int_part.substr(nz);
+  if (!frac.empty()) {
+    out += '.';
+    out += frac;
+  }
+  out += exponent;
+  return out;
+}
+
+// The JSON form of a plain (unquoted, untagged) YAML scalar under the YAML 1.2 core schema:
+// a number, a boolean, or nullopt for a string. Nulls are already null nodes.
+std::optional<std::string> resolve_plain_scalar(std::string_view s) {
+  if (s == "true" || s == "True" || s == "TRUE") return "true";
+  if (s == "false" || s == "False" || s == "FALSE") return "false";
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'x')) {
+    const std::string_view digits = s.substr(2);
+    const bool octal = s[1] == 'o';
+    if (!all_of(digits, octal ? is_oct : is_hex)) return std::nullopt;
+    unsigned __int128 v = 0;
+    for (const char c : digits) {
+      const int d = is_dec(c) ? c - '0' : (c | 0x20) - 'a' + 10;
+      v = v * (octal ? 8 : 16) + static_cast<unsigned>(d);
+      if (v > std::numeric_limits<uint64_t>::max()) return std::nullopt;  // keep as text
+    }
+    return std::to_string(static_cast<uint64_t>(v));
+  }
+  return yaml_float_to_json(s);  // also covers [-+]?[0-9]+
+}
+
+class YamlToJson {
+ public:
+  explicit YamlToJson(size_t limit) : limit_(limit) {}
+
+  void value(const YAML::Node& n, int depth) {
+    if (depth > kMaxYamlDepth) throw YamlError{"nesting too deep (or a recursive alias)", n.Mark()};
+    switch (n.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out_ += "null";
+        break;
+      case YAML::NodeType::Scalar:
+        scalar(n);
+        break;
+      case YAML::NodeType::Sequence: {
+        out_ += '[';
+        bool first = true;
+        for (const auto& el : n) {
+          if (!first) out_ += ',';
+          first = false;
+          value(el, depth + 1);
+        }
+        out_ += ']';
+        break;
+      }
+      case YAML::NodeType::Map: {
+        out_ += '{';
+        bool first = true;
+        for (const auto& kv : n) {
+          if (!first) out_ += ',';
+          first = false;
+          key(kv.first);
+          out_ += ':';
+          value(kv.second, depth + 1);
+        }
+        out_ += '}';
+        break;
+      }
+    }
+    if (out_.size() > limit_) {
+      throw YamlError{
+          "document expands to more than " + std::to_string(limit_) + " bytes of JSON (aliases?)",
+          n.Mark()};
+    }
+  }
+
+  std::string& out() { return out_; }
+
+ private:
+  void key(const YAML::Node& k) {
+    switch (k.Type()) {
+      case YAML::NodeType::Scalar:
+        append_go_json_string(out_, k.Scalar());
+        break;
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        out_ += "\"null\"";
+        break;
+      default:
+        throw YamlError{"mapping keys must be scalars", k.Mark()};
+    }
+  }
+
+  void scalar(const YAML::Node& n) {
+    const std::string& text = n.Scalar();
+    const std::string& tag = n.Tag();
+    std::optional<std::string> resolved;
+    if (tag == "?" || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+        tag == "tag:yaml.org,2002:bool") {
+      resolved = resolve_plain_scalar(text);
+    } else if (tag == "tag:yaml.org,2002:null") {
+      resolved = "null";
+    }
+    if (resolved) {
+      out_ += *resolved;
+    } else {
+      append_go_json_string(out_, text);
+    }
+  }
+
+  size_t limit_;
+  std::string out_;
+};
+
+struct YamlDocuments {
+  std::string json;
+  size_t count = 0;
+};
+
+Result<YamlDocuments> convert_yaml(std::string_view yaml) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    std::vector<const YAML::Node*> kept;
+    for (const auto& doc : docs) {
+      if (!doc.IsNull()) kept.push_back(&doc);  // empty documents ("---" alone) are skipped
+    }
+    YamlToJson conv((size_t{16} << 20) + yaml.size() * 16);
+    if (kept.size() == 1) {
+      conv.value(*kept[0], 0);
+    } else {
+      conv.out() += R"({"kind":"List","items":[)";
+      for (size_t i = 0; i < kept.size(); ++i) {
+        if (i > 0) conv.out() += ',';
+        conv.value(*kept[i], 1);
+      }
+      conv.out() += "]}";
+    }
+    return YamlDocuments{std::move(conv.out()), kept.size()};
+  } catch (const YamlError& e) {
+    return make_error(describe(e.mark, e.message));
+  } catch (const YAML::DeepRecursion& e) {
+    return make_error(describe(e.mark, "nesting too deep"));
+  } catch (const YAML::Exception& e) {
+    return make_error(describe(e.mark, e.msg));
+  } catch (const std::exception& e) {
+    return make_error(std::string("yaml: ") + e.what());
+  }
+}
+
+bool looks_like_json(std::string_view text) {
+  const size_t i = text.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && (text[i] == '{' || text[i] == '[');
+}
+
+// The JSON to decode a single object from: the text itself, or its YAML converted.
+Result<std::string> single_object_json(std::string_view text) {
+  if (looks_like_json(text)) return std::string(text);
+  auto docs = convert_yaml(text);
+  if (!docs) return docs.error();
+  if (docs->count != 1) {
+    return make_error("yaml: expected one document, got " + std::to_string(docs->count));
+  }
+  return std::move(docs->json);
+}
+
+}  // namespace
+
+void ObjectSet::append(ObjectSet&& other) {
+  auto move_all = [](auto& to, auto& from) {
+    if (to.empty()) {
+      to = std::move(from);
+    } else {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    }
+    from.clear();
+  };
+  move_all(nodes, other.nodes);
+  move_all(pods, other.pods);
+  move_all(quotas, other.quotas);
+  move_all(node_json, other.node_json);
+  skipped_items += other.skipped_items;
+  other.skipped_items = 0;
+}
+
+Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path) {
+  return decode_single<Pod>(json, path, &Decoder::pod);
+}
+
+Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path) {
+  return decode_single<Node>(json, path, &Decoder::node);
+}
+
+Result<Pod> decode_pod_json(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return decode_pod_json_in_buffer(padded);
+}
+
+Result<Node> decode_node_json(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  return decode_node_json_in_buffer(padded);
+}
+
+Result<ObjectSet> decode_objects_json(std::string_view json) {
+  const simdjson::padded_string padded(json);
+  ObjectSet out;
+  auto st = decode_objects_into(padded, "", 0, "", out);
+  if (!st) return st.error();
+  return out;
+}
+
+Result<std::string> yaml_to_json(std::string_view yaml) {
+  auto docs = convert_yaml(yaml);
+  if (!docs) return docs.error();
+  return std::move(docs->json);
+}
+
+Result<ObjectSet> decode_objects(std::string_view text) {
+  if (looks_like_json(text)) return decode_objects_json(text);
+  auto json = yaml_to_json(text);
+  if (!json) return json.error();
+  return decode_objects_json(*json);
+}
+
+Result<Pod> decode_pod(std::string_view text) {
+  auto json = single_object_json(text);
+  if (!json) return json.error();
+  return decode_pod_json(*json);
+}
+
+Result<Node> decode_node(std::string_view text) {
+  auto json = single_object_json(text);
+  if (!json) return json.error();
+  return decode_node_json(*json);
+}
+
+Result<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error("cannot open " + path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return make_error("cannot stat " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return make_error("cannot read " + path + ": is a directory");
+  if (st.st_size > static_cast<off_t>(kMaxFileBytes)) {
+    return make_error("cannot read " + path + ": larger than " +
+                      std::to_string(kMaxFileBytes >> 20) + " MiB");
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    // Files whose size stat does not know (pipes, /proc) are capped as they are read.
+    if (out.size() > kMaxFileBytes) {
+      return make_error("cannot read " + path + ": larger than " +
+                        std::to_string(kMaxFileBytes >> 20) + " MiB");
+    }
+  }
+  return out;
+}
+
+Result<ObjectSet> load_objects(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool is_dir = fs::is_directory(path, ec);
+  std::vector<std::string> files;
+  if (is_dir) {
+    fs::directory_iterator it(path, ec);
+    if (ec) return make_error("cannot list " + path + ": " + ec.message());
+    for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) return make_error("cannot list " + path + ": " + ec.message());
+      const fs::path& p = it->path();
+      const std::string ext = p.extension().string();
+      if (ext != ".json" && ext != ".yaml" && ext != ".yml") continue;
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec)) continue;
+      files.push_back(p.string());
+    }
+    if (ec) return make_error("cannot list " + path + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(path);
+  }
+  ObjectSet all;
+  for (const auto& file : files) {
+    auto text = read_file(file);
+    if (!text) return text.error();
+    auto set = decode_objects(*text);
+    if (!set) return make_error(file + ": " + set.error().message);
+    all.append(std::move(*set));
+  }
+  return all;
+}
+
+}  // namespace hamisim::model

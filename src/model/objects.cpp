@@ -1,0 +1,21 @@
+#include "model/objects.h"
+
+namespace hamisim::model {
+namespace {
+
+const std::string* find_in(const StringMap& map, std::string_view key) {
+  const auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+const std::string* find_annotation(const ObjectMeta& meta, std::string_view key) {
+  return find_in(meta.annotations, key);
+}
+
+const std::string* find_label(const ObjectMeta& meta, std::string_view key) {
+  return find_in(meta.labels, key);
+}
+
+}  // namespace hamisim::model
