@@ -34,7 +34,7 @@ inline constexpr std::string_view kBindTimeAnnotation = "hami.io/bind-time";
 // value.
 Result<std::vector<DeviceInfo>> decode_register_json(std::string_view json);
 // Go json.Marshal of []DeviceInfo with omitempty on every DeviceInfo key (migProfiles keys
-// without omitempty). device_vendor and pair_scores are never written.
+// without omitempty). device_vendor and pair_scores are never written; an empty list is `[]`.
 std::string encode_register_json(const std::vector<DeviceInfo>& devices);
 
 // --- hami.io/node-nvidia-score ---
@@ -49,7 +49,8 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value);
 std::string encode_legacy_devices(const std::vector<DeviceInfo>& devices);
 
 // --- pod allocation string (hami.io/vgpu-devices-allocated / -to-allocate) ---
-// Decoding keeps empty segments, including the one after the final ';' (HAMi does).
+// Decoding keeps empty segments, including the one after the final ';' (HAMi does); errors
+// carry HAMi's text (the missing-fields message, or Go's strconv.NumError for the integers).
 Result<PodSingleDevice> decode_pod_devices(std::string_view value);
 Result<ContainerDevices> decode_container_devices(std::string_view value);
 // One ';'-terminated segment per container, every device ':'-terminated.
@@ -59,6 +60,7 @@ std::string encode_container_devices(const ContainerDevices& devices);
 // --- hami.io/vgpu-mig-allocations ---
 // Empty string = no allocations. Validates as HAMi's DecodeMigAllocations does.
 Result<std::vector<MigAllocation>> decode_mig_allocations(std::string_view json);
+// An empty list encodes to "" (HAMi writes no annotation then).
 std::string encode_mig_allocations(const std::vector<MigAllocation>& allocations);
 
 }  // namespace hamisim::device
