@@ -767,7 +767,7 @@ Status read_slice(od::value& v, const Path& p, std::string_view go_type, std::ve
   size_t i = 0;
   for (auto element_result : arr) {
     od::value element;
-    if (auto e = std::move(element_result).get(element)) return simdjson_failure(p, e);
+    if (auto e = element_result.get(element)) return simdjson_failure(p, e);
     if (i >= out->size()) out->emplace_back();
     const Path ep = p.index_of(i);
     if (auto st = read_element(element, ep, (*out)[i]); !st.ok()) return st;
@@ -954,7 +954,7 @@ Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view 
   size_t i = 0;
   for (auto element_result : arr) {
     od::value element;
-    if (auto e = std::move(element_result).get(element)) return simdjson_failure(root, e);
+    if (auto e = element_result.get(element)) return simdjson_failure(root, e);
     out.emplace_back();
     const Path ep = root.index_of(i);
     if (auto st = read_element(element, ep, out.back()); !st.ok()) return st.error();
