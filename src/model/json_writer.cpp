@@ -64,6 +64,9 @@ void append_go_json_string(std::string& out, std::string_view s) {
         case '\n': out += "\\n"; break;
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
+        // Go >= 1.22 (HAMi v2.10 builds with it) writes these two as short escapes too.
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
         case '<':
         case '>':
         case '&': append_unicode_escape(out, c); break;
