@@ -92,6 +92,41 @@ bool all_init_containers_succeeded(const model::Pod& pod) {
   return true;
 }
 
+// Makes a decoded devices value positional (entry i = container index i, init first).
+// The aligned form (ours, HAMi <= v2.9 and after fix #2900) already is: one segment per
+// container plus the empty one after the final ';'. HAMi v2.10 on model-typed devices drops
+// the empty entries of containers without devices (issue #2899), so its value is shorter;
+// read positionally, an app container's entry would be taken for an init container's (peak
+// instead of sum, and released when the init containers finish). Its non-empty entries
+// belong, in order, to the containers that request this vendor's devices.
+device::PodSingleDevice to_positional(device::PodSingleDevice list, const model::Pod& pod,
+                                      const device::DeviceBackend& backend) {
+  const size_t total = pod.spec.init_containers.size() + pod.spec.containers.size();
+  if (list.size() == total + 1 && list.back().empty()) {
+    list.pop_back();
+    return list;
+  }
+  std::vector<size_t> users;
+  size_t index = 0;
+  for (const auto* group : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const model::Container& c : *group) {
+      if (backend.request_for(c).nums > 0) users.push_back(index);
+      ++index;
+    }
+  }
+  const size_t non_empty = static_cast<size_t>(
+      std::count_if(list.begin(), list.end(), [](const auto& e) { return !e.empty(); }));
+  // Neither form matches this pod's containers (e.g. a bare pod carrying only annotations, as
+  // simulation callers send): keep HAMi's positional reading.
+  if (non_empty != users.size()) return list;
+  device::PodSingleDevice out(total);
+  size_t next = 0;
+  for (auto& e : list) {
+    if (!e.empty()) out[users[next++]] = std::move(e);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
@@ -110,7 +145,7 @@ Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
       return make_error(std::string(backend->allocated_annotation()) + ": " +
                         decoded.error().message);
     }
-    device::PodSingleDevice list = std::move(decoded).value();
+    device::PodSingleDevice list = to_positional(std::move(decoded).value(), pod, *backend);
     if (drop_init) {
       for (size_t i = 0; i < init_count && i < list.size(); ++i) list[i].clear();
     }

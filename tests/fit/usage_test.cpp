@@ -230,6 +230,87 @@ TEST_F(PodUsage, ReadsAlignedAndUnalignedForms) {
   }
 }
 
+// §4.5 (issue #2899) + product.md §3 "Read both forms": HAMi v2.10 drops the empty entries of
+// containers without GPUs, so its value is not positional. Read positionally, the first app
+// container's entry would be taken for the init container's: collapsed with peak semantics
+// (max, one slot) instead of summed, and thrown away once the init container succeeded.
+TEST_F(PodUsage, UnalignedFormAttributedToDeviceContainers) {
+  auto pod = [](bool init_done) {
+    PodBuilder b("p");
+    b.init(plain_container("init"))
+        .app(gpu_container("a", 1))
+        .app(plain_container("log"))
+        .app(gpu_container("b", 1))
+        .node("node1")
+        .allocated("GPU-A,NVIDIA,1000,10:;GPU-A,NVIDIA,2000,20:;")
+        .phase("Running");
+    if (init_done) b.init_terminated("init", 0);
+    return b.build();
+  };
+  for (bool init_done : {false, true}) {
+    auto r = decode(pod(init_done));
+    ASSERT_TRUE(r);
+    const auto& list = r->charges.at("NVIDIA");
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].usedmem, 3000) << init_done;
+    EXPECT_EQ(list[0].usedcores, 30) << init_done;
+    EXPECT_EQ(list[0].slots, 2) << init_done;
+  }
+  // The aligned form of the same allocation gives the same charge.
+  auto aligned = decode(PodBuilder("p")
+                            .init(plain_container("init"))
+                            .app(gpu_container("a", 1))
+                            .app(plain_container("log"))
+                            .app(gpu_container("b", 1))
+                            .node("node1")
+                            .allocated(";GPU-A,NVIDIA,1000,10:;;GPU-A,NVIDIA,2000,20:;")
+                            .build());
+  ASSERT_TRUE(aligned);
+  EXPECT_EQ(aligned->charges.at("NVIDIA")[0].usedmem, 3000);
+  EXPECT_EQ(aligned->charges.at("NVIDIA")[0].slots, 2);
+}
+
+// §4.5 variant "1 init container without GPU + 2 app containers": HAMi v2.10 writes
+// `GPU-A,...:;GPU-B,...:;` (one segment fewer than containers + 1); both entries are app usage
+// and stay charged after the init container finished.
+TEST_F(PodUsage, UnalignedIssue2899ExampleKeepsAppUsage) {
+  auto r = decode(PodBuilder("p")
+                      .init(plain_container("init"))
+                      .app(gpu_container("a", 1))
+                      .app(gpu_container("b", 1))
+                      .node("node1")
+                      .allocated("GPU-A,NVIDIA,2500,25:;GPU-B,NVIDIA,2500,25:;")
+                      .phase("Running")
+                      .init_terminated("init", 0)
+                      .build());
+  ASSERT_TRUE(r);
+  const auto& list = r->charges.at("NVIDIA");
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].uuid, "GPU-A");
+  EXPECT_EQ(list[0].usedmem, 2500);
+  EXPECT_EQ(list[1].uuid, "GPU-B");
+  EXPECT_EQ(list[1].usedmem, 2500);
+}
+
+// The unaligned form with an init container that has a GPU: entries map onto the containers
+// that request GPUs, in order (init first).
+TEST_F(PodUsage, UnalignedFormWithGpuInitContainer) {
+  PodBuilder b("p");
+  b.init(gpu_container("init", 1, 8000, 50))
+      .app(plain_container("sidecar"))
+      .app(gpu_container("main", 1, 1000, 10))
+      .node("node1")
+      .allocated("GPU-A,NVIDIA,8000,50:;GPU-B,NVIDIA,1000,10:;")
+      .phase("Running")
+      .init_terminated("init", 0);
+  auto r = decode(b.build());
+  ASSERT_TRUE(r);
+  const auto& list = r->charges.at("NVIDIA");
+  ASSERT_EQ(list.size(), 1u);  // the finished init container's GPU-A is released
+  EXPECT_EQ(list[0].uuid, "GPU-B");
+  EXPECT_EQ(list[0].usedmem, 1000);
+}
+
 const char* kMigOnM1 =
     R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-M1","profile":"2g.10gb","placement":{"start":0,"size":2},"migUUID":"MIG-1","gpuInstanceID":3,"computeInstanceID":0}])";
 
