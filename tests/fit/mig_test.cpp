@@ -259,5 +259,52 @@ TEST(MigFit, ReplayOnlyConsidersSameGpu) {
             "GPU-m2,NVIDIA,20480,42:GPU-m2,NVIDIA,20480,42:GPU-m1,NVIDIA,20480,42:;");
 }
 
+// §4.3 + §4.5: the annotations written for a MIG fit, read back as an existing pod, occupy
+// the same placements; the next pod gets the next free slot.
+TEST(MigFit, WrittenAllocationReadBackAsUsage) {
+  FitHarness h({mig_gpu("GPU-mig")});
+  model::Pod first = PodBuilder("first").app(gpu_container("main", 1, 10000)).build();
+  NodeFit f = h.fit(first);
+  ASSERT_TRUE(f.fits) << f.reason;
+  PodBuilder placed("first");
+  placed.app(gpu_container("main", 1, 10000)).node("node1");
+  for (const auto& [k, v] : f.annotations) placed.annotate(k, v);
+  h.add_existing(placed.build());
+  const auto& d = h.device("GPU-mig");
+  EXPECT_TRUE(d.health);
+  ASSERT_EQ(d.mig_in_use.size(), 1u);
+  EXPECT_EQ(d.mig_in_use[0].profile, "2g.10gb");
+  EXPECT_EQ(d.mig_in_use[0].placement, (MigPlacement{0, 2}));
+  EXPECT_FALSE(d.mig_in_use[0].runtime_ready);
+  EXPECT_EQ(d.usedmem, 10240);
+  EXPECT_EQ(d.usedcores, 28);
+  NodeFit second = h.fit(PodBuilder("second").app(gpu_container("main", 1, 10000)).build());
+  ASSERT_TRUE(second.fits) << second.reason;
+  auto mig = device::decode_mig_allocations(
+      second.annotations.at(std::string(device::kMigAllocationsAnnotation)));
+  ASSERT_TRUE(mig);
+  EXPECT_EQ((*mig)[0].placement, (MigPlacement{2, 2}));
+}
+
+// §4.5: containers without MIG devices get no allocation entry; containerIndex is the
+// positional index (init first).
+TEST(MigFit, AllocationContainerIndexIsPositional) {
+  FitHarness h({mig_gpu("GPU-mig")});
+  model::Pod pod = PodBuilder()
+                       .init(plain_container("init"))
+                       .app(plain_container("side"))
+                       .app(gpu_container("main", 1, 5000))
+                       .build();
+  NodeFit f = h.fit(pod);
+  ASSERT_TRUE(f.fits) << f.reason;
+  EXPECT_EQ(devices_annotation(f), ";;GPU-mig,NVIDIA,5120,14:;");
+  auto mig = device::decode_mig_allocations(
+      f.annotations.at(std::string(device::kMigAllocationsAnnotation)));
+  ASSERT_TRUE(mig);
+  ASSERT_EQ(mig->size(), 1u);
+  EXPECT_EQ((*mig)[0].container_index, 2);
+  EXPECT_EQ((*mig)[0].device_index, 0);
+}
+
 }  // namespace
 }  // namespace hamisim::fit::testing

@@ -550,6 +550,19 @@ TEST(NvidiaFitNuma, GpusShareNumaNode) {
   EXPECT_EQ(chosen_uuids(mixed, 0)[0], "c");
 }
 
+// §5.2 + §3.6: numa-bind with binpack scans from the lowest NUMA node, with spread from the
+// highest (the end of each sorted list).
+TEST(NvidiaFitNuma, BinpackAndSpreadPickOppositeNumaNodes) {
+  FitHarness h(
+      {gpu("a").with_numa(0), gpu("b").with_numa(0), gpu("c").with_numa(1), gpu("d").with_numa(1)});
+  NodeFit spread = h.fit(numa_pod(2, 1000, "spread"));
+  ASSERT_TRUE(spread.fits) << spread.reason;
+  EXPECT_EQ(chosen_uuids(spread, 0), (std::vector<std::string>{"d", "c"}));
+  NodeFit binpack = h.fit(numa_pod(2, 1000, "binpack"));
+  ASSERT_TRUE(binpack.fits) << binpack.reason;
+  EXPECT_EQ(chosen_uuids(binpack, 0), (std::vector<std::string>{"b", "a"}));
+}
+
 // §3.2 step 4 / §3.3: NumaNotFit counts the GPUs discarded when a group is abandoned.
 TEST(NvidiaFitNuma, NumaNotFitCountsDiscardedSelections) {
   FitHarness h({gpu("a").with_numa(0), gpu("b", 2000).with_numa(0), gpu("c").with_numa(1),

@@ -128,6 +128,24 @@ TEST(NvidiaRequest, DefaultMemoryUsedWhenNoMemoryGiven) {
             expected(1, 100, kNoMemPercentage, 0));
 }
 
+// §2.3 steps 2 and 4: an explicit gpumem of 0 is "no memory": 100 % (or defaultMemory).
+TEST(NvidiaRequest, ZeroGpumemMeansNoMemory) {
+  EXPECT_EQ(request(container("c", {{kGpu, "1"}, {kGpuMem, "0"}})), expected(1, 0, 100, 0));
+}
+
+// §2.3 step 4: defaultMemory is not multiplied by memoryFactor.
+TEST(NvidiaRequest, DefaultMemoryNotScaledByMemoryFactor) {
+  NvidiaConfig cfg;
+  cfg.memory_factor = 4;
+  cfg.default_memory = 100;
+  EXPECT_EQ(request(container("c", {{kGpu, "1"}}), cfg), expected(1, 100, kNoMemPercentage, 0));
+}
+
+// §2.3 step 1: limits win even when they say 0 GPUs.
+TEST(NvidiaRequest, ZeroCountInLimitsWins) {
+  EXPECT_EQ(request(container("c", {{kGpu, "0"}}, {{kGpu, "1"}})).nums, 0);
+}
+
 // §2.3 step 5: cores = defaultCores unless gpucores given; no clamping here.
 TEST(NvidiaRequest, DefaultCoresAndNoClampAtRequestTime) {
   NvidiaConfig cfg;

@@ -134,5 +134,29 @@ TEST(TopologyAware, TokenInsideChain) {
   EXPECT_EQ(chosen_uuids(f, 0), (Ids{"f", "c", "a"}));
 }
 
+// §3.8: pair scores are read as score[first][second], first = earlier in scan order (the
+// annotation may be asymmetric). Scan order c, b, a; c->a 50, b->a 40, b->c 60, others 0:
+// (c,b)=score[c][b]=0, (c,a)=50, (b,a)=40 -> [c, a].
+TEST(TopologyAware, CombinationUsesScanOrderedPairScores) {
+  Gpu a = gpu("a"), b = gpu("b"), c = gpu("c");
+  c.pair_scores = {{"a", 50}};
+  b.pair_scores = {{"a", 40}, {"c", 60}};
+  FitHarness h({a, b, c});
+  NodeFit f = h.fit(topo_pod(2));
+  ASSERT_TRUE(f.fits) << f.reason;
+  EXPECT_EQ(chosen_uuids(f, 0), (Ids{"c", "a"}));
+}
+
+// §3.8: the worst single card sums its own row, score[candidate][other]: c 50, b 100, a 0.
+TEST(TopologyAware, WorstSingleCardUsesOwnRow) {
+  Gpu a = gpu("a"), b = gpu("b"), c = gpu("c");
+  c.pair_scores = {{"a", 50}};
+  b.pair_scores = {{"a", 40}, {"c", 60}};
+  FitHarness h({a, b, c});
+  NodeFit f = h.fit(topo_pod(1));
+  ASSERT_TRUE(f.fits) << f.reason;
+  EXPECT_EQ(chosen_uuids(f, 0), (Ids{"a"}));
+}
+
 }  // namespace
 }  // namespace hamisim::fit::testing
