@@ -91,6 +91,9 @@ Result<std::unique_ptr<HttpTestClient>> HttpTestClient::connect(const ClientOpti
       if (ec) return make_error("load CA: " + ec.message());
     }
     impl->ctx.set_verify_mode(ssl::verify_peer);
+    if (options.max_tls_version != 0) {
+      SSL_CTX_set_max_proto_version(impl->ctx.native_handle(), options.max_tls_version);
+    }
     if (!options.cert_file.empty()) {
       impl->ctx.use_certificate_chain_file(options.cert_file, ec);
       if (ec) return make_error("load client cert: " + ec.message());

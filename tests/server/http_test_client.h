@@ -23,6 +23,7 @@ struct ClientOptions {
   std::string ca_file;              // verify the server against this CA (required with tls)
   std::string cert_file, key_file;  // client certificate, optional
   std::string verify_name;          // expected server name/IP; default: host
+  int max_tls_version = 0;          // e.g. TLS1_2_VERSION; 0 = library default
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // per operation
 };
 

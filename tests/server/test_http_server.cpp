@@ -16,6 +16,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -582,6 +583,16 @@ TEST_F(HttpServerTls, HandshakeSucceedsAndServes) {
   EXPECT_EQ(r.body, "over tls");
   EXPECT_EQ(r.header("X-Identity"), "");                       // no client certificate asked for
   EXPECT_EQ(must(c->request("GET", "/healthz")).status, 200);  // keep-alive over TLS
+}
+
+TEST_F(HttpServerTls, Tls12ClientWithCertificateIsServed) {
+  auto server = start_server(mtls_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto o = client(*server, &pki_.scheduler);
+  o.max_tls_version = TLS1_2_VERSION;
+  auto r = testing::http_request(o, "POST", "/filter", "{}");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
 }
 
 TEST_F(HttpServerTls, PlainHttpClientCannotTalkToTheTlsListener) {
