@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,8 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "model/json_writer.h"
 
@@ -1035,88 +1038,204 @@ std::optional<std::string> resolve_plain_scalar(std::string_view s) {
   return yaml_float_to_json(s);  // also covers [-+]?[0-9]+
 }
 
-class YamlToJson {
+// Converts yaml-cpp parser events straight to JSON text, one string per document. Working on
+// events keeps the conversion iterative (yaml-cpp itself bounds its recursion depth) and lets
+// us guard against yaml-cpp's known failure modes: an alias that refers to the node containing
+// it, alias "bombs" that expand exponentially, and inputs on which its parser makes no progress
+// and would otherwise emit empty documents forever (for example `"a",{}`).
+class YamlEvents : public YAML::EventHandler {
  public:
-  explicit YamlToJson(size_t limit) : limit_(limit) {}
+  explicit YamlEvents(size_t limit) : limit_(limit) {}
 
-  void value(const YAML::Node& n, int depth) {
-    if (depth > kMaxYamlDepth) throw YamlError{"nesting too deep (or a recursive alias)", n.Mark()};
-    switch (n.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        out_ += "null";
-        break;
-      case YAML::NodeType::Scalar:
-        scalar(n);
-        break;
-      case YAML::NodeType::Sequence: {
-        out_ += '[';
-        bool first = true;
-        for (const auto& el : n) {
-          if (!first) out_ += ',';
-          first = false;
-          value(el, depth + 1);
-        }
-        out_ += ']';
-        break;
-      }
-      case YAML::NodeType::Map: {
-        out_ += '{';
-        bool first = true;
-        for (const auto& kv : n) {
-          if (!first) out_ += ',';
-          first = false;
-          key(kv.first);
-          out_ += ':';
-          value(kv.second, depth + 1);
-        }
-        out_ += '}';
-        break;
-      }
+  std::vector<std::string>& documents() { return documents_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (started_ && mark.pos == last_start_.pos && mark.line == last_start_.line &&
+        mark.column == last_start_.column) {
+      throw YamlError{"unexpected content", mark};
     }
-    if (out_.size() > limit_) {
-      throw YamlError{
-          "document expands to more than " + std::to_string(limit_) + " bytes of JSON (aliases?)",
-          n.Mark()};
-    }
+    started_ = true;
+    last_start_ = mark;
+    out_.clear();
+    stack_.clear();
+    anchors_.clear();
   }
 
-  std::string& out() { return out_; }
+  void OnDocumentEnd() override {
+    // A document with nothing in it ("---" alone, comments only) is dropped.
+    if (!out_.empty() && out_ != "null") {
+      done_bytes_ += out_.size();
+      documents_.push_back(std::move(out_));
+    }
+    out_.clear();
+  }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (key_expected()) {
+      begin_key();
+      append("\"null\"", mark);
+    } else {
+      begin_value();
+      append("null", mark);
+    }
+    remember(anchor, "null");
+    end_value();
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) throw YamlError{"alias refers to the node that contains it", mark};
+    const std::string& json = it->second;
+    if (key_expected()) {
+      if (json.empty() || json[0] == '{' || json[0] == '[') {
+        throw YamlError{"mapping keys must be scalars", mark};
+      }
+      begin_key();
+      if (json[0] == '"') {
+        append(json, mark);
+      } else {
+        append_go_json_string(out_, json);
+        check_size(mark);
+      }
+    } else {
+      begin_value();
+      append(json, mark);
+    }
+    end_value();
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    std::string json;
+    if (auto resolved = resolve(tag, value)) {
+      json = std::move(*resolved);
+    } else {
+      append_go_json_string(json, value);
+    }
+    if (key_expected()) {
+      begin_key();
+      append_go_json_string(out_, value);  // keys are strings, written as they were
+      check_size(mark);
+    } else {
+      begin_value();
+      append(json, mark);
+    }
+    remember(anchor, std::move(json));
+    end_value();
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, anchor, /*is_map=*/false);
+  }
+  void OnSequenceEnd() override { close(']'); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, anchor, /*is_map=*/true);
+  }
+  void OnMapEnd() override { close('}'); }
 
  private:
-  void key(const YAML::Node& k) {
-    switch (k.Type()) {
-      case YAML::NodeType::Scalar:
-        append_go_json_string(out_, k.Scalar());
-        break;
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        out_ += "\"null\"";
-        break;
-      default:
-        throw YamlError{"mapping keys must be scalars", k.Mark()};
+  struct Frame {
+    bool is_map;
+    bool expect_key;
+    size_t count;
+    YAML::anchor_t anchor;
+    size_t start;  // where this collection's JSON begins in out_
+    YAML::Mark mark;
+  };
+
+  static std::optional<std::string> resolve(const std::string& tag, const std::string& value) {
+    if (tag == "?" || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+        tag == "tag:yaml.org,2002:bool") {
+      return resolve_plain_scalar(value);
+    }
+    if (tag == "tag:yaml.org,2002:null") return "null";
+    return std::nullopt;  // quoted ("!") or any other tag: a string
+  }
+
+  bool key_expected() const {
+    return !stack_.empty() && stack_.back().is_map && stack_.back().expect_key;
+  }
+
+  void begin_key() {
+    if (stack_.back().count > 0) out_ += ',';
+  }
+
+  void begin_value() {
+    if (stack_.empty()) return;
+    Frame& f = stack_.back();
+    if (f.is_map) {
+      out_ += ':';
+    } else if (f.count > 0) {
+      out_ += ',';
     }
   }
 
-  void scalar(const YAML::Node& n) {
-    const std::string& text = n.Scalar();
-    const std::string& tag = n.Tag();
-    std::optional<std::string> resolved;
-    if (tag == "?" || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-        tag == "tag:yaml.org,2002:bool") {
-      resolved = resolve_plain_scalar(text);
-    } else if (tag == "tag:yaml.org,2002:null") {
-      resolved = "null";
-    }
-    if (resolved) {
-      out_ += *resolved;
+  void end_value() {
+    if (stack_.empty()) return;
+    Frame& f = stack_.back();
+    if (f.is_map && f.expect_key) {
+      f.expect_key = false;
     } else {
-      append_go_json_string(out_, text);
+      if (f.is_map) f.expect_key = true;
+      ++f.count;
+    }
+  }
+
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor, bool is_map) {
+    if (key_expected()) throw YamlError{"mapping keys must be scalars", mark};
+    if (stack_.size() >= static_cast<size_t>(kMaxYamlDepth)) {
+      throw YamlError{"nesting too deep", mark};
+    }
+    begin_value();
+    stack_.push_back(Frame{is_map, true, 0, anchor, out_.size(), mark});
+    out_ += is_map ? '{' : '[';
+  }
+
+  void close(char bracket) {
+    if (stack_.empty()) throw YamlError{"unbalanced collection events", YAML::Mark::null_mark()};
+    const Frame f = stack_.back();
+    stack_.pop_back();
+    out_ += bracket;
+    check_size(f.mark);
+    if (f.anchor != YAML::NullAnchor) remember(f.anchor, out_.substr(f.start));
+    end_value();
+  }
+
+  void remember(YAML::anchor_t anchor, std::string json) {
+    if (anchor == YAML::NullAnchor) return;
+    anchors_bytes_ += json.size();
+    if (anchors_bytes_ > limit_) {
+      throw YamlError{"anchors expand to more than " + std::to_string(limit_) + " bytes",
+                      YAML::Mark::null_mark()};
+    }
+    anchors_.insert_or_assign(anchor, std::move(json));
+  }
+
+  void append(std::string_view json, const YAML::Mark& mark) {
+    out_ += json;
+    check_size(mark);
+  }
+
+  void check_size(const YAML::Mark& mark) {
+    if (done_bytes_ + out_.size() > limit_) {
+      throw YamlError{
+          "document expands to more than " + std::to_string(limit_) + " bytes of JSON (aliases?)",
+          mark};
     }
   }
 
   size_t limit_;
   std::string out_;
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, std::string> anchors_;
+  size_t anchors_bytes_ = 0;
+  std::vector<std::string> documents_;
+  size_t done_bytes_ = 0;
+  bool started_ = false;
+  YAML::Mark last_start_;
 };
 
 struct YamlDocuments {
@@ -1126,23 +1245,25 @@ struct YamlDocuments {
 
 Result<YamlDocuments> convert_yaml(std::string_view yaml) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
-    std::vector<const YAML::Node*> kept;
-    for (const auto& doc : docs) {
-      if (!doc.IsNull()) kept.push_back(&doc);  // empty documents ("---" alone) are skipped
+    std::istringstream in{std::string(yaml)};
+    YAML::Parser parser(in);
+    YamlEvents events((size_t{16} << 20) + yaml.size() * 16);
+    while (parser.HandleNextDocument(events)) {
     }
-    YamlToJson conv((size_t{16} << 20) + yaml.size() * 16);
-    if (kept.size() == 1) {
-      conv.value(*kept[0], 0);
+    auto& docs = events.documents();
+    YamlDocuments out;
+    out.count = docs.size();
+    if (docs.size() == 1) {
+      out.json = std::move(docs[0]);
     } else {
-      conv.out() += R"({"kind":"List","items":[)";
-      for (size_t i = 0; i < kept.size(); ++i) {
-        if (i > 0) conv.out() += ',';
-        conv.value(*kept[i], 1);
+      out.json = R"({"kind":"List","items":[)";
+      for (size_t i = 0; i < docs.size(); ++i) {
+        if (i > 0) out.json += ',';
+        out.json += docs[i];
       }
-      conv.out() += "]}";
+      out.json += "]}";
     }
-    return YamlDocuments{std::move(conv.out()), kept.size()};
+    return out;
   } catch (const YamlError& e) {
     return make_error(describe(e.mark, e.message));
   } catch (const YAML::DeepRecursion& e) {
