@@ -573,6 +573,15 @@ TEST(NvidiaFitNuma, NumaNotFitCountsDiscardedSelections) {
             "1/4 AllocatedCardsInsufficientRequest, 1/4 NumaNotFit, 2/4 CardInsufficientMemory");
 }
 
+// §3.3: NumaNotFit adds up over every abandoned group; AllocatedCardsInsufficientRequest is
+// only the last group's selection (assigned, not added).
+TEST(NvidiaFitNuma, NumaNotFitAddsUpOverAbandonedGroups) {
+  FitHarness h({gpu("a").with_numa(0), gpu("b").with_numa(1), gpu("c").with_numa(2)});
+  NodeFit f = h.fit(numa_pod(2, 1000));
+  EXPECT_FALSE(f.fits);
+  EXPECT_EQ(f.reason, "1/3 AllocatedCardsInsufficientRequest, 2/3 NumaNotFit");
+}
+
 // §3.6 / Appendix B.8 (driven directly with an explicit scan order): the NUMA group switch
 // happens before the UUID check, so a UUID-rejected card on another NUMA node still resets
 // the selection...
