@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "device/allocation.h"
 #include "device/codec.h"
 #include "fit/device_config.h"
 #include "fit/inventory.h"
@@ -79,10 +80,10 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
     std::printf("  why: %s\n", inv.message.c_str());
     return 0;
   }
-  print_usage_table(*usage, inv.inventory);
   if (result->fits) {
     std::printf("%s: FITS  (node score %.2f, node policy %s, GPU policy %s)\n", head.c_str(),
                 result->node_score, prepared.node_policy.c_str(), prepared.gpu_policy.c_str());
+    print_usage_table(*usage, inv.inventory);
     for (const auto& [vendor, list] : result->devices) {
       for (size_t i = 0; i < list.size() && i < containers.size(); ++i) {
         if (list[i].empty()) continue;
@@ -104,6 +105,7 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
   std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
               std::string(fit::to_string(result->fit_class)).c_str());
   std::printf("  HAMi reason: %s\n", result->reason.c_str());
+  print_usage_table(*usage, inv.inventory);
   if (result->failed_container >= 0 &&
       static_cast<size_t>(result->failed_container) < containers.size()) {
     const size_t ci = static_cast<size_t>(result->failed_container);
@@ -115,6 +117,11 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
       const device::DeviceUsage* du = find_device(*usage, v.uuid);
       std::printf("    %s (%s): %s%s%s\n", v.uuid.c_str(), du ? du->type.c_str() : "?",
                   v.reason.c_str(), v.detail.empty() ? "" : ": ", v.detail.c_str());
+    }
+    const auto reasons = device::parse_reasons(result->reason);
+    if (auto it = reasons.find("AllocatedCardsInsufficientRequest"); it != reasons.end()) {
+      std::printf("    only %d GPU(s) could take the container; it needs all of them on one node\n",
+                  it->second);
     }
   }
   return 0;
