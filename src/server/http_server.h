@@ -63,6 +63,9 @@ struct HttpResponse {
   static HttpResponse error(int status, std::string_view message);
 };
 
+// Runs on a server worker thread, concurrently with other requests (of the same route too), so
+// it must be thread-safe. It should be CPU-bound and quick: a blocked handler holds a worker.
+// An exception becomes a 500 `{"Error":"internal: <what>"}`; it never reaches the caller.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct Route {
