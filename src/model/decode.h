@@ -6,6 +6,12 @@
 // type is wrong: a string where a list belongs is an error whose message starts with the
 // field path ("spec.containers[1].resources.limits[nvidia.com/gpu]: ..."). Nesting depth is
 // bounded; no input crashes the decoder.
+//
+// Details (see decode.cpp for the full list): duplicate objects/maps merge and duplicate lists
+// decode element-wise into the earlier one, as Go does; quantities accept JSON strings (trimmed)
+// and numbers; only the first JSON value of the input is read, anything after it is ignored
+// (Go's json.Decoder); invalid UTF-8 is an error. YAML scalars resolve with the YAML 1.2 core
+// schema (`yes`/`on` stay strings, 0x1F and 0o17 are numbers, quoted scalars stay strings).
 
 #include <string>
 #include <string_view>
@@ -28,7 +34,9 @@ Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view pa
 Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path = {});
 
 // A Kubernetes List, NodeList, PodList, ResourceQuotaList, or a single object, as
-// `kubectl get -o json` prints them. Items of other kinds are counted, not decoded.
+// `kubectl get -o json` prints them. Items of other kinds are counted, not decoded. Items
+// without a kind take it from a typed list ("NodeList" -> Node); items that are lists themselves
+// are flattened (a few levels deep); a top-level JSON array is read as a list of items.
 struct ObjectSet {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
@@ -40,14 +48,17 @@ struct ObjectSet {
 Result<ObjectSet> decode_objects_json(std::string_view json);
 
 // YAML documents (one or many, `---` separated) converted to JSON text, then decoded as above.
-// Errors carry the YAML line and column.
+// One document converts to itself, several (or none) to {"kind":"List","items":[...]}; empty
+// documents are dropped. Errors carry the YAML line and column.
 Result<std::string> yaml_to_json(std::string_view yaml);
-// Detects JSON vs YAML by the first non-space character.
+// Detects JSON vs YAML by the first non-space character ('{' or '[' is JSON). decode_pod and
+// decode_node require exactly one YAML document.
 Result<ObjectSet> decode_objects(std::string_view text);
 Result<Pod> decode_pod(std::string_view text);
 Result<Node> decode_node(std::string_view text);
 
-// Reads a file, or every *.json/*.yaml/*.yml file of a directory (sorted by name).
+// Reads a file, or every *.json/*.yaml/*.yml regular file of a directory (not recursive,
+// sorted by name); errors start with the file's path. read_file refuses files over 256 MiB.
 Result<ObjectSet> load_objects(const std::string& path);
 Result<std::string> read_file(const std::string& path);
 
