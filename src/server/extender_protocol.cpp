@@ -178,8 +178,8 @@ Status for_each_top_level_field(od::parser& parser, const std::string& buffer, s
   }
   od::object obj;
   if (auto e = doc.get_object().get(obj)) {
-    return make_error("body: expected a JSON object (" + std::string(simdjson::error_message(e)) +
-                      ")");
+    if (e == simdjson::INCORRECT_TYPE) return make_error("body: expected a JSON object");
+    return make_error(json_error("body", e));
   }
   for (auto field : obj) {
     std::string_view key;
