@@ -29,7 +29,8 @@ std::vector<ContainerRef> containers_of(const model::Pod& pod) {
 }
 
 std::string pod_label(const model::Pod& pod) {
-  const std::string& ns = pod.metadata.namespace_.empty() ? std::string("default") : pod.metadata.namespace_;
+  const std::string& ns =
+      pod.metadata.namespace_.empty() ? std::string("default") : pod.metadata.namespace_;
   return ns + "/" + pod.metadata.name;
 }
 
@@ -57,8 +58,7 @@ void print_usage_table(const fit::NodeUsage& usage, const fit::NodeInventory& in
     std::printf("    %-40s %-28s numa %lld  slots %lld/%d  memory %lld/%d MiB  cores %lld/%d%s\n",
                 d.id.c_str(), d.type.c_str(), static_cast<long long>(d.numa),
                 static_cast<long long>(d.used), d.count, static_cast<long long>(d.usedmem),
-                d.totalmem, static_cast<long long>(d.usedcores), d.totalcore,
-                flags.c_str());
+                d.totalmem, static_cast<long long>(d.usedcores), d.totalcore, flags.c_str());
   }
 }
 
@@ -76,7 +76,8 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
     const bool malformed = inv.state == fit::InventoryResult::State::kMalformed;
     std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
                 malformed ? "MalformedDeviceDescription" : "NoDeviceDescription");
-    std::printf("  HAMi reason: %s\n", malformed ? "malformed device registration" : "node unregistered");
+    std::printf("  HAMi reason: %s\n",
+                malformed ? "malformed device registration" : "node unregistered");
     std::printf("  why: %s\n", inv.message.c_str());
     return 0;
   }
@@ -99,7 +100,8 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
       }
     }
     std::printf("  annotations the live path would write:\n");
-    for (const auto& [k, v] : result->annotations) std::printf("    %s: %s\n", k.c_str(), v.c_str());
+    for (const auto& [k, v] : result->annotations)
+      std::printf("    %s: %s\n", k.c_str(), v.c_str());
     return 0;
   }
   std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
@@ -111,7 +113,8 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
     const size_t ci = static_cast<size_t>(result->failed_container);
     std::printf("  container %zu \"%s\"%s asks", ci, containers[ci].name.c_str(),
                 containers[ci].init ? " (init)" : "");
-    for (const auto& [vendor, r] : prepared.requests[ci]) std::printf(" %s", describe_request(r).c_str());
+    for (const auto& [vendor, r] : prepared.requests[ci])
+      std::printf(" %s", describe_request(r).c_str());
     std::printf(":\n");
     for (const auto& v : result->verdicts) {
       const device::DeviceUsage* du = find_device(*usage, v.uuid);
@@ -142,7 +145,8 @@ int print_json(const model::Pod& pod, const model::Node& node, const fit::Prepar
       reason = result->reason;
     } else {
       const bool malformed = inv.state == fit::InventoryResult::State::kMalformed;
-      cls = malformed ? fit::FitClass::kMalformedDeviceDescription : fit::FitClass::kNoDeviceDescription;
+      cls = malformed ? fit::FitClass::kMalformedDeviceDescription
+                      : fit::FitClass::kNoDeviceDescription;
       reason = malformed ? "malformed device registration: " + inv.message
                          : std::string(fit::kNodeUnregistered);
     }

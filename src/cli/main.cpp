@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/fit_command.h"
+#include "cli/profile_command.h"
 #include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
@@ -14,8 +15,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "hamisim 0.1.0");
 
   hamisim::cli::FitOptions fit;
-  CLI::App* fit_cmd = app.add_subcommand(
-      "fit", "Explain whether a pod fits a node's HAMi devices, and why not");
+  CLI::App* fit_cmd =
+      app.add_subcommand("fit", "Explain whether a pod fits a node's HAMi devices, and why not");
   fit_cmd->add_option("--pod", fit.pod_path, "Pod (YAML or JSON)")->required();
   fit_cmd->add_option("--node", fit.node_path, "Node (YAML or JSON)")->required();
   fit_cmd->add_option("--pods-on-node", fit.pods_on_node_path,
@@ -32,6 +33,21 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender service");
   hamisim::cli::add_serve_options(*serve_cmd, serve);
 
+  hamisim::cli::ProfileCheckOptions check;
+  CLI::App* profile_cmd = app.add_subcommand("profile", "Device profiles of node groups");
+  profile_cmd->require_subcommand(1);
+  CLI::App* check_cmd = profile_cmd->add_subcommand(
+      "check", "Compare real nodes' registrations with their profiles (exit 1 on any mismatch)");
+  check_cmd->add_option("--device-profiles", check.device_profiles_path, "Device profiles (YAML)")
+      ->required();
+  check_cmd
+      ->add_option("--cluster", check.cluster_paths,
+                   "Nodes as a Kubernetes List (kubectl get nodes -o json); files or directories")
+      ->required();
+  check_cmd->add_option("--device-config-file", check.device_config_path,
+                        "HAMi device-config.yaml");
+  check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,6 +56,7 @@ int main(int argc, char** argv) {
   }
   if (*fit_cmd) return hamisim::cli::run_fit(fit);
   if (*serve_cmd) return hamisim::cli::run_serve(serve);
+  if (*check_cmd) return hamisim::cli::run_profile_check(check);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -1,12 +1,14 @@
 #include "cli/serve_command.h"
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 
 #include "fit/device_config.h"
 #include "fit/inventory.h"
+#include "profile/device_profiles.h"
+#include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -23,9 +25,11 @@ std::chrono::milliseconds seconds(double s) {
 
 void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--listen", o.listen, "Address of the extender listener")->capture_default_str();
-  app.add_option("--metrics-listen", o.metrics_listen, "Address of the /metrics listener (empty: off)")
+  app.add_option("--metrics-listen", o.metrics_listen,
+                 "Address of the /metrics listener (empty: off)")
       ->capture_default_str();
-  app.add_flag("--insecure-http", o.insecure_http, "Serve plain HTTP (required off loopback without TLS)");
+  app.add_flag("--insecure-http", o.insecure_http,
+               "Serve plain HTTP (required off loopback without TLS)");
   app.add_option("--tls-cert", o.tls_cert, "Server certificate (PEM), reloaded on change");
   app.add_option("--tls-key", o.tls_key, "Server key (PEM), reloaded on change");
   app.add_option("--client-ca", o.client_ca, "CA bundle; makes client certificates mandatory");
@@ -40,7 +44,8 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
       ->delimiter(',');
   app.add_option("--max-body-bytes", o.max_body_bytes, "Largest request body (413 beyond)")
       ->capture_default_str();
-  app.add_option("--max-inflight-live", o.max_inflight_live, "Concurrent live requests (429 beyond)")
+  app.add_option("--max-inflight-live", o.max_inflight_live,
+                 "Concurrent live requests (429 beyond)")
       ->capture_default_str();
   app.add_option("--max-inflight-simulation", o.max_inflight_simulation,
                  "Concurrent simulation requests (429 beyond)")
@@ -48,7 +53,8 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--max-inflight-webhook", o.max_inflight_webhook,
                  "Concurrent webhook requests (429 beyond)")
       ->capture_default_str();
-  app.add_option("--header-timeout", o.header_timeout_s, "Seconds to read request headers (and TLS handshake)")
+  app.add_option("--header-timeout", o.header_timeout_s,
+                 "Seconds to read request headers (and TLS handshake)")
       ->capture_default_str();
   app.add_option("--body-timeout", o.body_timeout_s, "Seconds to read a body / write a response")
       ->capture_default_str();
@@ -59,15 +65,21 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Worker threads (0: one per core)")->capture_default_str();
   app.add_option("--log-format", o.log_format, "text or json")->capture_default_str();
-  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
   app.add_option("--device-config-file", o.device_config_path, "HAMi device-config.yaml");
-  app.add_option("--gpu-scheduler-policy", o.gpu_policy, "Default GPU policy")->capture_default_str();
-  app.add_option("--node-scheduler-policy", o.node_policy, "Default node policy")->capture_default_str();
+  app.add_option("--device-profiles", o.device_profiles_path,
+                 "Device profiles of node groups (templates without registrations)");
+  app.add_option("--gpu-scheduler-policy", o.gpu_policy, "Default GPU policy")
+      ->capture_default_str();
+  app.add_option("--node-scheduler-policy", o.node_policy, "Default node policy")
+      ->capture_default_str();
   app.add_option("--legacy-nodes-filter", o.legacy_nodes_filter,
                  "/filter requests carrying Nodes: simulate or reject")
       ->check(CLI::IsMember({"simulate", "reject"}))
       ->capture_default_str();
-  app.add_option("--readyz-scope", o.readyz_scope, "Paths that decide /readyz: simulation, live, all")
+  app.add_option("--readyz-scope", o.readyz_scope,
+                 "Paths that decide /readyz: simulation, live, all")
       ->check(CLI::IsMember({"simulation", "live", "all"}))
       ->capture_default_str();
 }
@@ -95,7 +107,18 @@ int run_serve(const ServeOptions& o) {
     }
   }
   const device::DeviceRegistry registry = fit::build_registry(config);
-  const fit::RegisteredInventoryProvider inventory(registry);
+  auto profiles = std::make_shared<profile::DeviceProfiles>();
+  if (!o.device_profiles_path.empty()) {
+    auto loaded = profile::load_device_profiles(o.device_profiles_path, registry);
+    if (!loaded) {
+      spdlog::error("--device-profiles: {}", loaded.error().message);
+      return 2;
+    }
+    *profiles = std::move(loaded).value();
+    spdlog::info("loaded {} device profile(s) from {}", profiles->profiles.size(),
+                 o.device_profiles_path);
+  }
+  const profile::ProfileInventoryProvider inventory(registry, profiles);
   server::MetricsRegistry metrics;
   server::ExtenderServiceOptions service_options;
   service_options.reject_legacy_nodes_filter = o.legacy_nodes_filter == "reject";

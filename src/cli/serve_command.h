@@ -26,6 +26,7 @@ struct ServeOptions {
   std::string log_format = "text";
   std::string log_level = "info";
   std::string device_config_path;
+  std::string device_profiles_path;
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";
   std::string legacy_nodes_filter = "simulate";  // simulate | reject

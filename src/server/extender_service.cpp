@@ -26,7 +26,8 @@ std::string echo_node_names(const std::vector<std::string>& names) {
   return w.take();
 }
 
-constexpr std::string_view kNoLiveSource = "no live cluster source (start with --kubeconfig or --cluster-snapshot)";
+constexpr std::string_view kNoLiveSource =
+    "no live cluster source (start with --kubeconfig or --cluster-snapshot)";
 
 }  // namespace
 
@@ -39,14 +40,20 @@ ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
       options_(std::move(options)),
       fit_outcomes_(metrics.counter("hamisim_fit_outcomes_total",
                                     "Per-node fit outcomes of filter requests, by class and reason",
-                                    {"route", "class", "reason"})) {}
+                                    {"route", "class", "reason"})),
+      profile_notes_(metrics.counter(
+          "hamisim_profile_warnings_total",
+          "Template nodes answered with a warning about their device description (a warm sample "
+          "diverging from its profile, a profile that real nodes do not match), by profile",
+          {"profile"})) {}
 
 std::vector<Route> ExtenderService::routes() {
   auto bind_to = [this](HttpResponse (ExtenderService::*fn)(const HttpRequest&)) {
     return [this, fn](const HttpRequest& r) { return (this->*fn)(r); };
   };
   return {
-      {"POST", "/filter-simulation", AuthGroup::kSimulation, bind_to(&ExtenderService::filter_simulation)},
+      {"POST", "/filter-simulation", AuthGroup::kSimulation,
+       bind_to(&ExtenderService::filter_simulation)},
       {"POST", "/filter", AuthGroup::kLive, bind_to(&ExtenderService::filter)},
       {"POST", "/bind", AuthGroup::kLive, bind_to(&ExtenderService::bind)},
       {"POST", "/webhook", AuthGroup::kWebhook, bind_to(&ExtenderService::webhook)},
@@ -57,6 +64,7 @@ std::vector<Route> ExtenderService::routes() {
 
 void ExtenderService::record(std::string_view route, const SimulationResult& result) {
   for (const NodeOutcome& o : result.outcomes) {
+    if (o.notes > 0) profile_notes_.labels({o.profile}).inc();
     const std::string_view cls = fit::to_string(o.fit_class);
     // Label by reason *name* ("CardInsufficientMemory"), never the counted text, so the
     // number of series stays bounded.
@@ -64,7 +72,8 @@ void ExtenderService::record(std::string_view route, const SimulationResult& res
     if (names.empty()) {
       const bool bare = o.fit_class == fit::FitClass::kInsufficientCapacity ||
                         o.fit_class == fit::FitClass::kConstraintMismatch;
-      fit_outcomes_.labels({route, cls, bare ? std::string_view(o.reason) : std::string_view()}).inc();
+      fit_outcomes_.labels({route, cls, bare ? std::string_view(o.reason) : std::string_view()})
+          .inc();
       continue;
     }
     for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
@@ -80,11 +89,12 @@ HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
 HttpResponse ExtenderService::filter(const HttpRequest& request) {
   auto args = decode_extender_args(request.body);
   if (!args) {
-    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + args.error().message), true);
+    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + args.error().message),
+                        true);
   }
   if (!args->pod) {
-    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + "extender args missing pod"),
-                        true);
+    return filter_reply(
+        encode_filter_error(std::string(kInvalidRequest) + "extender args missing pod"), true);
   }
   if (args->nodes_present) {
     if (options_.reject_legacy_nodes_filter) {
@@ -102,20 +112,23 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
   // needing any cluster state; anything else needs the live source.
   auto prepared = fit::prepare_pod(*args->pod, registry_, policy_);
   if (!prepared) {
-    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + "Pod: " +
-                                            prepared.error().message),
-                        true);
+    return filter_reply(
+        encode_filter_error(std::string(kInvalidRequest) + "Pod: " + prepared.error().message),
+        true);
   }
   if (!prepared->requests_devices()) return filter_reply(echo_node_names(args->node_names), false);
-  return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)), true);
+  return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)),
+                      true);
 }
 
 HttpResponse ExtenderService::bind(const HttpRequest& request) {
   auto args = decode_binding_args(request.body);
   if (!args) {
-    return filter_reply(encode_binding_result(std::string(kInvalidRequest) + args.error().message), true);
+    return filter_reply(encode_binding_result(std::string(kInvalidRequest) + args.error().message),
+                        true);
   }
-  return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)), true);
+  return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)),
+                      true);
 }
 
 HttpResponse ExtenderService::webhook(const HttpRequest&) {
@@ -137,7 +150,8 @@ HttpResponse ExtenderService::readyz(const HttpRequest&) {
   const bool simulation_ready = !registry_.backends().empty();
   const bool live_configured = false;
   bool ready = true;
-  if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all") ready &= simulation_ready;
+  if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all")
+    ready &= simulation_ready;
   if (options_.readyz_scope == "live") ready &= live_configured;
   model::JsonWriter w;
   w.begin_object();

@@ -45,6 +45,7 @@ class ExtenderService {
   SimulationFilter simulation_;
   ExtenderServiceOptions options_;
   CounterFamily& fit_outcomes_;
+  CounterFamily& profile_notes_;
 };
 
 }  // namespace hamisim::server

@@ -15,6 +15,7 @@ struct NodeAnswer {
   std::string reason;       // Diagnostics.Reason
   fit::DeviceSource source = fit::DeviceSource::kAnnotation;
   std::string profile;
+  std::vector<std::string> notes;
   std::map<std::string, std::string> annotations;
 };
 
@@ -81,6 +82,9 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
     w.key("Reason").string(a->reason);
     w.key("DeviceSource").string(fit::to_string(a->source));
     w.key("Profile").string(a->profile);
+    w.key("Notes").begin_array();
+    for (const auto& n : a->notes) w.string(n);
+    w.end_array();
     w.end_object();
   }
   w.end_object();
@@ -182,6 +186,7 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
       fit::InventoryResult inv = inventory_.inventory_for(node);
       a.source = inv.inventory.source;
       a.profile = inv.inventory.profile;
+      a.notes = inv.inventory.notes;
       switch (inv.state) {
         case fit::InventoryResult::State::kNoDescription:
           a.fit_class = fit::FitClass::kNoDeviceDescription;
@@ -216,7 +221,9 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
     }
   }
   result.outcomes.reserve(answers.size());
-  for (const auto& a : answers) result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason});
+  for (const auto& a : answers) {
+    result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, a.profile, a.notes.size()});
+  }
   result.body = encode_response(args, answers);
   return result;
 }

@@ -17,7 +17,9 @@ namespace hamisim::server {
 
 struct NodeOutcome {
   fit::FitClass fit_class = fit::FitClass::kFits;
-  std::string reason;  // HAMi failure string (empty when the node fits)
+  std::string reason;   // HAMi failure string (empty when the node fits)
+  std::string profile;  // device profile that described the node, if any
+  size_t notes = 0;     // warnings about the description (sample divergence, mismatches)
 };
 
 struct SimulationResult {

@@ -1,0 +1,19 @@
+#pragma once
+// `hamisim profile check`: are the real nodes of each profiled group what the profile says?
+
+#include <string>
+#include <vector>
+
+namespace hamisim::cli {
+
+struct ProfileCheckOptions {
+  std::string device_profiles_path;
+  std::vector<std::string> cluster_paths;
+  std::string device_config_path;
+  std::string output = "table";  // table | json
+};
+
+// Exit code: 0 when every described node matches, 1 on any mismatch, 2 on bad input.
+int run_profile_check(const ProfileCheckOptions& options);
+
+}  // namespace hamisim::cli

@@ -1,0 +1,52 @@
+#pragma once
+// Device profiles (spec §7.1): the device description of a node group, for templates that
+// carry no registration (cold-zero groups) and as the reference real nodes are checked
+// against.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/registry.h"
+#include "fit/inventory.h"
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace hamisim::profile {
+
+inline constexpr std::string_view kDeviceProfileAnnotation = "hamisim.io/device-profile";
+
+enum class OnMismatch { kWarn, kPreferObserved, kReject };
+std::string_view to_string(OnMismatch m);
+
+struct ProfileMatch {
+  std::vector<std::string> node_groups;  // CA node group ids
+  model::StringMap labels;               // every label must match
+  std::string node_group_label;          // label whose value is the node's group id
+};
+
+struct DeviceProfile {
+  std::string name;
+  ProfileMatch match;
+  OnMismatch on_mismatch = OnMismatch::kWarn;
+  // The devices a fresh node of the group registers, decoded once at load time (synthetic
+  // IDs `<profile>-<vendor>-<index>` for the `devices:` form).
+  fit::NodeInventory inventory;
+  // The registration annotations the profile stands for (key -> exact value), as a device
+  // plugin would write them.
+  model::StringMap annotations;
+};
+
+struct DeviceProfiles {
+  std::vector<DeviceProfile> profiles;
+  const DeviceProfile* find(std::string_view name) const;
+};
+
+// Parses and validates a DeviceProfiles YAML document. `source` names the file in errors
+// ("profiles.yaml: profiles[0] (a100).devices[0].numa: ...").
+Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_view source,
+                                             const device::DeviceRegistry& registry);
+Result<DeviceProfiles> load_device_profiles(const std::string& path,
+                                            const device::DeviceRegistry& registry);
+
+}  // namespace hamisim::profile

@@ -1,0 +1,162 @@
+#include "profile/reconcile.h"
+
+#include <algorithm>
+
+#include "profile/profile_inventory.h"
+#include "profile/template_node.h"
+
+namespace hamisim::profile {
+namespace {
+
+bool profile_selects(const DeviceProfile& p, const model::Node& node) {
+  const std::string group = node_group_of(node, p.match);
+  if (!group.empty() && std::find(p.match.node_groups.begin(), p.match.node_groups.end(), group) !=
+                            p.match.node_groups.end()) {
+    return true;
+  }
+  if (p.match.labels.empty()) return false;
+  for (const auto& [key, value] : p.match.labels) {
+    const std::string* v = model::find_label(node.metadata, key);
+    if (!v || *v != value) return false;
+  }
+  return true;
+}
+
+// "81920 x8" / "NVIDIA A100 x4, NVIDIA H100 x4": a multiset, sorted.
+std::string describe(std::vector<std::string> values) {
+  std::sort(values.begin(), values.end());
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j < values.size() && values[j] == values[i]) ++j;
+    if (!out.empty()) out += ", ";
+    out += (values[i].empty() ? "\"\"" : values[i]) + " x" + std::to_string(j - i);
+    i = j;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string mig_names(const device::DeviceInfo& d) {
+  std::string out;
+  for (const auto& p : d.mig_profiles) out += (out.empty() ? "" : "+") + p.name;
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string node_group_of(const model::Node& node, const ProfileMatch& match) {
+  if (auto id = node_group_from_template_name(node.metadata.name)) return *id;
+  if (!match.node_group_label.empty()) {
+    if (const std::string* v = model::find_label(node.metadata, match.node_group_label)) return *v;
+  }
+  return {};
+}
+
+Result<const DeviceProfile*> profile_for_node(const DeviceProfiles& profiles,
+                                              const model::Node& node) {
+  if (const std::string* named = model::find_annotation(node.metadata, kDeviceProfileAnnotation)) {
+    if (const DeviceProfile* p = profiles.find(*named)) return p;
+    return make_error(std::string(kDeviceProfileAnnotation) + " names unknown profile \"" + *named +
+                      "\"");
+  }
+  const DeviceProfile* found = nullptr;
+  for (const auto& p : profiles.profiles) {
+    if (!profile_selects(p, node)) continue;
+    if (found) {
+      return make_error("profiles \"" + found->name + "\" and \"" + p.name +
+                        "\" both match node \"" + node.metadata.name + "\"");
+    }
+    found = &p;
+  }
+  return found;
+}
+
+std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
+                                              const std::vector<device::DeviceInfo>& observed) {
+  std::vector<std::string> out;
+  const auto& expected = profile.inventory.devices;
+  if (expected.size() != observed.size()) {
+    out.push_back("device count: profile " + std::to_string(expected.size()) + ", node " +
+                  std::to_string(observed.size()));
+  }
+  auto field = [&](const char* name, auto get) {
+    std::vector<std::string> a, b;
+    for (const auto& d : expected) a.push_back(get(d));
+    for (const auto& d : observed) b.push_back(get(d));
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b)
+      out.push_back(std::string(name) + ": profile " + describe(a) + ", node " + describe(b));
+  };
+  field("type", [](const device::DeviceInfo& d) { return d.type; });
+  field("devmem", [](const device::DeviceInfo& d) { return std::to_string(d.devmem); });
+  field("devcore", [](const device::DeviceInfo& d) { return std::to_string(d.devcore); });
+  field("split", [](const device::DeviceInfo& d) { return std::to_string(d.count); });
+  field("mode", [](const device::DeviceInfo& d) { return d.mode; });
+  field("migProfiles", [](const device::DeviceInfo& d) { return mig_names(d); });
+  return out;
+}
+
+bool ReconcileReport::any_mismatch() const {
+  return std::any_of(checks.begin(), checks.end(),
+                     [](const NodeCheck& c) { return !c.mismatches.empty() || !c.error.empty(); });
+}
+
+ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
+                          const device::DeviceRegistry& registry) {
+  ReconcileReport report;
+  for (const model::Node& node : nodes) {
+    if (is_template_node(node)) continue;
+    auto profile = profile_for_node(profiles, node);
+    if (profile && !*profile) continue;
+    NodeCheck check;
+    check.node = node.metadata.name;
+    if (!profile) {
+      check.error = profile.error().message;
+      report.checks.push_back(std::move(check));
+      continue;
+    }
+    check.profile = (*profile)->name;
+    fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
+    if (inv.state != fit::InventoryResult::State::kOk) {
+      check.error = "cannot read the node's registration: " + inv.message;
+    } else {
+      check.mismatches = compare_with_profile(**profile, inv.inventory.devices);
+    }
+    report.checks.push_back(std::move(check));
+  }
+  return report;
+}
+
+ProfileObservations observe(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
+                            const device::DeviceRegistry& registry) {
+  ProfileObservations out;
+  std::map<std::string, const model::Node*, std::less<>> newest;
+  const ReconcileReport report = reconcile(profiles, nodes, registry);
+  for (const NodeCheck& c : report.checks) {
+    if (c.profile.empty()) continue;
+    ProfileObservation& o = out[c.profile];
+    if (!c.mismatches.empty() || !c.error.empty()) o.mismatching_nodes.push_back(c.node);
+  }
+  for (const model::Node& node : nodes) {
+    if (is_template_node(node)) continue;
+    auto profile = profile_for_node(profiles, node);
+    if (!profile || !*profile) continue;
+    const model::Node*& best = newest[(*profile)->name];
+    auto key = [](const model::Node* n) {
+      return std::make_pair(n->metadata.creation_timestamp, n->metadata.name);
+    };
+    fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
+    if (inv.state != fit::InventoryResult::State::kOk) continue;
+    if (!best || key(&node) > key(best)) {
+      best = &node;
+      normalize_sample(inv.inventory);
+      ProfileObservation& o = out[(*profile)->name];
+      o.newest_registration = std::move(inv.inventory.devices);
+      o.newest_node = node.metadata.name;
+    }
+  }
+  return out;
+}
+
+}  // namespace hamisim::profile

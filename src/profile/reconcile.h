@@ -1,0 +1,55 @@
+#pragma once
+// Comparing what real nodes registered with the profiles that describe their group (spec
+// §7.4), and what simulation should do about it afterwards.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "profile/device_profiles.h"
+
+namespace hamisim::profile {
+
+// Which profile describes a node: the explicit annotation, else the one whose match selects
+// it. Two matching profiles are an error naming both. nullptr when none matches.
+Result<const DeviceProfile*> profile_for_node(const DeviceProfiles& profiles,
+                                              const model::Node& node);
+
+// The node group id of a node: from CA's template name, else from the profile's
+// nodeGroupLabel when the node carries it.
+std::string node_group_of(const model::Node& node, const ProfileMatch& match);
+
+// Differences between a profile and a registration, one line per field ("devmem: profile
+// 81920 x8, node 40960 x8"). Empty when they agree. Health and cordon are runtime state,
+// not part of the description, and are not compared.
+std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
+                                              const std::vector<device::DeviceInfo>& observed);
+
+struct NodeCheck {
+  std::string node;
+  std::string profile;
+  std::vector<std::string> mismatches;  // empty = matches
+  std::string error;                    // the node's registration could not be read
+};
+
+struct ReconcileReport {
+  std::vector<NodeCheck> checks;  // every real node some profile describes, in input order
+  bool any_mismatch() const;
+};
+
+ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
+                          const device::DeviceRegistry& registry);
+
+// What simulation learned from reconciliation, per profile.
+struct ProfileObservation {
+  std::vector<std::string> mismatching_nodes;
+  // The newest (creationTimestamp, then name) matching node's registration, normalized.
+  std::vector<device::DeviceInfo> newest_registration;
+  std::string newest_node;
+};
+using ProfileObservations = std::map<std::string, ProfileObservation, std::less<>>;
+
+ProfileObservations observe(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
+                            const device::DeviceRegistry& registry);
+
+}  // namespace hamisim::profile

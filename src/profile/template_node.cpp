@@ -1,0 +1,42 @@
+#include "profile/template_node.h"
+
+#include <cctype>
+
+namespace hamisim::profile {
+namespace {
+
+constexpr std::string_view kPrefix = "template-node-for-";
+
+// Removes "-<digits>" from the end of `s`; false when `s` does not end that way.
+bool strip_number_suffix(std::string_view& s) {
+  size_t i = s.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
+  if (i == s.size() || i == 0 || s[i - 1] != '-') return false;
+  s = s.substr(0, i - 1);
+  return true;
+}
+
+bool strip_copy_suffix(std::string_view& s, std::string_view marker) {
+  std::string_view t = s;
+  if (!strip_number_suffix(t)) return false;
+  if (t.size() <= marker.size() || !t.ends_with(marker)) return false;
+  s = t.substr(0, t.size() - marker.size());
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> node_group_from_template_name(std::string_view name) {
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  std::string_view rest = name.substr(kPrefix.size());
+  if (!strip_copy_suffix(rest, "-e")) strip_copy_suffix(rest, "-upcoming");
+  if (!strip_number_suffix(rest) || rest.empty()) return std::nullopt;
+  return std::string(rest);
+}
+
+bool is_template_node(const model::Node& node) {
+  if (model::find_label(node.metadata, kTemplateNodeLabel)) return true;
+  return node_group_from_template_name(node.metadata.name).has_value();
+}
+
+}  // namespace hamisim::profile

@@ -1,0 +1,22 @@
+#pragma once
+// Recognising Cluster Autoscaler's template nodes and the node group they stand for.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/objects.h"
+
+namespace hamisim::profile {
+
+inline constexpr std::string_view kTemplateNodeLabel =
+    "cluster-autoscaler.kubernetes.io/template-node";
+
+// The node group id in a CA template name: `template-node-for-<id>-<n>`, optionally followed
+// by `-e-<k>` (estimator copies) or `-upcoming-<k>` (upcoming nodes).
+std::optional<std::string> node_group_from_template_name(std::string_view name);
+
+// A template: CA's template label, or a name in CA's template scheme (spec §7.2).
+bool is_template_node(const model::Node& node);
+
+}  // namespace hamisim::profile
