@@ -1,0 +1,90 @@
+#include "planner/framework/plugins/node_resources_fit.h"
+
+#include <fmt/format.h>
+
+namespace hamisim::planner::framework {
+namespace {
+
+struct FitState final : PluginState {
+  Resource request;
+};
+
+// request > allocatable - requested, without int64 overflow.
+bool exceeds(int64_t request, int64_t allocatable, int64_t requested) {
+  return static_cast<__int128>(request) >
+         static_cast<__int128>(allocatable) - static_cast<__int128>(requested);
+}
+
+}  // namespace
+
+NodeResourcesFit::NodeResourcesFit(NodeResourcesFitArgs args)
+    : ignored_resources_(args.ignored_resources.begin(), args.ignored_resources.end()),
+      ignored_groups_(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end()) {}
+
+FilterStatus NodeResourcesFit::pre_filter(const PodInfo& pod, const ClusterSnapshot&,
+                                          std::unique_ptr<PluginState>& state) const {
+  auto s = std::make_unique<FitState>();
+  s->request = pod_fit_request(pod.pod());
+  state = std::move(s);
+  return FilterStatus::success();
+}
+
+std::vector<InsufficientResource> NodeResourcesFit::insufficient_resources(
+    const Resource& request, const NodeInfo& node) const {
+  std::vector<InsufficientResource> out;
+  const Resource& alloc = node.allocatable();
+  const Resource& used = node.requested();
+
+  const auto pods = static_cast<int64_t>(node.pod_count());
+  if (pods + 1 > alloc.allowed_pod_number) {
+    out.push_back(
+        {std::string(kResourcePods), "Too many pods", 1, pods, alloc.allowed_pod_number, false});
+  }
+  if (request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 &&
+      request.scalar.empty()) {
+    return out;
+  }
+  auto check = [&](std::string_view name, int64_t want, int64_t allocatable, int64_t in_use) {
+    if (want > 0 && exceeds(want, allocatable, in_use)) {
+      out.push_back({std::string(name), fmt::format("Insufficient {}", name), want, in_use,
+                     allocatable, want > allocatable});
+    }
+  };
+  check(kResourceCpu, request.milli_cpu, alloc.milli_cpu, used.milli_cpu);
+  check(kResourceMemory, request.memory, alloc.memory, used.memory);
+  check(kResourceEphemeralStorage, request.ephemeral_storage, alloc.ephemeral_storage,
+        used.ephemeral_storage);
+  for (const auto& [name, want] : request.scalar) {
+    if (want == 0) continue;
+    if (is_extended_resource_name(name)) {
+      std::string_view group = std::string_view(name).substr(0, name.find('/'));
+      if (ignored_resources_.count(name) > 0 || ignored_groups_.count(group) > 0) continue;
+    }
+    int64_t allocatable = alloc.scalar_value(name);
+    int64_t in_use = used.scalar_value(name);
+    if (exceeds(want, allocatable, in_use)) {
+      out.push_back({name, fmt::format("Insufficient {}", name), want, in_use, allocatable,
+                     want > allocatable});
+    }
+  }
+  return out;
+}
+
+FilterStatus NodeResourcesFit::filter(const PodInfo& pod, const PluginState* state,
+                                      const NodeInfo& node) const {
+  std::vector<InsufficientResource> missing;
+  if (state != nullptr) {
+    missing = insufficient_resources(static_cast<const FitState*>(state)->request, node);
+  } else {
+    missing = insufficient_resources(pod_fit_request(pod.pod()), node);
+  }
+  if (missing.empty()) return FilterStatus::success();
+  FilterStatus status{FilterCode::kUnschedulable, std::string(kName), {}};
+  for (auto& m : missing) {
+    status.reasons.push_back(std::move(m.reason));
+    if (m.unresolvable) status.code = FilterCode::kUnschedulableAndUnresolvable;
+  }
+  return status;
+}
+
+}  // namespace hamisim::planner::framework
