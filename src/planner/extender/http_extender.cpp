@@ -1,0 +1,805 @@
+#include "planner/extender/http_extender.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cctype>
+#include <mutex>
+#include <optional>
+
+#include "model/json_writer.h"
+#include "planner/extender/extender_url.h"
+
+namespace hamisim::planner::extender {
+
+namespace od = simdjson::ondemand;
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using error_code = boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+// ---- interest ---------------------------------------------------------------------------
+
+bool is_interested(const model::Pod& pod, const std::set<std::string, std::less<>>& managed) {
+  if (managed.empty()) return true;
+  auto names_any = [&](const model::ResourceList& list) {
+    for (const auto& [name, quantity] : list) {
+      if (managed.count(name)) return true;
+    }
+    return false;
+  };
+  for (const auto* containers : {&pod.spec.containers, &pod.spec.init_containers}) {
+    for (const model::Container& c : *containers) {
+      if (names_any(c.resources.requests) || names_any(c.resources.limits)) return true;
+    }
+  }
+  return false;
+}
+
+// ---- request encoding -------------------------------------------------------------------
+
+std::string encode_filter_args(const FilterRequest& request, bool node_cache_capable) {
+  model::JsonWriter w;
+  size_t bytes = request.pod_json.size() + 128;
+  for (const auto& n : request.nodes) bytes += n.json.size() + n.name.size() + 4;
+  w.reserve(bytes);
+  w.begin_object();
+  w.key("Pod");
+  if (request.pod_json.empty()) {
+    w.null();
+  } else {
+    w.raw(request.pod_json);
+  }
+  if (node_cache_capable) {
+    w.key("Nodes").null();
+    w.key("NodeNames").begin_array();
+    for (const auto& n : request.nodes) w.string(n.name);
+    w.end_array();
+  } else {
+    w.key("Nodes").begin_object();
+    w.key("metadata").begin_object().end_object();
+    w.key("items").begin_array();
+    for (const auto& n : request.nodes) w.raw(n.json);
+    w.end_array().end_object();
+    w.key("NodeNames").null();
+  }
+  if (request.simulated_pods != nullptr && !request.simulated_pods->empty()) {
+    w.key("SimulatedPods").begin_object();
+    for (const auto& [node, pods] : *request.simulated_pods) {  // sorted, as Go writes maps
+      w.key(node).begin_array();
+      for (const auto& pod : pods) w.raw(pod);
+      w.end_array();
+    }
+    w.end_object();
+  }
+  w.end_object();
+  return w.take();
+}
+
+// ---- response decoding ------------------------------------------------------------------
+
+namespace {
+
+// Go's encoding/json matches keys with bytes.EqualFold-like folding; ASCII folding covers
+// every key of these types.
+bool key_is(std::string_view key, std::string_view want) {
+  return key.size() == want.size() &&
+         std::equal(key.begin(), key.end(), want.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
+std::string json_problem(std::string_view where, simdjson::error_code e) {
+  return std::string(where) + ": " + simdjson::error_message(e);
+}
+
+const char* type_name(od::json_type t) {
+  switch (t) {
+    case od::json_type::array:
+      return "a list";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
+  }
+  return "?";
+}
+
+Result<od::json_type> type_of(od::value& v, std::string_view where) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_problem(where, e));
+  return t;
+}
+
+// A string, or "" for null (Go leaves the zero value).
+Result<std::string> read_string(od::value& v, std::string_view where) {
+  auto t = type_of(v, where);
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return std::string();
+  if (*t != od::json_type::string) {
+    return make_error(std::string(where) + ": expected a string, got " + type_name(*t));
+  }
+  std::string_view s;
+  if (auto e = v.get_string().get(s)) return make_error(json_problem(where, e));
+  return std::string(s);
+}
+
+// {string: string}; null leaves the map alone. Duplicate keys: the last wins (Go).
+Status read_string_map(od::value& v, std::string_view where,
+                       std::map<std::string, std::string, std::less<>>& out) {
+  auto t = type_of(v, where);
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return ok_status();
+  if (*t != od::json_type::object) {
+    return make_error(std::string(where) + ": expected an object, got " + type_name(*t));
+  }
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return make_error(json_problem(where, e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_problem(where, e));
+    const std::string k(key);
+    od::value value = field.value();
+    auto s = read_string(value, std::string(where) + "[" + k + "]");
+    if (!s) return s.error();
+    out[k] = std::move(*s);
+  }
+  return ok_status();
+}
+
+// metadata.name of a Node object (keys case-insensitive), read with its own parser from a view
+// inside a padded buffer.
+Result<std::string> node_name(std::string_view raw, size_t capacity, std::string_view where) {
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(raw.data(), raw.size(), capacity).get(doc)) {
+    return make_error(json_problem(where, e));
+  }
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) return make_error(json_problem(where, e));
+  std::string name;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_problem(where, e));
+    if (!key_is(key, "metadata")) continue;
+    od::value meta = field.value();
+    auto t = type_of(meta, where);
+    if (!t) return t.error();
+    if (*t == od::json_type::null) continue;
+    if (*t != od::json_type::object) {
+      return make_error(std::string(where) + ".metadata: expected an object");
+    }
+    od::object mobj;
+    if (auto e = meta.get_object().get(mobj)) return make_error(json_problem(where, e));
+    for (auto mfield : mobj) {
+      std::string_view mkey;
+      if (auto e = mfield.unescaped_key().get(mkey)) return make_error(json_problem(where, e));
+      if (!key_is(mkey, "name")) continue;
+      od::value nv = mfield.value();
+      auto s = read_string(nv, std::string(where) + ".metadata.name");
+      if (!s) return s.error();
+      name = std::move(*s);
+    }
+  }
+  return name;
+}
+
+struct RawResult {
+  bool nodes_present = false;
+  std::vector<std::string> node_items;  // raw JSON
+  std::vector<std::string> node_item_names;
+  bool node_names_present = false;
+  std::vector<std::string> node_names;
+  std::string error;
+  FilterResult result;  // failure maps and extensions
+};
+
+Status decode_nodes(od::value& v, const char* buffer_end, RawResult& out) {
+  auto t = type_of(v, "Nodes");
+  if (!t) return t.error();
+  if (*t == od::json_type::null) {
+    out.nodes_present = false;
+    out.node_items.clear();
+    out.node_item_names.clear();
+    return ok_status();
+  }
+  if (*t != od::json_type::object) {
+    return make_error(std::string("Nodes: expected a NodeList object, got ") + type_name(*t));
+  }
+  out.nodes_present = true;
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return make_error(json_problem("Nodes", e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_problem("Nodes", e));
+    if (!key_is(key, "items")) continue;
+    od::value items = field.value();
+    auto it = type_of(items, "Nodes.items");
+    if (!it) return it.error();
+    out.node_items.clear();
+    out.node_item_names.clear();
+    if (*it == od::json_type::null) continue;
+    if (*it != od::json_type::array) {
+      return make_error(std::string("Nodes.items: expected a list, got ") + type_name(*it));
+    }
+    od::array arr;
+    if (auto e = items.get_array().get(arr)) return make_error(json_problem("Nodes.items", e));
+    size_t i = 0;
+    for (auto element : arr) {
+      const std::string where = "Nodes.items[" + std::to_string(i++) + "]";
+      od::value item;
+      if (auto e = element.get(item)) return make_error(json_problem(where, e));
+      auto itype = type_of(item, where);
+      if (!itype) return itype.error();
+      if (*itype == od::json_type::null) {  // a zero Node: no name
+        out.node_items.emplace_back("null");
+        out.node_item_names.emplace_back();
+        continue;
+      }
+      if (*itype != od::json_type::object) {
+        return make_error(where + ": expected a Node object, got " + type_name(*itype));
+      }
+      od::object node;
+      std::string_view raw;
+      if (auto e = item.get_object().get(node)) return make_error(json_problem(where, e));
+      if (auto e = node.raw_json().get(raw)) return make_error(json_problem(where, e));
+      auto name = node_name(raw, static_cast<size_t>(buffer_end - raw.data()), where);
+      if (!name) return name.error();
+      out.node_items.emplace_back(raw);
+      out.node_item_names.push_back(std::move(*name));
+    }
+  }
+  return ok_status();
+}
+
+Status decode_node_names(od::value& v, RawResult& out) {
+  auto t = type_of(v, "NodeNames");
+  if (!t) return t.error();
+  out.node_names.clear();
+  out.node_names_present = false;
+  if (*t == od::json_type::null) return ok_status();
+  if (*t != od::json_type::array) {
+    return make_error(std::string("NodeNames: expected a list of strings, got ") + type_name(*t));
+  }
+  out.node_names_present = true;
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return make_error(json_problem("NodeNames", e));
+  size_t i = 0;
+  for (auto element : arr) {
+    const std::string where = "NodeNames[" + std::to_string(i++) + "]";
+    od::value item;
+    if (auto e = element.get(item)) return make_error(json_problem(where, e));
+    auto s = read_string(item, where);
+    if (!s) return s.error();
+    out.node_names.push_back(std::move(*s));
+  }
+  return ok_status();
+}
+
+Status decode_allocations(od::value& v, FilterResult& out) {
+  auto t = type_of(v, "Allocations");
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return ok_status();
+  if (*t != od::json_type::object) {
+    return make_error(std::string("Allocations: expected an object, got ") + type_name(*t));
+  }
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return make_error(json_problem("Allocations", e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_problem("Allocations", e));
+    const std::string node(key);
+    od::value value = field.value();
+    if (Status s = read_string_map(value, "Allocations[" + node + "]", out.allocations[node]); !s)
+      return s;
+  }
+  return ok_status();
+}
+
+Status decode_diagnostics(od::value& v, FilterResult& out) {
+  auto t = type_of(v, "Diagnostics");
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return ok_status();
+  if (*t != od::json_type::object) {
+    return make_error(std::string("Diagnostics: expected an object, got ") + type_name(*t));
+  }
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return make_error(json_problem("Diagnostics", e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(json_problem("Diagnostics", e));
+    const std::string node(key);
+    const std::string where = "Diagnostics[" + node + "]";
+    od::value value = field.value();
+    auto vt = type_of(value, where);
+    if (!vt) return vt.error();
+    if (*vt == od::json_type::null) continue;
+    if (*vt != od::json_type::object) {
+      return make_error(where + ": expected an object, got " + type_name(*vt));
+    }
+    NodeDiagnostic& d = out.diagnostics[node];
+    od::object dobj;
+    if (auto e = value.get_object().get(dobj)) return make_error(json_problem(where, e));
+    for (auto dfield : dobj) {
+      std::string_view dkey;
+      if (auto e = dfield.unescaped_key().get(dkey)) return make_error(json_problem(where, e));
+      std::string* target = key_is(dkey, "Class")          ? &d.fit_class
+                            : key_is(dkey, "Reason")       ? &d.reason
+                            : key_is(dkey, "DeviceSource") ? &d.device_source
+                            : key_is(dkey, "Profile")      ? &d.profile
+                                                           : nullptr;
+      if (target == nullptr) continue;
+      od::value dv = dfield.value();
+      auto s = read_string(dv, where + "." + std::string(dkey));
+      if (!s) return s.error();
+      *target = std::move(*s);
+    }
+  }
+  return ok_status();
+}
+
+Result<RawResult> decode_raw(std::string_view body) {
+  RawResult out;
+  simdjson::padded_string padded(body);
+  const char* buffer_end = padded.data() + padded.size() + simdjson::SIMDJSON_PADDING;
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(padded).get(doc)) return make_error(simdjson::error_message(e));
+  od::json_type t;
+  if (auto e = doc.type().get(t)) return make_error(simdjson::error_message(e));
+  if (t == od::json_type::null) return out;  // Go: decoding null into the struct is a no-op
+  if (t != od::json_type::object) {
+    return make_error(std::string("expected an ExtenderFilterResult object, got ") + type_name(t));
+  }
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) return make_error(simdjson::error_message(e));
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return make_error(simdjson::error_message(e));
+    od::value v;
+    if (auto e = field.value().get(v)) return make_error(json_problem(key, e));
+    Status s = ok_status();
+    if (key_is(key, "Nodes")) {
+      s = decode_nodes(v, buffer_end, out);
+    } else if (key_is(key, "NodeNames")) {
+      s = decode_node_names(v, out);
+    } else if (key_is(key, "FailedNodes")) {
+      s = read_string_map(v, "FailedNodes", out.result.failed_nodes);
+    } else if (key_is(key, "FailedAndUnresolvableNodes")) {
+      s = read_string_map(v, "FailedAndUnresolvableNodes",
+                          out.result.failed_and_unresolvable_nodes);
+    } else if (key_is(key, "Error")) {
+      auto e = read_string(v, "Error");
+      if (!e) return e.error();
+      out.error = std::move(*e);
+    } else if (key_is(key, "Allocations")) {
+      s = decode_allocations(v, out.result);
+    } else if (key_is(key, "Diagnostics")) {
+      s = decode_diagnostics(v, out.result);
+    }
+    if (!s) return s.error();
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// HTTPExtender.Filter's steps 4-7 on a decoded body.
+Result<FilterResult> apply_result_rules(RawResult&& raw, const FilterRequest& request,
+                                        bool node_cache_capable, std::string_view extender_name) {
+  if (!raw.error.empty()) return make_error(raw.error);
+  FilterResult result = std::move(raw.result);
+  result.called = true;
+  std::set<std::string, std::less<>> seen;
+  if (node_cache_capable && raw.node_names_present) {
+    for (const std::string& name : raw.node_names) {
+      const bool known = std::any_of(request.nodes.begin(), request.nodes.end(),
+                                     [&](const CandidateNode& n) { return n.name == name; });
+      if (!known) {
+        return make_error("extender \"" + std::string(extender_name) +
+                          "\" claims a filtered node \"" + name +
+                          "\" which is not found in the input node list");
+      }
+      if (seen.insert(name).second) result.passed.push_back(name);
+    }
+  } else if (raw.nodes_present) {
+    for (size_t i = 0; i < raw.node_items.size(); ++i) {
+      if (!seen.insert(raw.node_item_names[i]).second) continue;
+      result.passed.push_back(raw.node_item_names[i]);
+      result.passed_json.push_back(std::move(raw.node_items[i]));
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<FilterResult> decode_filter_result(std::string_view body, const FilterRequest& request,
+                                          bool node_cache_capable, std::string_view extender_name) {
+  auto raw = decode_raw(body);
+  if (!raw) return raw.error();
+  return apply_result_rules(std::move(*raw), request, node_cache_capable, extender_name);
+}
+
+// ---- the client -------------------------------------------------------------------------
+
+namespace {
+
+std::string openssl_errors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out;
+}
+
+bool is_ip_literal(const std::string& host) {
+  error_code ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+}  // namespace
+
+struct Connection {
+  net::io_context ioc;
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+
+  template <class Start>
+  error_code run(Start&& start) {
+    error_code result = net::error::would_block;
+    bool done = false;
+    start([&](error_code ec, auto&&...) {
+      result = ec;
+      done = true;
+    });
+    ioc.restart();
+    while (!done && ioc.run_one() > 0) {
+    }
+    return result;
+  }
+  template <class F>
+  error_code with_stream(F&& f) {
+    if (tls) return f(*tls);
+    return f(*plain);
+  }
+  void close() {
+    error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().close(ignored);
+  }
+};
+
+struct HttpExtender::Impl {
+  ParsedUrl url;
+  std::string verb;
+  mutable std::optional<ssl::context> ctx;  // SSL_CTX is shared by all connections
+  std::string verify_name;  // hostname or IP checked against the certificate ("" = no check)
+  std::string sni;          // server name sent in the ClientHello ("" = none)
+  bool verify = true;
+
+  mutable std::mutex mu;
+  mutable std::vector<std::unique_ptr<Connection>> idle;
+  mutable HttpExtenderStats stats;
+
+  Result<std::unique_ptr<Connection>> connect(Clock::time_point deadline) const;
+  // One exchange on `c`. `nothing_received` tells whether the failure happened before any
+  // byte of a response arrived (a reused connection the server had closed).
+  struct Outcome {
+    error_code ec;
+    std::string stage;
+    bool nothing_received = false;
+    int status = 0;
+    std::string body;
+    bool keep_alive = false;
+  };
+  Outcome exchange(Connection& c, const std::string& body, Clock::time_point deadline) const;
+};
+
+Result<std::unique_ptr<Connection>> HttpExtender::Impl::connect(Clock::time_point deadline) const {
+  auto c = std::make_unique<Connection>();
+  {
+    std::lock_guard lock(mu);
+    ++stats.connections_opened;
+  }
+  std::vector<tcp::endpoint> endpoints;
+  if (is_ip_literal(url.host)) {
+    endpoints.emplace_back(net::ip::make_address(url.host), url.port);
+  } else {
+    tcp::resolver resolver(c->ioc);
+    tcp::resolver::results_type results;
+    error_code rec = net::error::would_block;
+    bool done = false;
+    resolver.async_resolve(url.host, std::to_string(url.port),
+                           [&](error_code ec, tcp::resolver::results_type r) {
+                             rec = ec;
+                             results = std::move(r);
+                             done = true;
+                           });
+    while (!done && c->ioc.run_one_until(deadline) > 0) {
+    }
+    if (!done) {
+      resolver.cancel();
+      c->ioc.run();
+      return make_error("dial tcp: lookup " + url.host + ": timeout");
+    }
+    if (rec) return make_error("dial tcp: lookup " + url.host + ": " + rec.message());
+    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  }
+  if (ctx) {
+    c->tls.emplace(c->ioc, *ctx);
+    SSL* ssl_handle = c->tls->native_handle();
+    if (!sni.empty()) SSL_set_tlsext_host_name(ssl_handle, sni.c_str());
+    if (verify && !verify_name.empty()) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);
+      if (is_ip_literal(verify_name)) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str());
+      } else {
+        X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
+      }
+    }
+  } else {
+    c->plain.emplace(c->ioc);
+  }
+  c->lowest().expires_at(deadline);
+  error_code ec = c->run([&](auto&& cb) { c->lowest().async_connect(endpoints, std::move(cb)); });
+  if (ec == beast::error::timeout) return make_error("dial tcp: i/o timeout");
+  if (ec) return make_error("dial tcp " + url.host_header + ": " + ec.message());
+  if (c->tls) {
+    ec = c->run(
+        [&](auto&& cb) { c->tls->async_handshake(ssl::stream_base::client, std::move(cb)); });
+    if (ec) {
+      std::string why = ec == beast::error::timeout ? std::string("i/o timeout") : ec.message();
+      const long verify_result = SSL_get_verify_result(c->tls->native_handle());
+      if (verify && verify_result != X509_V_OK) {
+        why += " (certificate verification: " +
+               std::string(X509_verify_cert_error_string(verify_result)) + ")";
+      }
+      return make_error("TLS handshake: " + why);
+    }
+  }
+  return c;
+}
+
+HttpExtender::Impl::Outcome HttpExtender::Impl::exchange(Connection& c, const std::string& body,
+                                                         Clock::time_point deadline) const {
+  Outcome out;
+  {
+    std::lock_guard lock(mu);
+    ++stats.requests;
+  }
+  http::request<http::string_body> req{http::verb::post, url.target, 11};
+  req.set(http::field::host, url.host_header);
+  req.set(http::field::user_agent, "hamisim");
+  req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  req.prepare_payload();
+  c.lowest().expires_at(deadline);
+  out.ec = c.with_stream(
+      [&](auto& s) { return c.run([&](auto&& cb) { http::async_write(s, req, std::move(cb)); }); });
+  if (out.ec) {
+    out.stage = "write";
+    out.nothing_received = true;
+    return out;
+  }
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(256u << 20);
+  out.ec = c.with_stream([&](auto& s) {
+    return c.run([&](auto&& cb) { http::async_read(s, c.buffer, parser, std::move(cb)); });
+  });
+  if (out.ec) {
+    out.stage = "read";
+    out.nothing_received = !parser.got_some();
+    return out;
+  }
+  auto& msg = parser.get();
+  out.status = static_cast<int>(msg.result_int());
+  out.body = std::move(msg.body());
+  out.keep_alive = msg.keep_alive() && !parser.need_eof();
+  return out;
+}
+
+HttpExtender::HttpExtender(ExtenderConfig config, std::unique_ptr<Impl> impl)
+    : config_(std::move(config)), impl_(std::move(impl)) {}
+HttpExtender::~HttpExtender() = default;
+
+Result<std::unique_ptr<HttpExtender>> HttpExtender::create(const ExtenderConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  if (config.url_prefix.empty()) return make_error("urlPrefix is required");
+  const std::string filter_url = join_extender_url(config.url_prefix, config.filter_verb);
+  auto url = parse_extender_url(filter_url);
+  if (!url) return url.error();
+  impl->url = std::move(*url);
+  impl->verb = config.filter_verb;
+
+  std::vector<std::string> warnings;
+  bool skipped = false;
+  if (impl->url.scheme == "https") {
+    ExtenderTlsConfig tls = config.tls_config.value_or(ExtenderTlsConfig{});
+    const bool has_ca = !tls.ca_file.empty() || !tls.ca_data.empty();
+    bool insecure = tls.insecure;
+    if (config.enable_https && !has_ca && !insecure) {
+      insecure = true;
+      warnings.push_back(
+          "enableHTTPS without caFile or caData: the server certificate is not verified");
+    } else if (tls.insecure) {
+      warnings.push_back("tlsConfig.insecure: the server certificate is not verified");
+    }
+    if (insecure && has_ca) {
+      return make_error(
+          "specifying a root certificates file with the insecure flag is not allowed");
+    }
+    skipped = insecure;
+    impl->verify = !insecure;
+    impl->ctx.emplace(ssl::context::tls_client);
+    ssl::context& ctx = *impl->ctx;
+    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    error_code ec;
+    if (insecure) {
+      ctx.set_verify_mode(ssl::verify_none);
+    } else {
+      ctx.set_verify_mode(ssl::verify_peer);
+      if (!tls.ca_data.empty()) {  // *Data wins over *File
+        ctx.add_certificate_authority(net::buffer(tls.ca_data), ec);
+        if (ec) return make_error("tlsConfig.caData: " + ec.message() + " " + openssl_errors());
+      } else if (!tls.ca_file.empty()) {
+        ctx.load_verify_file(tls.ca_file, ec);
+        if (ec) {
+          return make_error("tlsConfig.caFile " + tls.ca_file + ": " + ec.message() + " " +
+                            openssl_errors());
+        }
+      } else {
+        ctx.set_default_verify_paths(ec);
+        if (ec) return make_error("system trust store: " + ec.message());
+      }
+    }
+    const bool cert = !tls.cert_data.empty() || !tls.cert_file.empty();
+    const bool key = !tls.key_data.empty() || !tls.key_file.empty();
+    if (cert != key) {
+      return make_error(cert ? "tlsConfig: a client certificate needs a key"
+                             : "tlsConfig: a client key needs a certificate");
+    }
+    if (cert) {
+      if (!tls.cert_data.empty()) {
+        ctx.use_certificate_chain(net::buffer(tls.cert_data), ec);
+        if (ec) return make_error("tlsConfig.certData: " + ec.message());
+      } else {
+        ctx.use_certificate_chain_file(tls.cert_file, ec);
+        if (ec) return make_error("tlsConfig.certFile " + tls.cert_file + ": " + ec.message());
+      }
+      if (!tls.key_data.empty()) {
+        ctx.use_private_key(net::buffer(tls.key_data), ssl::context::pem, ec);
+        if (ec) return make_error("tlsConfig.keyData: " + ec.message());
+      } else {
+        ctx.use_private_key_file(tls.key_file, ssl::context::pem, ec);
+        if (ec) return make_error("tlsConfig.keyFile " + tls.key_file + ": " + ec.message());
+      }
+      if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
+        return make_error("tlsConfig: the client key does not match the certificate");
+      }
+    }
+    // Go: ServerName overrides both SNI and the name verified; otherwise the URL host is
+    // verified and sent as SNI unless it is an IP address.
+    impl->verify_name = tls.server_name.empty() ? impl->url.host : tls.server_name;
+    if (!tls.server_name.empty()) {
+      impl->sni = tls.server_name;
+    } else if (!is_ip_literal(impl->url.host)) {
+      impl->sni = impl->url.host;
+    }
+  }
+
+  auto ext = std::unique_ptr<HttpExtender>(new HttpExtender(config, std::move(impl)));
+  ext->filter_url_ = filter_url;
+  for (const auto& r : config.managed_resources) ext->managed_.insert(r.name);
+  ext->verification_skipped_ = skipped;
+  ext->warnings_ = std::move(warnings);
+  return ext;
+}
+
+bool HttpExtender::is_interested(const model::Pod& pod) const {
+  return extender::is_interested(pod, managed_);
+}
+
+HttpExtenderStats HttpExtender::stats() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->stats;
+}
+
+Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
+  if (!config_.is_filter()) {
+    FilterResult unchanged;
+    for (const auto& n : request.nodes) unchanged.passed.emplace_back(n.name);
+    return unchanged;
+  }
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(config_.effective_timeout());
+  const std::string body = encode_filter_args(request, config_.node_cache_capable);
+  const std::string post = "Post \"" + filter_url_ + "\": ";
+  const std::string timeout_text = post + "timeout after " +
+                                   format_go_duration(config_.effective_timeout()) +
+                                   " (Client.Timeout exceeded)";
+
+  Impl::Outcome outcome;
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<Connection> conn;
+    bool reused = false;
+    {
+      std::lock_guard lock(impl_->mu);
+      if (attempt == 0 && !impl_->idle.empty()) {
+        conn = std::move(impl_->idle.back());
+        impl_->idle.pop_back();
+        reused = true;
+      }
+    }
+    if (!conn) {
+      if (Clock::now() >= deadline) return make_error(timeout_text);
+      auto fresh = impl_->connect(deadline);
+      if (!fresh) {
+        if (Clock::now() >= deadline) return make_error(timeout_text);
+        return make_error(post + fresh.error().message);
+      }
+      conn = std::move(*fresh);
+    }
+    outcome = impl_->exchange(*conn, body, deadline);
+    if (!outcome.ec) {
+      if (outcome.keep_alive) {
+        std::lock_guard lock(impl_->mu);
+        impl_->idle.push_back(std::move(conn));
+      } else {
+        conn->close();
+      }
+      break;
+    }
+    conn->close();
+    if (outcome.ec == beast::error::timeout || Clock::now() >= deadline) {
+      return make_error(timeout_text);
+    }
+    // A kept-alive connection the server closed while it sat idle: try once on a new one.
+    if (reused && outcome.nothing_received) continue;
+    return make_error(post + outcome.stage + ": " + outcome.ec.message());
+  }
+
+  if (outcome.status != 200) {
+    return make_error("failed " + config_.filter_verb + " with extender at URL " + filter_url_ +
+                      ", code " + std::to_string(outcome.status));
+  }
+  auto raw = decode_raw(outcome.body);
+  if (!raw) {
+    return make_error("failed to decode filter response from extender at URL " + filter_url_ +
+                      ": " + raw.error().message);
+  }
+  return apply_result_rules(std::move(*raw), request, config_.node_cache_capable, name());
+}
+
+}  // namespace hamisim::planner::extender
