@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "model/simdjson_util.h"
+
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -583,23 +585,7 @@ Error simdjson_failure(const Path& p, simdjson::error_code e) {
   return at(p, std::string("invalid JSON: ") + simdjson::error_message(e));
 }
 
-std::string_view type_name(od::json_type t) {
-  switch (t) {
-    case od::json_type::array:
-      return "array";
-    case od::json_type::object:
-      return "object";
-    case od::json_type::number:
-      return "number";
-    case od::json_type::string:
-      return "string";
-    case od::json_type::boolean:
-      return "bool";
-    case od::json_type::null:
-      return "null";
-  }
-  return "value";
-}
+using model::json::type_name;
 
 Error wrong_type(const Path& p, od::json_type got, std::string_view want) {
   return at(p, "cannot decode " + std::string(type_name(got)) + " as " + std::string(want));

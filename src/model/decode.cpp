@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <simdjson.h>
+
+#include "model/simdjson_util.h"
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
@@ -77,23 +79,7 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string_view type_name(od::json_type t) {
-  switch (t) {
-    case od::json_type::array:
-      return "array";
-    case od::json_type::object:
-      return "object";
-    case od::json_type::number:
-      return "number";
-    case od::json_type::string:
-      return "string";
-    case od::json_type::boolean:
-      return "boolean";
-    case od::json_type::null:
-      return "null";
-  }
-  return "unknown";
-}
+using json::type_name;
 
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool is_json_number(std::string_view s) {

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "model/simdjson_util.h"
+
 #include <set>
 
 #include "model/decode.h"
@@ -29,23 +31,7 @@ std::string json_error(std::string_view where, simdjson::error_code code) {
   return std::string(where) + ": malformed JSON (" + simdjson::error_message(code) + ")";
 }
 
-std::string_view type_name(od::json_type t) {
-  switch (t) {
-    case od::json_type::array:
-      return "array";
-    case od::json_type::object:
-      return "object";
-    case od::json_type::number:
-      return "number";
-    case od::json_type::string:
-      return "string";
-    case od::json_type::boolean:
-      return "boolean";
-    case od::json_type::null:
-      return "null";
-  }
-  return "value";
-}
+using model::json::type_name;
 
 // Raw text of an object value (a view into the padded buffer), or an error.
 Result<std::string_view> raw_object(od::value& v, std::string_view where) {
