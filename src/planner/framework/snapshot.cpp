@@ -17,8 +17,8 @@ std::string_view sanitize_protocol(std::string_view p) {
   return p.empty() ? "TCP" : p;
 }
 
-// Compiles required (anti-)affinity terms; a term with an invalid selector is dropped and
-// the first error kept.
+// Compiles (anti-)affinity terms as framework.getAffinityTerms does: the first term with an
+// invalid selector drops the whole list and records the error.
 std::vector<AffinityTerm> compile_terms(const model::Pod& pod,
                                         const std::vector<model::PodAffinityTerm>& terms,
                                         std::string_view what, std::optional<Error>& error) {
@@ -35,7 +35,7 @@ std::vector<AffinityTerm> compile_terms(const model::Pod& pod,
             fmt::format("{}[{}]: {}", what, i,
                         !selector ? selector.error().message : ns_selector.error().message));
       }
-      continue;
+      return {};
     }
     AffinityTerm term;
     term.selector = std::move(selector.value());
@@ -49,6 +49,17 @@ std::vector<AffinityTerm> compile_terms(const model::Pod& pod,
     out.push_back(std::move(term));
   }
   return out;
+}
+
+// Preferred terms only matter for scoring, but kube-scheduler parses them into PodInfo too and
+// an invalid one marks the pod as unparsable (InterPodAffinity's PreFilter then fails).
+void validate_preferred(const model::Pod& pod,
+                        const std::vector<model::WeightedPodAffinityTerm>& terms,
+                        std::string_view what, std::optional<Error>& error) {
+  std::vector<model::PodAffinityTerm> plain;
+  plain.reserve(terms.size());
+  for (const auto& w : terms) plain.push_back(w.term);
+  (void)compile_terms(pod, plain, what, error);
 }
 
 }  // namespace
@@ -121,6 +132,14 @@ std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
   if (aff && aff->pod_anti_affinity) {
     info->anti_affinity_ = compile_terms(pod, aff->pod_anti_affinity->required,
                                          "podAntiAffinity.required", info->parse_error_);
+  }
+  if (aff && aff->pod_affinity) {
+    validate_preferred(pod, aff->pod_affinity->preferred, "podAffinity.preferred",
+                       info->parse_error_);
+  }
+  if (aff && aff->pod_anti_affinity) {
+    validate_preferred(pod, aff->pod_anti_affinity->preferred, "podAntiAffinity.preferred",
+                       info->parse_error_);
   }
   info->pod_ = std::move(pod);
   return info;

@@ -84,8 +84,9 @@ class PodInfo {
   const std::vector<model::ContainerPort>& host_ports() const { return host_ports_; }
   const std::vector<AffinityTerm>& required_affinity_terms() const { return affinity_; }
   const std::vector<AffinityTerm>& required_anti_affinity_terms() const { return anti_affinity_; }
-  // Set when a required (anti-)affinity term has an invalid selector; such terms are left out
-  // of the lists above. kube-scheduler fails InterPodAffinity's PreFilter for such a pod.
+  // Set when an (anti-)affinity term, required or preferred, has an invalid selector; as in
+  // kube-scheduler, the whole list of that kind is then left empty. InterPodAffinity's
+  // PreFilter fails for such an incoming pod; as an existing pod it has no terms.
   const std::optional<Error>& affinity_parse_error() const { return parse_error_; }
 
  private:

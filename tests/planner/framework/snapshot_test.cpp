@@ -238,11 +238,20 @@ TEST(PodInfo, CompilesAffinityTermsAndRecordsParseErrors) {
   EXPECT_EQ(info->required_anti_affinity_terms()[0].namespaces.count("ns1"), 1u);
   EXPECT_FALSE(info->affinity_parse_error().has_value());
 
+  // One invalid term drops every required term of that kind (framework.getAffinityTerms).
   model::PodAffinityTerm bad = affinity_term({}, kHostname);
   bad.label_selector->match_expressions.push_back({"app", "In", {}});
-  auto broken = PodInfo::make(PodBuilder("q").pod_affinity(bad));
+  auto broken = PodInfo::make(
+      PodBuilder("q").pod_affinity(affinity_term({{"app", "y"}}, kHostname)).pod_affinity(bad));
   EXPECT_TRUE(broken->affinity_parse_error().has_value());
   EXPECT_TRUE(broken->required_affinity_terms().empty());
+
+  // An invalid preferred term marks the pod unparsable too.
+  model::Pod preferred = PodBuilder("r");
+  preferred.spec.affinity.emplace();
+  preferred.spec.affinity->pod_anti_affinity.emplace();
+  preferred.spec.affinity->pod_anti_affinity->preferred.push_back({10, bad});
+  EXPECT_TRUE(PodInfo::make(preferred)->affinity_parse_error().has_value());
 }
 
 }  // namespace
