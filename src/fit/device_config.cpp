@@ -44,15 +44,16 @@ Result<DeviceConfig> parse_device_config(std::string_view yaml) {
   if (!n || n.IsNull()) return config;
   if (!n.IsMap()) return make_error("device config: nvidia: expected a mapping");
   auto& c = config.nvidia;
-  for (Status s : {read_scalar(n, "resourceCountName", c.resource_count_name),
-                   read_scalar(n, "resourceMemoryName", c.resource_memory_name),
-                   read_scalar(n, "resourceMemoryPercentageName", c.resource_memory_percentage_name),
-                   read_scalar(n, "resourceCoreName", c.resource_core_name),
-                   read_scalar(n, "resourcePriorityName", c.resource_priority_name),
-                   read_scalar(n, "defaultMemory", c.default_memory),
-                   read_scalar(n, "defaultCores", c.default_cores),
-                   read_scalar(n, "defaultGPUNum", c.default_gpu_num),
-                   read_scalar(n, "memoryFactor", c.memory_factor)}) {
+  for (Status s :
+       {read_scalar(n, "resourceCountName", c.resource_count_name),
+        read_scalar(n, "resourceMemoryName", c.resource_memory_name),
+        read_scalar(n, "resourceMemoryPercentageName", c.resource_memory_percentage_name),
+        read_scalar(n, "resourceCoreName", c.resource_core_name),
+        read_scalar(n, "resourcePriorityName", c.resource_priority_name),
+        read_scalar(n, "defaultMemory", c.default_memory),
+        read_scalar(n, "defaultCores", c.default_cores),
+        read_scalar(n, "defaultGPUNum", c.default_gpu_num),
+        read_scalar(n, "memoryFactor", c.memory_factor)}) {
     if (!s) return s.error();
   }
   return config;

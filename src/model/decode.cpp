@@ -3,12 +3,12 @@
 #include <fcntl.h>
 #include <simdjson.h>
 
-#include "model/simdjson_util.h"
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+#include "model/simdjson_util.h"
 
 #include <algorithm>
 #include <array>

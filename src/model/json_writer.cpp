@@ -59,17 +59,33 @@ void append_go_json_string(std::string& out, std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         // Go >= 1.22 (HAMi v2.10 builds with it) writes these two as short escapes too.
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         case '<':
         case '>':
-        case '&': append_unicode_escape(out, c); break;
+        case '&':
+          append_unicode_escape(out, c);
+          break;
         default:
           if (c < 0x20) {
             append_unicode_escape(out, c);

@@ -1,8 +1,8 @@
 // The extender service over real HTTP(S) on loopback: the routes, TLS and mTLS per auth group,
 // limits, concurrency, and that simulation never changes anything observable.
 
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include <atomic>
 #include <random>
@@ -30,8 +30,9 @@ constexpr const char* kRegister = "hami.io/node-nvidia-register";
 
 std::string seed_args(const std::string& gpumem, bool registered = true) {
   ArgsSpec spec;
-  spec.pod = pod_json("gpu-workload", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", gpumem},
-                                       {"nvidia.com/gpucores", "40"}});
+  spec.pod = pod_json(
+      "gpu-workload",
+      {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", gpumem}, {"nvidia.com/gpucores", "40"}});
   hamisim::testing::Annotations annotations;
   if (registered) annotations[kRegister] = k80_register();
   spec.nodes = {node_json("template-node-a", annotations)};
@@ -69,7 +70,9 @@ class Service {
   std::unique_ptr<HttpServer> server_;
 };
 
-boost::json::object parse(const std::string& body) { return boost::json::parse(body).as_object(); }
+boost::json::object parse(const std::string& body) {
+  return boost::json::parse(body).as_object();
+}
 
 TEST(ExtenderHttp, SeedScenariosOverLoopback) {
   Service svc({});
@@ -87,8 +90,9 @@ TEST(ExtenderHttp, SeedScenariosOverLoopback) {
   auto unregistered =
       http_request(svc.client(), "POST", "/filter-simulation", seed_args("300", false));
   ASSERT_TRUE(unregistered);
-  EXPECT_EQ(parse(unregistered->body).at("FailedNodes").as_object().at("template-node-a").as_string(),
-            "node unregistered");
+  EXPECT_EQ(
+      parse(unregistered->body).at("FailedNodes").as_object().at("template-node-a").as_string(),
+      "node unregistered");
 }
 
 // Spec §4.1: /filter with Nodes is served by the simulation path (HAMi >= #2046).
@@ -209,22 +213,24 @@ TEST(ExtenderHttp, SimulationNeverChangesAnythingObservable) {
   for (int i = 0; i < 60; ++i) {
     ArgsSpec spec;
     const int mem = std::uniform_int_distribution<int>(0, 20000)(rng);
-    spec.pod = pod_json("p" + std::to_string(i),
-                        {{"nvidia.com/gpu", std::to_string(1 + rng() % 3)},
-                         {"nvidia.com/gpumem", std::to_string(mem)},
-                         {"nvidia.com/gpucores", std::to_string(rng() % 120)}});
+    spec.pod =
+        pod_json("p" + std::to_string(i), {{"nvidia.com/gpu", std::to_string(1 + rng() % 3)},
+                                           {"nvidia.com/gpumem", std::to_string(mem)},
+                                           {"nvidia.com/gpucores", std::to_string(rng() % 120)}});
     const int nodes = static_cast<int>(rng() % 4);
     for (int n = 0; n < nodes; ++n) {
-      spec.nodes.push_back(node_json("template-node-a",  // same name as the probe's node
-                                     {{kRegister, k80_register(1 + rng() % 4, 1 + rng() % 10,
-                                                               1000 + rng() % 20000)}}));
-      if (n > 0) spec.nodes.back() = node_json("n" + std::to_string(n), {{kRegister, k80_register()}});
+      spec.nodes.push_back(node_json(
+          "template-node-a",  // same name as the probe's node
+          {{kRegister, k80_register(1 + rng() % 4, 1 + rng() % 10, 1000 + rng() % 20000)}}));
+      if (n > 0)
+        spec.nodes.back() = node_json("n" + std::to_string(n), {{kRegister, k80_register()}});
     }
     if (rng() % 2) {
       spec.simulated_pods["template-node-a"] = {hamisim::testing::placed_pod_json(
           "placed", {{"hami.io/vgpu-devices-allocated", "GPU-K80-0,NVIDIA,11000,100:;"}})};
     }
-    ASSERT_TRUE(http_request(svc.client(), "POST", "/filter-simulation", hamisim::testing::args_json(spec)));
+    ASSERT_TRUE(http_request(svc.client(), "POST", "/filter-simulation",
+                             hamisim::testing::args_json(spec)));
     auto again = http_request(svc.client(), "POST", "/filter-simulation", probe);
     ASSERT_TRUE(again);
     ASSERT_EQ(again->body, baseline->body) << "after request " << i;
@@ -252,7 +258,8 @@ TEST(ExtenderHttp, MutualTlsSeparatesLiveAndSimulationCallers) {
   auto ca_sim = http_request(as(pki.autoscaler), "POST", "/filter-simulation", seed_args("300"));
   ASSERT_TRUE(ca_sim) << ca_sim.error().message;
   EXPECT_EQ(ca_sim->status, 200);
-  auto scheduler_sim = http_request(as(pki.scheduler), "POST", "/filter-simulation", seed_args("300"));
+  auto scheduler_sim =
+      http_request(as(pki.scheduler), "POST", "/filter-simulation", seed_args("300"));
   ASSERT_TRUE(scheduler_sim);
   EXPECT_EQ(scheduler_sim->status, 403);
   auto ca_live = http_request(as(pki.autoscaler), "POST", "/filter", seed_args("300"));

@@ -13,8 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const hamisim::device::DeviceRegistry registry = hamisim::fit::build_registry({});
   static const hamisim::fit::RegisteredInventoryProvider inventory(registry);
   static const hamisim::server::SimulationFilter filter(registry, inventory, {});
-  const auto result =
-      filter.filter(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto result = filter.filter(std::string_view(reinterpret_cast<const char*>(data), size));
   if (result.body.empty() || result.body.front() != '{') __builtin_trap();
   return 0;
 }

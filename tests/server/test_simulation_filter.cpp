@@ -1,8 +1,8 @@
 // The simulation filter (product spec §5.1–§5.4), called directly: every answer the HTTP route
 // gives comes from here.
 
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include "extender_fixtures.h"
 #include "fit/device_config.h"
@@ -11,8 +11,8 @@
 namespace hamisim::server {
 namespace {
 
-using testing::ArgsSpec;
 using testing::args_json;
+using testing::ArgsSpec;
 using testing::k80_register;
 using testing::node_json;
 using testing::placed_pod_json;
@@ -23,7 +23,9 @@ constexpr const char* kRegister = "hami.io/node-nvidia-register";
 class SimulationFilterTest : public ::testing::Test {
  protected:
   SimulationFilterTest()
-      : registry_(fit::build_registry({})), inventory_(registry_), filter_(registry_, inventory_, {}) {}
+      : registry_(fit::build_registry({})),
+        inventory_(registry_),
+        filter_(registry_, inventory_, {}) {}
 
   boost::json::object run(const std::string& body) {
     last_ = filter_.filter(body);
@@ -49,8 +51,9 @@ class SimulationFilterTest : public ::testing::Test {
 };
 
 std::string seed_pod(const std::string& gpumem) {
-  return pod_json("gpu-workload", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", gpumem},
-                                   {"nvidia.com/gpucores", "40"}});
+  return pod_json(
+      "gpu-workload",
+      {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", gpumem}, {"nvidia.com/gpucores", "40"}});
 }
 
 // Design document, manual /filter check 1: gpu=1, gpumem=300, gpucores=40 fits the template.
@@ -84,8 +87,9 @@ TEST_F(SimulationFilterTest, SeedScenarioTooMuchMemoryFailsWithCardInsufficientM
   EXPECT_TRUE(node_names(r).empty());
   EXPECT_EQ(r.at("FailedNodes").as_object().at("template-node-a").as_string(),
             "2/2 CardInsufficientMemory");
-  EXPECT_EQ(r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
-            "InsufficientCapacity");
+  EXPECT_EQ(
+      r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
+      "InsufficientCapacity");
   EXPECT_FALSE(r.at("Allocations").as_object().contains("template-node-a"));
 }
 
@@ -96,8 +100,9 @@ TEST_F(SimulationFilterTest, SeedScenarioMissingRegistrationIsNodeUnregistered) 
   spec.nodes = {node_json("template-node-a", {})};
   auto r = run(args_json(spec));
   EXPECT_EQ(r.at("FailedNodes").as_object().at("template-node-a").as_string(), "node unregistered");
-  EXPECT_EQ(r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
-            "NoDeviceDescription");
+  EXPECT_EQ(
+      r.at("Diagnostics").as_object().at("template-node-a").as_object().at("Class").as_string(),
+      "NoDeviceDescription");
 }
 
 // Spec §5.3: a registration that cannot be decoded is not collapsed into "node unregistered".
@@ -143,8 +148,9 @@ TEST_F(SimulationFilterTest, PodWithoutManagedDevicesPassesEveryNode) {
 // node count follows from the devices, not from a server-side session.
 TEST_F(SimulationFilterTest, SimulatedPodsPackATemplateUntilItIsFull) {
   const std::string node = node_json("template-node-for-gpu-0", {{kRegister, k80_register()}});
-  const std::string pod = pod_json("replica", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"},
-                                               {"nvidia.com/gpucores", "10"}});
+  const std::string pod = pod_json(
+      "replica",
+      {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}, {"nvidia.com/gpucores", "10"}});
   std::vector<std::string> placed;
   int fitted = 0;
   for (int i = 0; i < 10; ++i) {
@@ -180,10 +186,9 @@ TEST_F(SimulationFilterTest, SameRequestGivesByteIdenticalResponses) {
 }
 
 TEST_F(SimulationFilterTest, KeysMatchCaseInsensitivelyAndUnknownKeysAreIgnored) {
-  const std::string body = "{\"pod\":" + seed_pod("300") +
-                           ",\"nodes\":{\"metadata\":{},\"ITEMS\":[" +
-                           node_json("n1", {{kRegister, k80_register()}}) +
-                           "]},\"Extra\":{\"deep\":[1,2,3]}}";
+  const std::string body =
+      "{\"pod\":" + seed_pod("300") + ",\"nodes\":{\"metadata\":{},\"ITEMS\":[" +
+      node_json("n1", {{kRegister, k80_register()}}) + "]},\"Extra\":{\"deep\":[1,2,3]}}";
   auto r = run(body);
   EXPECT_EQ(error_of(r), "");
   EXPECT_EQ(node_names(r), std::vector<std::string>{"n1"});
@@ -238,7 +243,8 @@ std::vector<InvalidCase> invalid_cases() {
        }),
        "Nodes is required"},
       {"NodesNotAList", "{\"Pod\":" + seed_pod("300") + ",\"Nodes\":[1,2]}", "Nodes"},
-      {"ItemsNotAList", "{\"Pod\":" + seed_pod("300") + ",\"Nodes\":{\"items\":{}}}", "Nodes.items"},
+      {"ItemsNotAList", "{\"Pod\":" + seed_pod("300") + ",\"Nodes\":{\"items\":{}}}",
+       "Nodes.items"},
       {"NodeWithoutName", with([&](ArgsSpec& s) {
          s.pod = seed_pod("300");
          s.nodes = {"{\"metadata\":{}}"};

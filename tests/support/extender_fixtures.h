@@ -22,9 +22,9 @@ std::string pod_json(const std::string& name, const Limits& limits,
                      const Annotations& annotations = {}, const std::string& ns = "default");
 
 struct ArgsSpec {
-  std::string pod;                  // raw JSON, empty = omit the key
-  std::vector<std::string> nodes;   // raw Node JSON items
-  bool nodes_null = false;          // "Nodes": null
+  std::string pod;                 // raw JSON, empty = omit the key
+  std::vector<std::string> nodes;  // raw Node JSON items
+  bool nodes_null = false;         // "Nodes": null
   bool omit_nodes = false;
   std::vector<std::string> node_names;
   bool with_node_names = false;
