@@ -1,0 +1,332 @@
+#include "planner/estimator/binpacking.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "planner/framework/resources.h"
+
+namespace hamisim::planner::estimator {
+
+using framework::ClusterSnapshot;
+using framework::FilterStatus;
+using framework::NodeInfo;
+using framework::PodInfo;
+
+std::chrono::nanoseconds SteadyClock::now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+
+// ---- PipelineFitter ----
+
+FitResult PipelineFitter::fit_any(const PodInfo& pod, const ClusterSnapshot& s,
+                                  const std::function<bool(const NodeInfo&)>& acceptable) {
+  const size_t n = s.node_count();
+  framework::PassingNodeOptions opts;
+  opts.start_index = n == 0 ? 0 : next_start_ % n;
+  opts.is_acceptable = acceptable;
+  framework::PassingNodeSearch found = pipeline_.find_first_passing_node(pod, s, opts);
+  if (!found.pre_filter.ok()) return FitResult::rejected(found.pre_filter);
+  if (found.node == nullptr) {
+    FilterStatus st =
+        found.rejected.empty()
+            ? FilterStatus::make(framework::FilterCode::kUnschedulable, "", "no acceptable node")
+            : found.rejected.back().status;
+    return FitResult::rejected(std::move(st));
+  }
+  // MarkMatch: the next walk starts right after the matched node.
+  next_start_ = (opts.start_index + found.order_index) % n + 1;
+  return FitResult::fit(found.node->name());
+}
+
+FitResult PipelineFitter::fit_on(const PodInfo& pod, const ClusterSnapshot& s,
+                                 std::string_view node) {
+  FilterStatus st = pipeline_.run_on_node(pod, s, node);
+  if (st.ok()) return FitResult::fit(std::string(node));
+  return FitResult::rejected(std::move(st));
+}
+
+// ---- Limits ----
+
+int64_t EstimationLimiter::min_limit(int64_t base, int64_t t) {
+  if (base < 0 || t < 0) return -1;
+  if (base == 0) return t;
+  if (t == 0) return base;
+  return std::min(base, t);
+}
+
+void EstimationLimiter::start_estimation(const NodeGroupSize& group,
+                                         const std::optional<EstimationContext>& ctx) {
+  nodes_ = 0;
+  start_ = clock_.now();
+  // StaticThreshold.
+  int64_t nodes = min_limit(0, limits_.max_nodes_per_scaleup);
+  int64_t duration = min_limit(0, limits_.max_nodegroup_binpacking_duration.count());
+  if (ctx) {
+    // SngCapacityThreshold: free capacity of this group and its similar groups.
+    int64_t free = std::max<int64_t>(0, group.max_size - group.target_size);
+    for (const NodeGroupSize& g : ctx->similar_groups) {
+      free += std::max<int64_t>(0, g.max_size - g.target_size);
+    }
+    nodes = min_limit(nodes, free <= 0 ? -1 : free);
+    // ClusterCapacityThreshold.
+    int64_t cluster = 0;
+    if (ctx->max_nodes_total < 0 ||
+        (ctx->max_nodes_total > 0 && ctx->max_nodes_total <= ctx->current_node_count)) {
+      cluster = -1;
+    } else if (ctx->max_nodes_total > 0) {
+      cluster = ctx->max_nodes_total - ctx->current_node_count;
+    }
+    nodes = min_limit(nodes, cluster);
+  }
+  max_nodes_ = nodes;
+  max_duration_ = std::chrono::nanoseconds(duration);
+}
+
+bool EstimationLimiter::permission_to_add_node(std::string* why) {
+  if (max_nodes_ < 0 || (max_nodes_ > 0 && nodes_ >= max_nodes_)) {
+    if (why) *why = "node limit of the estimation reached (" + std::to_string(max_nodes_) + ")";
+    return false;
+  }
+  if (max_duration_.count() < 0 ||
+      (max_duration_.count() > 0 && clock_.now() > start_ + max_duration_)) {
+    if (why) *why = "node group binpacking duration exceeded";
+    return false;
+  }
+  ++nodes_;
+  return true;
+}
+
+// ---- Ordering ----
+
+double decreasing_order_score(const model::Pod& exemplar, const model::Node& template_node) {
+  framework::Resource req = framework::pod_resource(exemplar);
+  framework::Resource alloc = framework::node_allocatable(template_node);
+  double score = 0;
+  if (alloc.milli_cpu > 0) {
+    score += static_cast<double>(req.milli_cpu) / static_cast<double>(alloc.milli_cpu);
+  }
+  if (alloc.memory > 0) {
+    score += static_cast<double>(req.memory) / static_cast<double>(alloc.memory);
+  }
+  return score;
+}
+
+std::vector<size_t> decreasing_pod_order(const std::vector<PodGroup>& groups,
+                                         const model::Node& template_node) {
+  std::vector<std::pair<double, size_t>> keyed;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    double score = groups[i].pods.empty()
+                       ? 0.0
+                       : decreasing_order_score(groups[i].pods.front()->pod(), template_node);
+    keyed.emplace_back(score, i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> out;
+  for (const auto& k : keyed) out.push_back(k.second);
+  return out;
+}
+
+std::string template_copy_name(std::string_view group_id, int64_t template_index, int64_t k) {
+  return "template-node-for-" + std::string(group_id) + "-" + std::to_string(template_index) +
+         "-e-" + std::to_string(k);
+}
+
+// ---- Estimation ----
+
+namespace {
+
+constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
+constexpr std::string_view kSpreadMismatch = "node(s) didn't match pod topology spread constraints";
+
+std::string describe(const FilterStatus& st) {
+  std::string out = st.plugin.empty() ? std::string("rejected") : st.plugin;
+  for (size_t i = 0; i < st.reasons.size(); ++i) out += (i == 0 ? ": " : "; ") + st.reasons[i];
+  return out;
+}
+
+bool has_hostname_spread(const model::Pod& pod) {
+  return std::any_of(pod.spec.topology_spread_constraints.begin(),
+                     pod.spec.topology_spread_constraints.end(),
+                     [](const auto& c) { return c.topology_key == kHostnameKey; });
+}
+
+bool mentions_spread_mismatch(const FilterStatus& st) {
+  return std::any_of(st.reasons.begin(), st.reasons.end(),
+                     [](const std::string& r) { return r == kSpreadMismatch; });
+}
+
+class Run {
+ public:
+  Run(PodFitter& fitter, EstimationLimiter& limiter, ClusterSnapshot& s, const EstimateInput& in)
+      : fitter_(fitter), limiter_(limiter), s_(s), in_(in) {}
+
+  Estimate go() {
+    for (size_t gi : decreasing_pod_order(in_.groups, in_.template_node)) {
+      const auto& pods = in_.groups[gi].pods;
+      size_t next = 0;
+      if (!on_existing(pods, next)) return abort();
+      if (next < pods.size() && new_nodes_available_) {
+        if (!on_new(pods, next)) return abort();
+      }
+      for (; next < pods.size(); ++next) {
+        out_.unplaced.push_back({pods[next]->key(), why_});
+      }
+    }
+    out_.node_count = static_cast<int64_t>(out_.nodes_with_pods.size());
+    return std::move(out_);
+  }
+
+ private:
+  Estimate abort() {
+    Estimate e;
+    e.internal_error = make_error(internal_);
+    return e;
+  }
+
+  bool place(const PodInfo& pod, const framework::PodInfoPtr& ptr, const std::string& node) {
+    Status st = s_.add_pod(ptr, node);
+    if (!st.ok()) {
+      internal_ = st.error().message;
+      return false;
+    }
+    fitter_.placed(pod, *s_.node(node));
+    out_.placements.push_back({pod.key(), node});
+    if (with_pods_.insert(node).second) out_.nodes_with_pods.push_back(node);
+    return true;
+  }
+
+  // tryToScheduleOnExistingNodes: only copies added by this estimation are acceptable.
+  bool on_existing(const std::vector<framework::PodInfoPtr>& pods, size_t& next) {
+    auto acceptable = [this](const NodeInfo& n) { return new_names_.count(n.name()) > 0; };
+    for (; next < pods.size(); ++next) {
+      if (new_names_.empty()) {
+        why_ = "no template copy yet";
+        return true;
+      }
+      FitResult r = fitter_.fit_any(*pods[next], s_, acceptable);
+      if (r.kind == FitResult::Kind::kInternalError) {
+        internal_ = r.internal_error;
+        return false;
+      }
+      if (!r.fits()) {
+        why_ = describe(r.status);
+        return true;
+      }
+      if (!place(*pods[next], pods[next], r.node)) return false;
+    }
+    return true;
+  }
+
+  // tryToScheduleOnNewNodes. Returns false on an internal error; sets new_nodes_available_.
+  bool on_new(const std::vector<framework::PodInfoPtr>& pods, size_t& next) {
+    for (; next < pods.size(); ++next) {
+      const PodInfo& pod = *pods[next];
+      std::optional<std::string> found;
+      if (!last_.empty()) {
+        FitResult r = fitter_.fit_on(pod, s_, last_);
+        if (r.kind == FitResult::Kind::kInternalError) {
+          internal_ = r.internal_error;
+          return false;
+        }
+        if (r.fits()) {
+          found = r.node;
+        } else {
+          why_ = describe(r.status);
+          if (has_hostname_spread(pod.pod()) && mentions_spread_mismatch(r.status)) {
+            // Every snapshot node but the last copy, real nodes included, as CA does.
+            FitResult any =
+                fitter_.fit_any(pod, s_, [this](const NodeInfo& n) { return n.name() != last_; });
+            if (any.kind == FitResult::Kind::kInternalError) {
+              internal_ = any.internal_error;
+              return false;
+            }
+            if (any.fits()) found = any.node;
+          }
+        }
+      }
+      if (!found) {
+        const NodeInfo* last = last_.empty() ? nullptr : s_.node(last_);
+        if (last != nullptr && last->pod_count() == 0) {
+          // Empty-node stop rule: the pod does not fit even an empty copy.
+          return true;
+        }
+        std::string denial;
+        if (!limiter_.permission_to_add_node(&denial)) {
+          why_ = denial;
+          new_nodes_available_ = false;
+          return true;
+        }
+        if (!add_copy()) return false;
+        FitResult r = fitter_.fit_on(pod, s_, last_);
+        if (r.kind == FitResult::Kind::kInternalError) {
+          internal_ = r.internal_error;
+          return false;
+        }
+        if (!r.fits()) {
+          why_ = describe(r.status);
+          return true;  // the empty copy stays but is not counted
+        }
+        found = r.node;
+      }
+      if (!place(pod, pods[next], *found)) return false;
+    }
+    return true;
+  }
+
+  bool add_copy() {
+    std::string name = template_copy_name(in_.group.id, in_.template_index, index_++);
+    model::Node node = in_.template_node;
+    node.metadata.name = name;
+    node.metadata.uid.clear();
+    node.metadata.labels[std::string(kHostnameKey)] = name;
+    Status st = s_.add_node(std::move(node));
+    if (!st.ok()) {
+      internal_ = st.error().message;
+      return false;
+    }
+    for (const model::Pod& p : in_.template_pods) {
+      model::Pod copy = p;
+      copy.metadata.name += "-" + name;
+      copy.spec.node_name = name;
+      Status ps = s_.add_pod(std::move(copy), name);
+      if (!ps.ok()) {
+        internal_ = ps.error().message;
+        return false;
+      }
+    }
+    last_ = name;
+    new_names_.insert(name);
+    return true;
+  }
+
+  PodFitter& fitter_;
+  EstimationLimiter& limiter_;
+  ClusterSnapshot& s_;
+  const EstimateInput& in_;
+  Estimate out_;
+  std::set<std::string, std::less<>> new_names_;
+  std::set<std::string, std::less<>> with_pods_;
+  std::string last_;
+  int64_t index_ = 0;
+  bool new_nodes_available_ = true;
+  std::string why_;
+  std::string internal_;
+};
+
+}  // namespace
+
+Estimate BinpackingEstimator::estimate(ClusterSnapshot& snapshot, const EstimateInput& in) {
+  limiter_.start_estimation(in.group, in.context);
+  fitter_.begin_estimation();
+  snapshot.fork();
+  Estimate e = Run(fitter_, limiter_, snapshot, in).go();
+  Status st = snapshot.revert();
+  fitter_.end_estimation();
+  if (!st.ok() && !e.internal_error) e.internal_error = st.error();
+  return e;
+}
+
+}  // namespace hamisim::planner::estimator
