@@ -1,6 +1,7 @@
 #include "planner/estimator/binpacking.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -129,6 +130,67 @@ std::vector<size_t> decreasing_pod_order(const std::vector<PodGroup>& groups,
   return out;
 }
 
+namespace {
+constexpr std::string_view kHostname = "kubernetes.io/hostname";
+
+int64_t ceil_nodes(int64_t pods, int64_t request, int64_t capacity) {
+  if (capacity <= 0 || request <= 0) return 0;
+  // ceil(pods * request / capacity) in floating point, as CA computes it.
+  return static_cast<int64_t>(std::ceil(static_cast<double>(pods) * static_cast<double>(request) /
+                                        static_cast<double>(capacity)));
+}
+}  // namespace
+
+std::optional<size_t> best_group_for_fastpath(const std::vector<PodGroup>& groups,
+                                              const std::vector<size_t>& order,
+                                              const model::Node& template_node) {
+  std::optional<size_t> best;
+  int64_t best_saved = 0;
+  auto cap = [&](std::string_view name, bool milli) -> int64_t {
+    auto it = template_node.status.capacity.find(std::string(name));
+    if (it == template_node.status.capacity.end()) return 0;
+    return milli ? it->second.milli_value() : it->second.value();
+  };
+  const int64_t cap_cpu = cap(framework::kResourceCpu, true);
+  const int64_t cap_mem = cap(framework::kResourceMemory, false);
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const PodGroup& g = groups[order[pos]];
+    if (g.pods.empty()) continue;
+    const PodInfo& ex = *g.pods.front();
+    if (!ex.pod().spec.topology_spread_constraints.empty()) continue;
+    bool eligible = true;
+    bool self_anti = false;
+    for (const framework::AffinityTerm& t : ex.required_anti_affinity_terms()) {
+      if (t.topology_key != kHostname) {
+        eligible = false;
+        break;
+      }
+      if (t.matches(ex.pod(), nullptr)) self_anti = true;
+    }
+    if (!eligible) continue;
+    const auto n = static_cast<int64_t>(g.pods.size());
+    int64_t cpu = 0;
+    int64_t mem = 0;
+    if (!ex.pod().spec.containers.empty()) {
+      const model::ResourceList& req = ex.pod().spec.containers.front().resources.requests;
+      if (auto it = req.find(std::string(framework::kResourceCpu)); it != req.end()) {
+        cpu = it->second.milli_value();
+      }
+      if (auto it = req.find(std::string(framework::kResourceMemory)); it != req.end()) {
+        mem = it->second.value();
+      }
+    }
+    int64_t nodes =
+        std::max({self_anti ? n : 0, ceil_nodes(n, cpu, cap_cpu), ceil_nodes(n, mem, cap_mem)});
+    int64_t saved = nodes == 0 ? 0 : n - n / nodes;
+    if (!best || saved >= best_saved) {
+      best = pos;
+      best_saved = saved;
+    }
+  }
+  return best;
+}
+
 std::string template_copy_name(std::string_view group_id, int64_t template_index, int64_t k) {
   return "template-node-for-" + std::string(group_id) + "-" + std::to_string(template_index) +
          "-e-" + std::to_string(k);
@@ -163,13 +225,25 @@ class Run {
   Run(PodFitter& fitter, EstimationLimiter& limiter, ClusterSnapshot& s, const EstimateInput& in)
       : fitter_(fitter), limiter_(limiter), s_(s), in_(in) {}
 
-  Estimate go() {
-    for (size_t gi : decreasing_pod_order(in_.groups, in_.template_node)) {
-      const auto& pods = in_.groups[gi].pods;
+  Estimate go(bool fastpath) {
+    std::vector<size_t> order = decreasing_pod_order(in_.groups, in_.template_node);
+    bool fast_last = false;
+    if (fastpath) {
+      if (auto pos = best_group_for_fastpath(in_.groups, order, in_.template_node)) {
+        size_t chosen = order[*pos];
+        order.erase(order.begin() + static_cast<std::ptrdiff_t>(*pos));
+        order.push_back(chosen);
+        fast_last = true;
+      }
+    }
+    for (size_t oi = 0; oi < order.size(); ++oi) {
+      const auto& pods = in_.groups[order[oi]].pods;
       size_t next = 0;
       if (!on_existing(pods, next)) return abort();
       if (next < pods.size() && new_nodes_available_) {
-        if (!on_new(pods, next)) return abort();
+        bool ok =
+            fast_last && oi + 1 == order.size() ? on_fast_path(pods, next) : on_new(pods, next);
+        if (!ok) return abort();
       }
       for (; next < pods.size(); ++next) {
         out_.unplaced.push_back({pods[next]->key(), why_});
@@ -276,6 +350,48 @@ class Run {
     return true;
   }
 
+  // tryFastPath: simulate one new copy, then assign the rest by count to virtual
+  // "<copy>-fake-<j>" nodes, which are not simulated.
+  bool on_fast_path(const std::vector<framework::PodInfoPtr>& pods, size_t& next) {
+    std::string denial;
+    if (!limiter_.permission_to_add_node(&denial)) {
+      why_ = denial;
+      new_nodes_available_ = false;
+      return true;
+    }
+    if (!add_copy()) return false;
+    const size_t first = next;
+    for (; next < pods.size(); ++next) {
+      FitResult r = fitter_.fit_on(*pods[next], s_, last_);
+      if (r.kind == FitResult::Kind::kInternalError) {
+        internal_ = r.internal_error;
+        return false;
+      }
+      if (!r.fits()) {
+        why_ = describe(r.status);
+        break;
+      }
+      if (!place(*pods[next], pods[next], r.node)) return false;
+    }
+    const size_t per_node = next - first;
+    if (per_node == 0) return true;
+    const size_t total = pods.size() - first;
+    const size_t scale_up = (total + per_node - 1) / per_node;
+    for (size_t j = 1; j < scale_up; ++j) {
+      if (!limiter_.permission_to_add_node(&denial)) {
+        why_ = denial;
+        new_nodes_available_ = false;
+        return true;
+      }
+      std::string fake = last_ + "-fake-" + std::to_string(j);
+      for (size_t k = 0; k < per_node && next < pods.size(); ++k, ++next) {
+        out_.placements.push_back({pods[next]->key(), fake});
+        if (with_pods_.insert(fake).second) out_.nodes_with_pods.push_back(fake);
+      }
+    }
+    return true;
+  }
+
   bool add_copy() {
     std::string name = template_copy_name(in_.group.id, in_.template_index, index_++);
     model::Node node = in_.template_node;
@@ -322,7 +438,7 @@ Estimate BinpackingEstimator::estimate(ClusterSnapshot& snapshot, const Estimate
   limiter_.start_estimation(in.group, in.context);
   fitter_.begin_estimation();
   snapshot.fork();
-  Estimate e = Run(fitter_, limiter_, snapshot, in).go();
+  Estimate e = Run(fitter_, limiter_, snapshot, in).go(fastpath_);
   Status st = snapshot.revert();
   fitter_.end_estimation();
   if (!st.ok() && !e.internal_error) e.internal_error = st.error();

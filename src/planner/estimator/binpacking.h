@@ -8,7 +8,10 @@
 // - Every pod the estimate could not place is reported with the reason (CA drops it).
 // - The "does this pod fit" question goes through PodFitter, so device fit (HAMi) can be
 //   layered on top of the framework filters.
-// The fast path (--fastpath-binpacking-enabled) is not implemented.
+// - Fast path (--fastpath-binpacking-enabled): when no group is eligible none is chosen;
+//   among eligible groups the largest `saved` wins, ties to the later group, a group with
+//   saved 0 included. A zero template capacity drops its cpu / memory term (CA would divide
+//   by zero).
 
 #include <chrono>
 #include <cstddef>
@@ -163,6 +166,12 @@ double decreasing_order_score(const model::Pod& exemplar, const model::Node& tem
 std::vector<size_t> decreasing_pod_order(const std::vector<PodGroup>& groups,
                                          const model::Node& template_node);
 
+// The fast path's choice (§4.5 step 3, determineBestPEGToFastpath): the position in `order`
+// (indices into `groups`) of the group to move to the end, nullopt when none is eligible.
+std::optional<size_t> best_group_for_fastpath(const std::vector<PodGroup>& groups,
+                                              const std::vector<size_t>& order,
+                                              const model::Node& template_node);
+
 // CA's name for a template copy: "template-node-for-<group>-<n>-e-<k>".
 std::string template_copy_name(std::string_view group_id, int64_t template_index, int64_t k);
 
@@ -195,14 +204,16 @@ struct EstimateInput {
 
 class BinpackingEstimator {
  public:
-  BinpackingEstimator(PodFitter& fitter, const Clock& clock, StaticLimits limits = {})
-      : fitter_(fitter), limiter_(clock, limits) {}
+  BinpackingEstimator(PodFitter& fitter, const Clock& clock, StaticLimits limits = {},
+                      bool fastpath_binpacking = false)
+      : fitter_(fitter), limiter_(clock, limits), fastpath_(fastpath_binpacking) {}
   // Runs the estimation in a fork of `snapshot` and reverts it before returning.
   Estimate estimate(framework::ClusterSnapshot& snapshot, const EstimateInput& in);
 
  private:
   PodFitter& fitter_;
   EstimationLimiter limiter_;
+  bool fastpath_ = false;
 };
 
 }  // namespace hamisim::planner::estimator

@@ -233,5 +233,51 @@ TEST(BinpackingEstimator, RealNodesAreNotUsed) {
   EXPECT_EQ(f.snapshot.node_count(), 1u);
 }
 
+// §4.5 step 3 / tryFastPath: the group saving most nodes goes last; one copy is simulated
+// and the rest of its pods are assigned by count to "<copy>-fake-<j>", which count as nodes.
+TEST(BinpackingEstimator, FastPathAssignsRemainingPodsToFakeNodes) {
+  Fixture f;
+  BinpackingEstimator est(f.fitter, f.clock, {}, true);
+  std::vector<PodGroup> groups = {group("a", 10, res({{"cpu", "1"}})),
+                                  group("b", 2, res({{"cpu", "3"}}))};
+  model::Node tmpl = NodeBuilder("t");
+  EXPECT_EQ(best_group_for_fastpath(groups, decreasing_pod_order(groups, tmpl), tmpl),
+            std::optional<size_t>(1));  // order is b, a; a saves 10 - 10/3 = 7
+  Estimate e = est.estimate(f.snapshot, input(groups, tmpl));
+  EXPECT_EQ(e.node_count, 4);
+  EXPECT_EQ(e.nodes_with_pods.back(), "template-node-for-ng1-0-e-2-fake-1");
+  EXPECT_EQ(e.placements.size(), 12u);
+
+  BinpackingEstimator limited(f.fitter, f.clock, {3, 10s}, true);
+  Estimate l = limited.estimate(f.snapshot, input(groups, tmpl));
+  EXPECT_EQ(l.node_count, 3);  // the fake node is refused by the limit
+  EXPECT_EQ(l.unplaced.size(), 4u);
+}
+
+// §4.5 step 3: groups with topology spread constraints are not eligible for the fast path.
+TEST(BinpackingEstimator, FastPathSkipsGroupsWithTopologySpread) {
+  PodGroup g;
+  g.pods.push_back(PodInfo::make(PodBuilder("s")
+                                     .container(res({{"cpu", "1"}}))
+                                     .spread_constraint(framework::testing::spread(
+                                         "kubernetes.io/hostname", 1, {{"app", "x"}}))));
+  std::vector<PodGroup> groups = {g};
+  model::Node tmpl = NodeBuilder("t");
+  EXPECT_FALSE(best_group_for_fastpath(groups, {0}, tmpl));
+}
+
+// §4.5 step 5: an internal (snapshot) error aborts the estimation with CA's (0, nil).
+TEST(BinpackingEstimator, InternalErrorAbortsWithNothing) {
+  Fixture f;
+  framework::testing::add_node(f.snapshot, NodeBuilder("template-node-for-ng1-0-e-1"));
+  BinpackingEstimator est(f.fitter, f.clock);
+  Estimate e =
+      est.estimate(f.snapshot, input({group("p", 5, res({{"cpu", "3"}}))}, NodeBuilder("t")));
+  ASSERT_TRUE(e.internal_error);
+  EXPECT_EQ(e.node_count, 0);
+  EXPECT_TRUE(e.placements.empty());
+  EXPECT_EQ(f.snapshot.node_count(), 1u);
+}
+
 }  // namespace
 }  // namespace hamisim::planner::estimator
