@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "planner/framework/resources.h"
@@ -152,6 +154,26 @@ Result<PriorityConfig> PriorityConfig::parse(std::string_view yaml) {
   }
   std::sort(out.entries.begin(), out.entries.end(),
             [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
+  return out;
+}
+
+PriorityConfig PriorityConfig::from_node_groups(
+    const std::vector<std::pair<std::string, int64_t>>& group_priorities) {
+  std::map<int64_t, Entry, std::greater<>> by_priority;
+  for (const auto& [id, priority] : group_priorities) {
+    std::string pattern = "^";
+    for (char c : id) {
+      if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) pattern += '\\';
+      pattern += c;
+    }
+    pattern += '$';
+    Entry& e = by_priority[priority];
+    e.priority = priority;
+    e.regexes.emplace_back(pattern, std::regex::ECMAScript);
+    e.patterns.push_back(std::move(pattern));
+  }
+  PriorityConfig out;
+  for (auto& [p, e] : by_priority) out.entries.push_back(std::move(e));
   return out;
 }
 

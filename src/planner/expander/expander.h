@@ -105,6 +105,10 @@ struct PriorityConfig {
 
   // Errors name the line (1-based) of the offending key, value or regex.
   static Result<PriorityConfig> parse(std::string_view yaml);
+  // The fallback without --priority-config: each node group's own `priority` field, as an
+  // entry matching exactly that group id (regex-escaped, anchored).
+  static PriorityConfig from_node_groups(
+      const std::vector<std::pair<std::string, int64_t>>& group_priorities);
   // The highest priority with a regex matching `node_group`, nullopt if none matches.
   std::optional<int64_t> priority_of(std::string_view node_group) const;
 };

@@ -145,6 +145,19 @@ TEST(PriorityConfigParse, ErrorsNameTheLine) {
   EXPECT_FALSE(not_map.ok());
 }
 
+// Product §6.1: without --priority-config the node groups' own priorities are used, each
+// matching exactly its group id (regex metacharacters in ids are literal).
+TEST(PriorityConfigParse, FromNodeGroupPrioritiesMatchesExactIds) {
+  auto cfg = PriorityConfig::from_node_groups({{"a.b", 5}, {"gpu(x)", 9}, {"c", 5}});
+  EXPECT_EQ(cfg.priority_of("a.b"), std::optional<int64_t>(5));
+  EXPECT_EQ(cfg.priority_of("axb"), std::nullopt);
+  EXPECT_EQ(cfg.priority_of("gpu(x)"), std::optional<int64_t>(9));
+  EXPECT_EQ(cfg.priority_of("c"), std::optional<int64_t>(5));
+  EXPECT_EQ(cfg.priority_of("cc"), std::nullopt);
+  ASSERT_EQ(cfg.entries.size(), 2u);
+  EXPECT_EQ(cfg.entries[0].priority, 9);
+}
+
 // §4.6 price: preferred node size by cluster size.
 TEST(PriceExpander, PreferredNodeCpuByClusterSize) {
   EXPECT_EQ(Price::preferred_cpu(2), 1);
