@@ -3,6 +3,8 @@
 #   scripts/build.sh [release|asan|tsan|fuzz] [ninja targets...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Let ccache reuse objects across checkouts in different folders (CI clones afresh).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 flavour="${1:-release}"
 shift || true
 case "$flavour" in
