@@ -127,48 +127,7 @@ bool go_parse_bool(std::string_view s, bool* out) {
 // ------------------------------------------------------------------------------------------
 // UTF-8 helpers with Go's definitions (utf8.DecodeRune: an invalid sequence is one byte).
 
-// Decodes the rune at s[i]; returns its length, or 0 when the byte at i starts no valid
-// sequence (no overlongs, no surrogates, nothing above U+10FFFF).
-size_t decode_rune(std::string_view s, size_t i, uint32_t* cp) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  auto cont = [&](size_t k) -> int {
-    if (i + k >= s.size()) return -1;
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    return (b & 0xC0) == 0x80 ? (b & 0x3F) : -1;
-  };
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    const int c1 = cont(1);
-    if (c1 < 0) return 0;
-    *cp = ((b0 & 0x1Fu) << 6) | static_cast<uint32_t>(c1);
-    return 2;
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    const int c1 = cont(1);
-    const int c2 = c1 < 0 ? -1 : cont(2);
-    if (c2 < 0) return 0;
-    const uint32_t v =
-        ((b0 & 0x0Fu) << 12) | (static_cast<uint32_t>(c1) << 6) | static_cast<uint32_t>(c2);
-    if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return 3;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    const int c1 = cont(1);
-    const int c2 = c1 < 0 ? -1 : cont(2);
-    const int c3 = c2 < 0 ? -1 : cont(3);
-    if (c3 < 0) return 0;
-    const uint32_t v = ((b0 & 0x07u) << 18) | (static_cast<uint32_t>(c1) << 12) |
-                       (static_cast<uint32_t>(c2) << 6) | static_cast<uint32_t>(c3);
-    if (v < 0x10000 || v > 0x10FFFF) return 0;
-    *cp = v;
-    return 4;
-  }
-  return 0;
-}
+using model::decode_utf8_rune;
 
 bool go_is_print_approx(uint32_t r) {
   if (r < 0x20 || r == 0x7F) return false;
@@ -190,7 +149,7 @@ std::string go_quote(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     uint32_t r = 0;
-    const size_t n = decode_rune(s, i, &r);
+    const size_t n = decode_utf8_rune(s, i, &r);
     if (n == 0) {
       out += "\\x";
       hex(out, static_cast<unsigned char>(s[i]), 2);
@@ -274,7 +233,7 @@ std::string_view go_trim_space(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     uint32_t cp = 0;
-    size_t n = decode_rune(s, i, &cp);
+    size_t n = decode_utf8_rune(s, i, &cp);
     const bool space = n != 0 && go_is_space(cp);
     if (n == 0) n = 1;
     if (!space) {
@@ -525,7 +484,7 @@ class GoJsonPreparer {
         continue;
       }
       uint32_t cp = 0;
-      const size_t n = decode_rune(in_, pos_, &cp);
+      const size_t n = decode_utf8_rune(in_, pos_, &cp);
       if (n == 0) {
         out_ += "\xEF\xBF\xBD";  // Go replaces each invalid byte with U+FFFD
         ++pos_;

@@ -16,10 +16,14 @@ void append_unicode_escape(std::string& out, unsigned code) {
   out += kHex[code & 0xF];
 }
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid (Go's rules:
-// no overlongs, no surrogates, max U+10FFFF).
-size_t utf8_sequence_length(std::string_view s, size_t i, unsigned* code_point) {
+}  // namespace
+
+size_t decode_utf8_rune(std::string_view s, size_t i, uint32_t* cp) {
   const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    *cp = b0;
+    return 1;
+  }
   auto cont = [&](size_t k) -> int {
     if (i + k >= s.size()) return -1;
     const auto b = static_cast<unsigned char>(s[i + k]);
@@ -28,29 +32,32 @@ size_t utf8_sequence_length(std::string_view s, size_t i, unsigned* code_point) 
   if (b0 >= 0xC2 && b0 <= 0xDF) {
     const int c1 = cont(1);
     if (c1 < 0) return 0;
-    *code_point = ((b0 & 0x1F) << 6) | c1;
+    *cp = ((b0 & 0x1Fu) << 6) | static_cast<uint32_t>(c1);
     return 2;
   }
   if (b0 >= 0xE0 && b0 <= 0xEF) {
-    const int c1 = cont(1), c2 = c1 < 0 ? -1 : cont(2);
-    if (c1 < 0 || c2 < 0) return 0;
-    const unsigned cp = ((b0 & 0x0F) << 12) | (c1 << 6) | c2;
-    if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    *code_point = cp;
+    const int c1 = cont(1);
+    const int c2 = c1 < 0 ? -1 : cont(2);
+    if (c2 < 0) return 0;
+    const uint32_t v =
+        ((b0 & 0x0Fu) << 12) | (static_cast<uint32_t>(c1) << 6) | static_cast<uint32_t>(c2);
+    if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
     return 3;
   }
   if (b0 >= 0xF0 && b0 <= 0xF4) {
-    const int c1 = cont(1), c2 = c1 < 0 ? -1 : cont(2), c3 = c2 < 0 ? -1 : cont(3);
-    if (c1 < 0 || c2 < 0 || c3 < 0) return 0;
-    const unsigned cp = ((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3;
-    if (cp < 0x10000 || cp > 0x10FFFF) return 0;
-    *code_point = cp;
+    const int c1 = cont(1);
+    const int c2 = c1 < 0 ? -1 : cont(2);
+    const int c3 = c2 < 0 ? -1 : cont(3);
+    if (c3 < 0) return 0;
+    const uint32_t v = ((b0 & 0x07u) << 18) | (static_cast<uint32_t>(c1) << 12) |
+                       (static_cast<uint32_t>(c2) << 6) | static_cast<uint32_t>(c3);
+    if (v < 0x10000 || v > 0x10FFFF) return 0;
+    *cp = v;
     return 4;
   }
   return 0;
 }
-
-}  // namespace
 
 void append_go_json_string(std::string& out, std::string_view s) {
   out += '"';
@@ -96,8 +103,8 @@ void append_go_json_string(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    unsigned cp = 0;
-    const size_t n = utf8_sequence_length(s, i, &cp);
+    uint32_t cp = 0;
+    const size_t n = decode_utf8_rune(s, i, &cp);
     if (n == 0) {
       out += "\\ufffd";  // Go replaces each invalid byte with U+FFFD
       ++i;

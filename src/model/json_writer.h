@@ -37,6 +37,11 @@ class JsonWriter {
   bool need_comma_ = false;
 };
 
+// Decodes the UTF-8 rune starting at s[i] with Go's rules (utf8.DecodeRune: no overlongs, no
+// surrogates, nothing above U+10FFFF). Returns its length, or 0 when the byte at i starts no
+// valid sequence.
+size_t decode_utf8_rune(std::string_view s, size_t i, uint32_t* code_point);
+
 // Appends `s` as a Go-escaped JSON string literal (with quotes).
 void append_go_json_string(std::string& out, std::string_view s);
 

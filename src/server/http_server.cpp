@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include "model/json_writer.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -67,34 +69,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-void append_json_escaped(std::string& out, std::string_view s) {
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-}
-
 std::string_view to_sv(boost::core::string_view s) {
   return {s.data(), s.size()};
 }
@@ -116,9 +90,9 @@ HttpResponse HttpResponse::json(int status, std::string body) {
 }
 
 HttpResponse HttpResponse::error(int status, std::string_view message) {
-  std::string body = R"({"Error":")";
-  append_json_escaped(body, message);
-  body += "\"}";
+  std::string body = R"({"Error":)";
+  model::append_go_json_string(body, message);  // adds the quotes
+  body += "}";
   return json(status, std::move(body));
 }
 
