@@ -260,14 +260,16 @@ class Run {
     return e;
   }
 
-  bool place(const PodInfo& pod, const framework::PodInfoPtr& ptr, const std::string& node) {
-    Status st = s_.add_pod(ptr, node);
+  bool place(const framework::PodInfoPtr& ptr, const FitResult& fit) {
+    const std::string& node = fit.node;
+    const framework::PodInfoPtr& placed = fit.placed_as ? fit.placed_as : ptr;
+    Status st = s_.add_pod(placed, node);
     if (!st.ok()) {
       internal_ = st.error().message;
       return false;
     }
-    fitter_.placed(pod, *s_.node(node));
-    out_.placements.push_back({pod.key(), node});
+    fitter_.placed(*placed, *s_.node(node));
+    out_.placements.push_back({ptr->key(), node, fit.allocations});
     if (with_pods_.insert(node).second) out_.nodes_with_pods.push_back(node);
     return true;
   }
@@ -289,7 +291,7 @@ class Run {
         why_ = describe(r.status);
         return true;
       }
-      if (!place(*pods[next], pods[next], r.node)) return false;
+      if (!place(pods[next], r)) return false;
     }
     return true;
   }
@@ -298,7 +300,7 @@ class Run {
   bool on_new(const std::vector<framework::PodInfoPtr>& pods, size_t& next) {
     for (; next < pods.size(); ++next) {
       const PodInfo& pod = *pods[next];
-      std::optional<std::string> found;
+      std::optional<FitResult> found;
       if (!last_.empty()) {
         FitResult r = fitter_.fit_on(pod, s_, last_);
         if (r.kind == FitResult::Kind::kInternalError) {
@@ -306,7 +308,7 @@ class Run {
           return false;
         }
         if (r.fits()) {
-          found = r.node;
+          found = std::move(r);
         } else {
           why_ = describe(r.status);
           if (has_hostname_spread(pod.pod()) && mentions_spread_mismatch(r.status)) {
@@ -317,7 +319,7 @@ class Run {
               internal_ = any.internal_error;
               return false;
             }
-            if (any.fits()) found = any.node;
+            if (any.fits()) found = std::move(any);
           }
         }
       }
@@ -343,9 +345,9 @@ class Run {
           why_ = describe(r.status);
           return true;  // the empty copy stays but is not counted
         }
-        found = r.node;
+        found = std::move(r);
       }
-      if (!place(pod, pods[next], *found)) return false;
+      if (!place(pods[next], *found)) return false;
     }
     return true;
   }
@@ -371,7 +373,7 @@ class Run {
         why_ = describe(r.status);
         break;
       }
-      if (!place(*pods[next], pods[next], r.node)) return false;
+      if (!place(pods[next], r)) return false;
     }
     const size_t per_node = next - first;
     if (per_node == 0) return true;
@@ -385,7 +387,7 @@ class Run {
       }
       std::string fake = last_ + "-fake-" + std::to_string(j);
       for (size_t k = 0; k < per_node && next < pods.size(); ++k, ++next) {
-        out_.placements.push_back({pods[next]->key(), fake});
+        out_.placements.push_back({pods[next]->key(), fake, {}});
         if (with_pods_.insert(fake).second) out_.nodes_with_pods.push_back(fake);
       }
     }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,11 +49,16 @@ struct FitResult {
   std::string node;                // kFits: the chosen node
   framework::FilterStatus status;  // kRejected: why (the last rejection seen)
   std::string internal_error;      // kInternalError: aborts the whole estimation, as CA does
+  // kFits, optional: the pod as it is to be placed (e.g. carrying the device allocation
+  // annotations the extender returned), so later fits on that node see its usage. Null:
+  // the pod is placed as it is.
+  framework::PodInfoPtr placed_as;
+  std::map<std::string, std::string, std::less<>> allocations;  // kFits: annotations added
 
   bool fits() const { return kind == Kind::kFits; }
-  static FitResult fit(std::string node) { return {Kind::kFits, std::move(node), {}, {}}; }
+  static FitResult fit(std::string node) { return {Kind::kFits, std::move(node), {}, {}, {}, {}}; }
   static FitResult rejected(framework::FilterStatus s) {
-    return {Kind::kRejected, {}, std::move(s), {}};
+    return {Kind::kRejected, {}, std::move(s), {}, {}, {}};
   }
 };
 
@@ -178,6 +184,7 @@ std::string template_copy_name(std::string_view group_id, int64_t template_index
 struct Placement {
   std::string pod;   // namespace/name
   std::string node;  // template copy name
+  std::map<std::string, std::string, std::less<>> allocations;  // what the fit added
 };
 
 struct UnplacedPod {

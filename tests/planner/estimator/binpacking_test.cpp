@@ -279,5 +279,57 @@ TEST(BinpackingEstimator, InternalErrorAbortsWithNothing) {
   EXPECT_EQ(f.snapshot.node_count(), 1u);
 }
 
+
+// A fitter that places each pod "annotated" (as the device stage does) and accepts a node
+// only while fewer than two annotated pods sit on it: the estimator must place the pod the
+// fitter handed back, so later fits see it.
+class AnnotatingFitter : public PodFitter {
+ public:
+  explicit AnnotatingFitter(PodFitter& inner) : inner_(inner) {}
+  FitResult fit_any(const PodInfo& p, const ClusterSnapshot& s,
+                    const std::function<bool(const framework::NodeInfo&)>& a) override {
+    return annotate(p, inner_.fit_any(p, s, [&](const framework::NodeInfo& n) {
+      return (!a || a(n)) && annotated(n) < 2;
+    }));
+  }
+  FitResult fit_on(const PodInfo& p, const ClusterSnapshot& s, std::string_view n) override {
+    if (const auto* node = s.node(n); node != nullptr && annotated(*node) >= 2) {
+      return FitResult::rejected(
+          framework::FilterStatus::make(framework::FilterCode::kUnschedulable, "Dev", "full"));
+    }
+    return annotate(p, inner_.fit_on(p, s, n));
+  }
+
+ private:
+  static size_t annotated(const framework::NodeInfo& n) {
+    size_t k = 0;
+    for (const auto& pod : n.pods()) k += pod->pod().metadata.annotations.count("dev");
+    return k;
+  }
+  static FitResult annotate(const PodInfo& p, FitResult r) {
+    if (!r.fits()) return r;
+    model::Pod copy = p.pod();
+    copy.metadata.annotations["dev"] = r.node;
+    r.placed_as = PodInfo::make(std::move(copy));
+    r.allocations = {{"dev", r.node}};
+    return r;
+  }
+  PodFitter& inner_;
+};
+
+TEST(BinpackingEstimator, PlacesThePodTheFitterHandsBack) {
+  Fixture f;
+  AnnotatingFitter fitter(f.fitter);
+  BinpackingEstimator est(fitter, f.clock);
+  Estimate e = est.estimate(f.snapshot, input({group("p", 5, res({{"cpu", "100m"}}))},
+                                              NodeBuilder("t")));
+  ASSERT_FALSE(e.internal_error);
+  // Plenty of cpu: only the fitter's own two-per-node rule limits the packing.
+  EXPECT_EQ(e.node_count, 3);
+  ASSERT_EQ(e.placements.size(), 5u);
+  EXPECT_EQ(e.placements[0].allocations.at("dev"), "template-node-for-ng1-0-e-0");
+  EXPECT_EQ(e.placements[4].allocations.at("dev"), "template-node-for-ng1-0-e-2");
+}
+
 }  // namespace
 }  // namespace hamisim::planner::estimator
