@@ -1,0 +1,204 @@
+#include "planner/scaleup/device_stage.h"
+
+#include <algorithm>
+
+#include "model/encode.h"
+
+namespace hamisim::planner::scaleup {
+
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+
+// ---- DeviceCache ----
+
+const fit::InventoryResult& DeviceCache::inventory(const model::Node& node) {
+  auto it = nodes_.find(node.metadata.name);
+  if (it == nodes_.end()) {
+    it = nodes_.emplace(node.metadata.name, inventory_.inventory_for(node)).first;
+  }
+  return it->second;
+}
+
+const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
+  auto it = pods_.find(pod.get());
+  if (it == pods_.end()) {
+    auto decoded = fit::decode_pod_allocation(pod->pod(), registry_);
+    fit::PodAllocation allocation;
+    if (decoded) {
+      allocation = std::move(decoded).value();
+    } else {
+      warnings_.push_back("pod " + pod->key() +
+                          ": device allocation ignored: " + decoded.error().message);
+    }
+    // The entry keeps the pod alive, so the pointer key cannot be reused by another pod.
+    it = pods_.emplace(pod.get(), std::make_pair(pod, std::move(allocation))).first;
+  }
+  return it->second.second;
+}
+
+fit::NodeUsage DeviceCache::usage(const NodeInfo& node, const fit::NodeInventory& inventory) {
+  fit::NodeUsage usage = fit::fresh_usage(inventory);
+  for (const PodInfoPtr& pod : node.pods()) {
+    const fit::PodAllocation& a = allocation(pod);
+    if (!a.empty()) fit::add_pod_usage(usage, a);
+  }
+  return usage;
+}
+
+namespace {
+
+// The failure text /filter-simulation reports for a node without a usable description.
+std::string undescribed_reason(const fit::InventoryResult& inv) {
+  switch (inv.state) {
+    case fit::InventoryResult::State::kNoDescription:
+      return std::string(fit::kNodeUnregistered);
+    case fit::InventoryResult::State::kMalformed:
+      return "malformed device registration: " + inv.message;
+    case fit::InventoryResult::State::kRejected:
+      return "device profile rejected: " + inv.message;
+    case fit::InventoryResult::State::kOk:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- InProcessDeviceStage ----
+
+const fit::PreparedPod& InProcessDeviceStage::prepared(const PodInfo& pod) {
+  if (prepared_for_ != &pod) {
+    prepared_.reset();
+    prepare_error_.clear();
+    auto p = fit::prepare_pod(pod.pod(), cache_.registry(), policy_);
+    if (p) {
+      prepared_.emplace(std::move(p).value());
+    } else {
+      prepare_error_ = p.error().message;
+    }
+    prepared_for_ = &pod;
+  }
+  static const fit::PreparedPod kNone;
+  return prepared_ ? *prepared_ : kNone;
+}
+
+bool InProcessDeviceStage::interested(const PodInfo& pod) const {
+  return device::has_device_requests(cache_.registry().requests_for(pod.pod()));
+}
+
+Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
+                                                    std::span<const NodeInfo* const> candidates) {
+  const fit::PreparedPod& p = prepared(pod);
+  if (!prepared_) return make_error("pod " + pod.key() + ": " + prepare_error_);
+  DeviceVerdicts out;
+  out.rejections.resize(candidates.size());
+  out.allocations.resize(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const NodeInfo& node = *candidates[i];
+    const fit::InventoryResult& inv = cache_.inventory(node.node());
+    if (inv.state != fit::InventoryResult::State::kOk) {
+      out.rejections[i] = undescribed_reason(inv);
+      continue;
+    }
+    fit::NodeUsage usage = cache_.usage(node, inv.inventory);
+    fit::NodeFit f = fit::fit_pod(p, usage, inv.inventory, cache_.registry());
+    if (f.fits) {
+      out.allocations[i].insert(f.annotations.begin(), f.annotations.end());
+    } else {
+      out.rejections[i] = f.reason.empty() ? "rejected" : f.reason;
+    }
+  }
+  out.warnings = cache_.take_warnings();
+  return out;
+}
+
+// ---- ExtenderDeviceStage ----
+
+bool ExtenderDeviceStage::interested(const PodInfo& pod) const {
+  return chain_.interested(pod.pod());
+}
+
+std::string ExtenderDeviceStage::description() const {
+  std::string out = "extenders:";
+  for (size_t i = 0; i < chain_.size(); ++i)
+    out += (i == 0 ? " " : ", ") + chain_.extender(i).name();
+  return out;
+}
+
+const std::string& ExtenderDeviceStage::pod_json(const PodInfoPtr& pod) {
+  auto it = pod_json_.find(pod.get());
+  if (it == pod_json_.end()) {
+    it =
+        pod_json_.emplace(pod.get(), std::make_pair(pod, model::encode_pod_json(pod->pod()))).first;
+  }
+  return it->second.second;
+}
+
+const std::string& ExtenderDeviceStage::node_json(const model::Node& node) {
+  auto it = node_json_.find(node.metadata.name);
+  if (it == node_json_.end()) {
+    it = node_json_.emplace(node.metadata.name, model::encode_node_json(node)).first;
+  }
+  return it->second;
+}
+
+Result<DeviceVerdicts> ExtenderDeviceStage::filter(const PodInfo& pod,
+                                                   std::span<const NodeInfo* const> candidates) {
+  std::vector<extender::CandidateNode> nodes;
+  nodes.reserve(candidates.size());
+  extender::SimulatedPods simulated;
+  for (const NodeInfo* node : candidates) {
+    nodes.push_back({node->name(), node_json(node->node())});
+    for (const PodInfoPtr& placed : node->pods()) {
+      if (cache_.allocation(placed).empty()) continue;
+      simulated[node->name()].push_back(pod_json(placed));
+    }
+  }
+  // The pod itself is not shared: it is encoded fresh (it is asked about once per call).
+  const std::string json = model::encode_pod_json(pod.pod());
+  auto outcome = chain_.filter(pod.pod(), json, nodes, simulated.empty() ? nullptr : &simulated);
+  if (!outcome) return outcome.error();
+  DeviceVerdicts out;
+  out.rejections.resize(candidates.size());
+  out.allocations.resize(candidates.size());
+  for (const auto& w : outcome->warnings) {
+    out.warnings.push_back("extender " + w.extender + ": " + w.message);
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& name = candidates[i]->name();
+    if (auto r = outcome->rejections.find(name); r != outcome->rejections.end()) {
+      out.rejections[i] = r->second.reason.empty()
+                              ? "extender " + r->second.extender + " filtered out the node"
+                              : r->second.reason;
+      continue;
+    }
+    if (std::find(outcome->survivors.begin(), outcome->survivors.end(), name) ==
+        outcome->survivors.end()) {
+      out.rejections[i] = "extender(s) filtered out the node";
+      continue;
+    }
+    if (auto a = outcome->allocations.find(name); a != outcome->allocations.end()) {
+      out.allocations[i] = a->second;
+    }
+  }
+  for (auto& w : cache_.take_warnings()) out.warnings.push_back(std::move(w));
+  return out;
+}
+
+// ---- Pictures ----
+
+std::vector<DeviceUse> describe_devices(DeviceCache& cache, const NodeInfo& node) {
+  std::vector<DeviceUse> out;
+  const fit::InventoryResult& inv = cache.inventory(node.node());
+  if (inv.state != fit::InventoryResult::State::kOk) return out;
+  fit::NodeUsage usage = cache.usage(node, inv.inventory);
+  out.reserve(usage.devices.size());
+  for (const device::DeviceUsage& d : usage.devices) {
+    out.push_back(
+        DeviceUse{d.id, d.type, d.usedmem, d.totalmem, d.usedcores, d.totalcore, d.used, d.count});
+  }
+  return out;
+}
+
+}  // namespace hamisim::planner::scaleup

@@ -1,0 +1,138 @@
+#pragma once
+// The device stage of the planner: after the framework filters, which candidate nodes can
+// take a pod's HAMi devices. Two implementations:
+// - InProcessDeviceStage links the Fit engine: the same code `/filter-simulation` runs, with
+//   the usage of every pod already on a candidate (real pods from the snapshot and pods the
+//   planner placed) counted from their allocation annotations;
+// - ExtenderDeviceStage calls the configured scheduler extenders as a patched CA does
+//   (spec §6.3), sending the pods placed on each candidate as `SimulatedPods` so an extender
+//   that understands them (hamisim's /filter-simulation) counts their usage.
+// Both keep every rejection reason, and hand back the allocation annotations of the node
+// chosen so the placed pod carries them (later fits on that node see its usage).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device/registry.h"
+#include "fit/inventory.h"
+#include "fit/node_fit.h"
+#include "model/result.h"
+#include "planner/extender/extender_chain.h"
+#include "planner/framework/snapshot.h"
+
+namespace hamisim::planner::scaleup {
+
+using Annotations = std::map<std::string, std::string, std::less<>>;
+
+struct DeviceVerdicts {
+  // Per candidate, in candidate order: empty when it survived, else why not.
+  std::vector<std::string> rejections;
+  // Per candidate: the allocation annotations for a survivor.
+  std::vector<Annotations> allocations;
+  std::vector<std::string> warnings;  // e.g. an ignorable extender failed
+  bool survived(size_t i) const { return rejections[i].empty(); }
+};
+
+class DeviceStage {
+ public:
+  virtual ~DeviceStage() = default;
+  // False: the stage has nothing to say about this pod (no device request / no interested
+  // extender): every candidate passes and no call is made (CA's fast path).
+  virtual bool interested(const framework::PodInfo& pod) const = 0;
+  // An error fails the evaluation for every candidate (a non-ignorable extender failed).
+  virtual Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
+                                        std::span<const framework::NodeInfo* const> candidates) = 0;
+  // "in-process" or "extenders: <url>, <url>".
+  virtual std::string description() const = 0;
+  // The name rejections are reported under ("HAMi" or "ExtenderFilter").
+  virtual std::string_view plugin_name() const = 0;
+};
+
+// Decodes and caches what the device code needs about nodes and pods of one planner run.
+// Node descriptions are cached by node name: within one run a name always denotes the same
+// node (template copies of one group are identical).
+class DeviceCache {
+ public:
+  DeviceCache(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory)
+      : registry_(registry), inventory_(inventory) {}
+  const fit::InventoryResult& inventory(const model::Node& node);
+  // The pod's allocation from its annotations; an undecodable one counts as nothing (the
+  // live pod manager would not have admitted it either) and is remembered as a warning.
+  const fit::PodAllocation& allocation(const framework::PodInfoPtr& pod);
+  // The node's device usage with every pod on it counted.
+  fit::NodeUsage usage(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
+  const device::DeviceRegistry& registry() const { return registry_; }
+  std::vector<std::string> take_warnings() { return std::move(warnings_); }
+
+ private:
+  const device::DeviceRegistry& registry_;
+  const fit::InventoryProvider& inventory_;
+  std::map<std::string, fit::InventoryResult, std::less<>> nodes_;
+  std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, fit::PodAllocation>> pods_;
+  std::vector<std::string> warnings_;
+};
+
+class InProcessDeviceStage final : public DeviceStage {
+ public:
+  InProcessDeviceStage(DeviceCache& cache, fit::FitPolicy policy)
+      : cache_(cache), policy_(std::move(policy)) {}
+  bool interested(const framework::PodInfo& pod) const override;
+  Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
+                                std::span<const framework::NodeInfo* const> candidates) override;
+  std::string description() const override { return "in-process"; }
+  std::string_view plugin_name() const override { return "HAMi"; }
+
+ private:
+  const fit::PreparedPod& prepared(const framework::PodInfo& pod);
+
+  DeviceCache& cache_;
+  fit::FitPolicy policy_;
+  // The last pod prepared (the estimator asks about one pod many times in a row).
+  const framework::PodInfo* prepared_for_ = nullptr;
+  framework::PodInfoPtr prepared_keep_;
+  std::optional<fit::PreparedPod> prepared_;
+  std::string prepare_error_;
+};
+
+class ExtenderDeviceStage final : public DeviceStage {
+ public:
+  // `cache` tells which pods on a candidate hold devices: they go out as SimulatedPods.
+  ExtenderDeviceStage(const extender::ExtenderChain& chain, DeviceCache& cache)
+      : chain_(chain), cache_(cache) {}
+  bool interested(const framework::PodInfo& pod) const override;
+  Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
+                                std::span<const framework::NodeInfo* const> candidates) override;
+  std::string description() const override;
+  std::string_view plugin_name() const override { return "ExtenderFilter"; }
+
+ private:
+  const std::string& pod_json(const framework::PodInfoPtr& pod);
+  const std::string& node_json(const model::Node& node);
+
+  const extender::ExtenderChain& chain_;
+  DeviceCache& cache_;
+  std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, std::string>> pod_json_;
+  std::map<std::string, std::string, std::less<>> node_json_;
+};
+
+// One device of a node with the usage of the pods on it, for reports.
+struct DeviceUse {
+  std::string id;
+  std::string type;
+  int64_t used_memory = 0;  // MiB
+  int64_t total_memory = 0;
+  int64_t used_cores = 0;  // percent of the device
+  int64_t total_cores = 0;
+  int64_t used_slots = 0;  // pods sharing the device
+  int64_t total_slots = 0;
+};
+
+// The device usage picture of a node: every device of its description with the usage of the
+// pods on it. Empty when the node describes no devices.
+std::vector<DeviceUse> describe_devices(DeviceCache& cache, const framework::NodeInfo& node);
+
+}  // namespace hamisim::planner::scaleup

@@ -1,0 +1,156 @@
+#pragma once
+// The scale-up planner (spec §6, reference ca-scale-up.md §4): given a cluster snapshot,
+// pending pods and node groups, which group Cluster Autoscaler should grow, by how many
+// nodes, where each pod would land (with its device allocation), and why every other group
+// and pod was not chosen.
+//
+// The steps are CA's (§6.2): usage of existing nodes; filter-out-schedulable; pods no new
+// node can help (device ResourceQuota, invalid pods); equivalence groups; valid node groups;
+// per-group feasibility on the template; binpacking estimate; expander; caps; balancing.
+// Everything CA would randomize is made deterministic (group order, template names,
+// expander ties through --seed), and every reason CA drops is kept.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/objects.h"
+#include "model/result.h"
+#include "planner/estimator/binpacking.h"
+#include "planner/framework/plugins/node_resources_fit.h"
+#include "planner/nodegroups/node_groups.h"
+#include "planner/scaleup/device_stage.h"
+
+namespace hamisim::planner::scaleup {
+
+// CA's knobs (§6.1) with CA's defaults.
+struct PlannerOptions {
+  std::string expander = "least-waste";
+  // The priority expander's config text (CA ConfigMap `priorities` value); nullopt: use the
+  // node groups' `priority` fields.
+  std::optional<std::string> priority_config;
+  int64_t max_nodes_total = 0;  // 0 = no limit
+  int64_t max_nodes_per_scaleup = 1000;
+  std::chrono::nanoseconds max_nodegroup_binpacking_duration = std::chrono::seconds(10);
+  std::chrono::nanoseconds max_binpacking_time = std::chrono::minutes(5);
+  bool balance_similar_node_groups = false;
+  bool fastpath_binpacking = false;
+  int32_t expendable_pods_priority_cutoff = -10;
+  double memory_difference_ratio = 0.015;
+  double max_allocatable_difference_ratio = 0.05;
+  double max_free_difference_ratio = 0.05;
+  uint64_t seed = 0;
+};
+
+struct PlanInput {
+  std::vector<model::Node> nodes;
+  std::vector<model::Pod> pods;  // every pod of the snapshot
+  std::vector<model::ResourceQuota> quotas;
+  // What-if pods (--pods); nullopt: the snapshot's pods with no spec.nodeName are pending.
+  std::optional<std::vector<model::Pod>> pending;
+  nodegroups::NodeGroups node_groups;
+};
+
+// What happened to one pending pod.
+struct PodOutcome {
+  enum class State {
+    kFitsExistingNode,  // filter-out-schedulable placed it; no scale-up needed for it
+    kTriggersScaleUp,   // placed on a new node of the chosen group
+    kAwaitsEvaluation,  // a group could take it, but the chosen option does not
+    kNoScaleUpHelps,    // no node group's template can take it
+    kBlocked,           // something no new node fixes (quota, invalid pod)
+    kIgnored,           // expendable (priority below the cutoff), or a DaemonSet pod
+  };
+  std::string pod;  // namespace/name
+  State state = State::kNoScaleUpHelps;
+  std::string node;                                             // where it landed, if placed
+  std::map<std::string, std::string, std::less<>> allocations;  // device allocation annotations
+  std::string reason;                                           // kBlocked / kIgnored / summary
+  // kNoScaleUpHelps / kAwaitsEvaluation: why each node group's template rejects it.
+  std::map<std::string, std::string, std::less<>> group_reasons;
+};
+std::string_view to_string(PodOutcome::State state);
+
+// The evaluation of one node group.
+struct GroupEvaluation {
+  std::string name;
+  int64_t min_size = 0;
+  int64_t max_size = 0;
+  int64_t target_size = 0;
+  int64_t members = 0;  // member nodes in the snapshot
+  std::optional<nodegroups::GroupTemplate::Source> template_source;
+  std::string template_node;  // template name; empty without a template
+  std::string sample_node;    // warm: the member the template came from
+  std::string device_source;  // where the template's devices came from (annotation/profile/...)
+  std::string device_profile;
+  std::string skip_reason;  // set: the group was not considered (max size reached, no template)
+  // Exemplars (pod keys) that fit an empty template, and why the others do not.
+  std::vector<std::string> schedulable_pods;
+  std::map<std::string, std::string, std::less<>> rejected_pods;
+  // The binpacking estimate (only for groups with schedulable pods).
+  std::optional<int64_t> estimated_nodes;
+  std::vector<std::string> estimated_pods;
+  std::vector<estimator::UnplacedPod> unplaced;  // pods the estimate could not place, and why
+  std::vector<std::string> similar_groups;
+  bool option = false;        // an expansion option was made
+  bool chosen = false;        // the expander picked it
+  std::string expander_note;  // e.g. the least-waste score
+};
+
+struct PlannedNode {
+  std::string name;  // the estimator's template copy name
+  std::string group;
+  std::vector<std::string> pods;  // placed, in placement order
+  int64_t cpu_requested_milli = 0;
+  int64_t cpu_allocatable_milli = 0;
+  int64_t memory_requested = 0;  // bytes
+  int64_t memory_allocatable = 0;
+  std::vector<DeviceUse> devices;  // empty when the template describes no devices
+};
+
+struct ScaleUp {
+  std::string group;
+  int64_t current_size = 0;
+  int64_t new_size = 0;
+  int64_t delta() const { return new_size - current_size; }
+};
+
+struct Plan {
+  enum class Decision { kNoScaleUpNeeded, kScaleUp, kNoScaleUpPossible };
+  Decision decision = Decision::kNoScaleUpNeeded;
+  std::string summary;                  // one sentence
+  std::vector<ScaleUp> scale_ups;       // the chosen group first, then balanced similar groups
+  std::vector<GroupEvaluation> groups;  // node-groups file order
+  std::vector<PodOutcome> pods;         // pending pods, in the order they were considered
+  std::vector<PlannedNode> new_nodes;   // the chosen group's estimated nodes
+  std::vector<std::string> warnings;    // expander, extender and input warnings
+  // Counts of the input, for the report header.
+  int64_t cluster_nodes = 0;
+  int64_t cluster_pods = 0;
+  std::string device_stage;  // "in-process" or "extenders: <urls>"
+};
+std::string_view to_string(Plan::Decision decision);
+
+// Everything the planner needs besides the input. The device stage decides HAMi device fit
+// (in process or through the configured extenders); the cache reads device descriptions and
+// allocations locally (device quota usage, the device usage picture of new nodes).
+struct PlannerEnv {
+  DeviceStage* devices = nullptr;            // required
+  DeviceCache* cache = nullptr;              // required
+  framework::NodeResourcesFitArgs fit_args;  // NodeResourcesFit's ignored resources
+  const estimator::Clock* clock = nullptr;   // null: the steady clock
+  // Reports progress (groups evaluated so far, total); may be empty.
+  std::function<void(size_t, size_t)> progress;
+};
+
+// Errors are input errors (an invalid expander chain or priority config) or internal ones;
+// the message says which.
+Result<Plan> make_plan(const PlanInput& input, const PlannerOptions& options,
+                       const PlannerEnv& env);
+
+}  // namespace hamisim::planner::scaleup

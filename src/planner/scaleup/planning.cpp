@@ -1,0 +1,68 @@
+#include "planner/scaleup/planning.h"
+
+#include <algorithm>
+
+namespace hamisim::planner::scaleup {
+
+std::vector<std::string> managed_resource_names(const device::DeviceRegistry& registry) {
+  std::vector<std::string> out;
+  for (const auto& backend : registry.backends()) {
+    const auto& n = backend->resource_names();
+    for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
+      if (!name->empty() && std::find(out.begin(), out.end(), *name) == out.end()) {
+        out.push_back(*name);
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const Planning>> Planning::create(
+    std::shared_ptr<const device::DeviceRegistry> registry,
+    std::shared_ptr<const profile::DeviceProfiles> profiles,
+    std::optional<extender::SchedulerConfig> scheduler_config, fit::FitPolicy policy) {
+  std::shared_ptr<Planning> p(new Planning());
+  p->registry_ = std::move(registry);
+  p->profiles_ = profiles;
+  p->policy_ = std::move(policy);
+  if (profiles) {
+    p->inventory_ = std::make_unique<profile::ProfileInventoryProvider>(*p->registry_, profiles);
+  } else {
+    p->inventory_ = std::make_unique<fit::RegisteredInventoryProvider>(*p->registry_);
+  }
+  if (scheduler_config) {
+    auto args = extender::effective_node_resources_fit(*scheduler_config);
+    if (!args) return args.error();
+    // The extender library keeps its own copy of the args type (it does not depend on the
+    // framework); the fields are the same.
+    p->fit_args_.ignored_resources = std::move(args->ignored_resources);
+    p->fit_args_.ignored_resource_groups = std::move(args->ignored_resource_groups);
+    if (!scheduler_config->extenders.empty()) {
+      auto chain = extender::ExtenderChain::create(*scheduler_config);
+      if (!chain) return chain.error();
+      p->chain_.emplace(std::move(chain).value());
+    }
+  } else {
+    p->fit_args_.ignored_resources = managed_resource_names(*p->registry_);
+  }
+  return std::shared_ptr<const Planning>(std::move(p));
+}
+
+Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& options,
+                            std::function<void(size_t, size_t)> progress) const {
+  DeviceCache cache(*registry_, *inventory_);
+  std::optional<InProcessDeviceStage> in_process;
+  std::optional<ExtenderDeviceStage> extenders;
+  PlannerEnv env;
+  env.cache = &cache;
+  if (chain_) {
+    env.devices = &extenders.emplace(*chain_, cache);
+  } else {
+    env.devices = &in_process.emplace(cache, policy_);
+  }
+  env.fit_args = fit_args_;
+  env.progress = std::move(progress);
+  return make_plan(input, options, env);
+}
+
+}  // namespace hamisim::planner::scaleup

@@ -1,0 +1,51 @@
+#pragma once
+// One place that turns the planner's configuration (device registry, device profiles, the
+// scheduler configuration CA would load) into runnable plans, for `hamisim plan` and for
+// `POST /v1/plan` alike. A Planning is immutable after create() and safe to share between
+// threads; every plan() call gets its own caches and device stage.
+
+#include <memory>
+#include <optional>
+
+#include "device/registry.h"
+#include "fit/node_fit.h"
+#include "planner/extender/extender_chain.h"
+#include "planner/extender/scheduler_config.h"
+#include "planner/scaleup/plan.h"
+#include "profile/device_profiles.h"
+#include "profile/profile_inventory.h"
+
+namespace hamisim::planner::scaleup {
+
+class Planning {
+ public:
+  // `profiles` may be null. With a scheduler configuration, its NodeResourcesFit args are
+  // used (CA-exp's ignored-resource derivation) and its extenders decide device fit; without
+  // one, or when it configures no extender, the in-process Fit engine does, with every
+  // managed HAMi resource ignored by NodeResourcesFit (as HAMi's chart configures it).
+  static Result<std::shared_ptr<const Planning>> create(
+      std::shared_ptr<const device::DeviceRegistry> registry,
+      std::shared_ptr<const profile::DeviceProfiles> profiles,
+      std::optional<extender::SchedulerConfig> scheduler_config, fit::FitPolicy policy = {});
+
+  Result<Plan> plan(const PlanInput& input, const PlannerOptions& options,
+                    std::function<void(size_t, size_t)> progress = {}) const;
+
+  const device::DeviceRegistry& registry() const { return *registry_; }
+  const profile::DeviceProfiles* profiles() const { return profiles_.get(); }
+  bool uses_extenders() const { return chain_.has_value(); }
+
+ private:
+  Planning() = default;
+  std::shared_ptr<const device::DeviceRegistry> registry_;
+  std::shared_ptr<const profile::DeviceProfiles> profiles_;
+  std::unique_ptr<fit::InventoryProvider> inventory_;
+  std::optional<extender::ExtenderChain> chain_;
+  framework::NodeResourcesFitArgs fit_args_;
+  fit::FitPolicy policy_;
+};
+
+// The resource names NodeResourcesFit ignores when the in-process engine judges devices.
+std::vector<std::string> managed_resource_names(const device::DeviceRegistry& registry);
+
+}  // namespace hamisim::planner::scaleup

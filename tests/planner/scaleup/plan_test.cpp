@@ -1,0 +1,339 @@
+// The scale-up planner end to end, in process (spec §6.2; ca-scale-up.md §4): the bundled
+// example by hand calculation, device packing, quota, caps and skip reasons.
+
+#include "planner/scaleup/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "fit/device_config.h"
+#include "model/decode.h"
+#include "planner/scaleup/planning.h"
+
+namespace hamisim::planner::scaleup {
+namespace {
+
+using State = PodOutcome::State;
+
+std::shared_ptr<const device::DeviceRegistry> registry() {
+  static auto r = std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  return r;
+}
+
+struct Scenario {
+  PlanInput input;
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
+};
+
+Scenario from_yaml(const std::string& cluster, const std::string& groups,
+                   const std::string& profiles = {}) {
+  Scenario s;
+  auto objects = model::decode_objects(cluster);
+  EXPECT_TRUE(objects) << objects.error().message;
+  s.input.nodes = objects->nodes;
+  s.input.pods = objects->pods;
+  s.input.quotas = objects->quotas;
+  auto g = nodegroups::parse_node_groups(groups, "groups.yaml");
+  EXPECT_TRUE(g) << g.error().message;
+  s.input.node_groups = std::move(g).value();
+  if (!profiles.empty()) {
+    auto p = profile::parse_device_profiles(profiles, "profiles.yaml", *registry());
+    EXPECT_TRUE(p) << p.error().message;
+    s.profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
+  }
+  return s;
+}
+
+Scenario bundled_example() {
+  const std::string dir = std::string(HAMISIM_EXAMPLES_DIR) + "/plan/";
+  auto read = [&](const char* f) {
+    auto text = model::read_file(dir + f);
+    EXPECT_TRUE(text) << text.error().message;
+    return text.value_or("");
+  };
+  return from_yaml(read("cluster.yaml"), read("node-groups.yaml"), read("device-profiles.yaml"));
+}
+
+Plan plan(const Scenario& s, PlannerOptions o = {},
+          std::optional<extender::SchedulerConfig> config = std::nullopt) {
+  auto planning = Planning::create(registry(), s.profiles, std::move(config));
+  EXPECT_TRUE(planning) << planning.error().message;
+  auto p = (*planning)->plan(s.input, o);
+  EXPECT_TRUE(p) << p.error().message;
+  return p.value_or(Plan{});
+}
+
+const PodOutcome& pod(const Plan& p, const std::string& key) {
+  for (const auto& o : p.pods) {
+    if (o.pod == key) return o;
+  }
+  ADD_FAILURE() << "no outcome for " << key;
+  static PodOutcome none;
+  return none;
+}
+
+const GroupEvaluation& group(const Plan& p, const std::string& name) {
+  for (const auto& g : p.groups) {
+    if (g.name == name) return g;
+  }
+  ADD_FAILURE() << "no group " << name;
+  static GroupEvaluation none;
+  return none;
+}
+
+// The README's main command. By hand: trainer-2 wants 1 GPU with 8000 MiB; both K80 entries
+// of k80-node-1 hold 8000 of 11441 MiB, so no existing node takes it (2/2
+// CardInsufficientMemory), while web-0 (no GPU) fits cpu-node-1. A fresh gpu-k80 node and a
+// fresh gpu-a100 node (from its profile) can take trainer-2, the cpu group cannot (node
+// unregistered). least-waste: gpu-k80 (12 cpu, 112Gi) wastes 10000/12000 + 104/112 = 1.7619,
+// gpu-a100 (96 cpu, 1900Gi) 94000/96000 + 1892/1900 = 1.9750: gpu-k80 grows from 1 to 2.
+TEST(Planner, BundledExampleByHand) {
+  Plan p = plan(bundled_example());
+  EXPECT_EQ(p.decision, Plan::Decision::kScaleUp);
+  ASSERT_EQ(p.scale_ups.size(), 1u);
+  EXPECT_EQ(p.scale_ups[0].group, "gpu-k80");
+  EXPECT_EQ(p.scale_ups[0].current_size, 1);
+  EXPECT_EQ(p.scale_ups[0].new_size, 2);
+  EXPECT_EQ(p.summary, "scale up gpu-k80 by 1 node (1 -> 2): 1 pod placed on new nodes");
+
+  const PodOutcome& web = pod(p, "shop/web-0");
+  EXPECT_EQ(web.state, State::kFitsExistingNode);
+  EXPECT_EQ(web.node, "cpu-node-1");
+  const PodOutcome& trainer = pod(p, "ml/trainer-2");
+  EXPECT_EQ(trainer.state, State::kTriggersScaleUp);
+  EXPECT_EQ(trainer.node, "template-node-for-gpu-k80-0-e-0");
+  // Both devices of the fresh copy are empty; HAMi's order with equal scores picks the last.
+  EXPECT_EQ(trainer.allocations.at("hami.io/vgpu-devices-allocated"),
+            "GPU-0a1b2c3d-0000-4000-8000-000000000001,NVIDIA,8000,50:;");
+
+  const GroupEvaluation& k80 = group(p, "gpu-k80");
+  EXPECT_TRUE(k80.chosen);
+  EXPECT_EQ(k80.sample_node, "k80-node-1");
+  EXPECT_EQ(k80.estimated_nodes, 1);
+  EXPECT_EQ(k80.expander_note, "least-waste score 1.7619");
+  const GroupEvaluation& a100 = group(p, "gpu-a100");
+  EXPECT_FALSE(a100.chosen);
+  EXPECT_TRUE(a100.option);
+  EXPECT_EQ(a100.device_source, "profile");
+  EXPECT_EQ(a100.device_profile, "nd96-a100-80g");
+  EXPECT_EQ(a100.template_source, nodegroups::GroupTemplate::Source::kCold);
+  EXPECT_NE(a100.expander_note.find("least-waste score 1.9750"), std::string::npos)
+      << a100.expander_note;
+  const GroupEvaluation& cpu = group(p, "cpu");
+  EXPECT_FALSE(cpu.option);
+  EXPECT_EQ(cpu.rejected_pods.at("ml/trainer-2"), "HAMi: node unregistered");
+
+  ASSERT_EQ(p.new_nodes.size(), 1u);
+  const PlannedNode& n = p.new_nodes[0];
+  EXPECT_EQ(n.pods, std::vector<std::string>{"ml/trainer-2"});
+  EXPECT_EQ(n.cpu_requested_milli, 2000);
+  ASSERT_EQ(n.devices.size(), 2u);
+  EXPECT_EQ(n.devices[0].used_memory, 0);
+  EXPECT_EQ(n.devices[1].used_memory, 8000);
+  EXPECT_EQ(n.devices[1].total_memory, 11441);
+  EXPECT_EQ(n.devices[1].used_cores, 50);
+  EXPECT_EQ(n.devices[1].used_slots, 1);
+  EXPECT_EQ(n.devices[1].total_slots, 10);
+}
+
+// The existing node's pods are counted: with trainer-1 gone, GPU 1 has room and trainer-2
+// fits k80-node-1: no scale-up.
+TEST(Planner, ExistingDeviceUsageDecidesFilterOutSchedulable) {
+  Scenario s = bundled_example();
+  std::erase_if(s.input.pods, [](const model::Pod& p) { return p.metadata.name == "trainer-1"; });
+  Plan p = plan(s);
+  EXPECT_EQ(p.decision, Plan::Decision::kNoScaleUpNeeded);
+  const PodOutcome& trainer = pod(p, "ml/trainer-2");
+  EXPECT_EQ(trainer.state, State::kFitsExistingNode);
+  EXPECT_EQ(trainer.node, "k80-node-1");
+  EXPECT_EQ(trainer.allocations.at("hami.io/vgpu-devices-allocated"),
+            "GPU-0a1b2c3d-0000-4000-8000-000000000001,NVIDIA,8000,50:;");
+}
+
+constexpr const char* kA100Profile = R"(
+apiVersion: hamisim.io/v1
+kind: DeviceProfiles
+profiles:
+  - name: a100
+    match: {nodeGroups: [gpu]}
+    devices:
+      - {count: 8, split: 10, devmem: 81920, devcore: 100, type: NVIDIA A100-SXM4-80GB}
+)";
+
+constexpr const char* kColdGpuGroup = R"(
+apiVersion: hamisim.io/v1
+kind: NodeGroups
+nodeGroups:
+  - name: gpu
+    minSize: 0
+    maxSize: 10
+    template:
+      status: {capacity: {cpu: "96", memory: 1900Gi, pods: "110"}}
+)";
+
+std::string fractional_pods(int n, const std::string& mem, const std::string& cores) {
+  std::string out = "apiVersion: v1\nkind: List\nitems:\n";
+  for (int i = 0; i < n; ++i) {
+    out += "- apiVersion: v1\n  kind: Pod\n  metadata: {name: job-" + std::to_string(i) +
+           ", namespace: ml}\n  spec:\n    containers:\n    - name: c\n      resources:\n"
+           "        limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: " +
+           mem + (cores.empty() ? "" : ", nvidia.com/gpucores: " + cores) + "}\n";
+  }
+  return out;
+}
+
+// Many fractional-GPU pods pack into the right node count because the planner counts the
+// devices of pods it already placed (CA with HAMi's own extender would put all 25 on one node).
+// gpumem 8000 on 80 GB GPUs split 10: 10 per GPU by memory and by slots, 80 per node: 1 node.
+TEST(Planner, FractionalPodsPackByMemoryAndSlots) {
+  Plan p = plan(from_yaml(fractional_pods(25, "8000", ""), kColdGpuGroup, kA100Profile));
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(p.scale_ups[0].delta(), 1);
+  ASSERT_EQ(p.new_nodes.size(), 1u);
+  EXPECT_EQ(p.new_nodes[0].pods.size(), 25u);
+  int64_t used = 0, slots = 0;
+  for (const auto& d : p.new_nodes[0].devices) {
+    used += d.used_memory;
+    slots += d.used_slots;
+    EXPECT_LE(d.used_memory, d.total_memory);
+  }
+  EXPECT_EQ(used, 25 * 8000);
+  EXPECT_EQ(slots, 25);
+}
+
+// With 30% of a GPU's cores each, three pods share a GPU: 24 per node, so 25 pods need 2.
+TEST(Planner, FractionalPodsPackByCores) {
+  Plan p = plan(from_yaml(fractional_pods(25, "8000", "30"), kColdGpuGroup, kA100Profile));
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(p.scale_ups[0].delta(), 2);
+  ASSERT_EQ(p.new_nodes.size(), 2u);
+  EXPECT_EQ(p.new_nodes[0].pods.size(), 24u);
+  EXPECT_EQ(p.new_nodes[1].pods.size(), 1u);
+  for (const auto& d : p.new_nodes[0].devices) EXPECT_EQ(d.used_cores, 90);
+}
+
+// 40 GB each: two per GPU, 16 per node: 25 pods need 2 nodes (16 + 9).
+TEST(Planner, FractionalPodsPackByMemory) {
+  Plan p = plan(from_yaml(fractional_pods(25, "40000", ""), kColdGpuGroup, kA100Profile));
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(p.scale_ups[0].delta(), 2);
+  EXPECT_EQ(p.new_nodes[0].pods.size(), 16u);
+  EXPECT_EQ(p.new_nodes[1].pods.size(), 9u);
+}
+
+// The group's max size caps the estimate; pods beyond it wait, with the limiter's reason.
+TEST(Planner, MaxSizeCapsTheEstimate) {
+  std::string groups = kColdGpuGroup;
+  groups.replace(groups.find("maxSize: 10"), 11, "maxSize: 1");
+  Plan p = plan(from_yaml(fractional_pods(25, "40000", ""), groups, kA100Profile));
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(p.scale_ups[0].new_size, 1);
+  EXPECT_EQ(p.new_nodes.size(), 1u);
+  size_t waiting = 0;
+  for (const auto& o : p.pods) waiting += o.state == State::kAwaitsEvaluation;
+  EXPECT_EQ(waiting, 9u);
+}
+
+// A device ResourceQuota no new node can fix: the pod is reported blocked, not scaled for.
+TEST(Planner, DeviceQuotaBlocksWithoutScaleUp) {
+  std::string cluster = fractional_pods(1, "40000", "");
+  cluster +=
+      "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: gpu, namespace: ml}\n"
+      "  spec: {hard: {limits.nvidia.com/gpumem: \"30000\"}}\n";
+  Plan p = plan(from_yaml(cluster, kColdGpuGroup, kA100Profile));
+  EXPECT_EQ(p.decision, Plan::Decision::kNoScaleUpNeeded);
+  const PodOutcome& o = pod(p, "ml/job-0");
+  EXPECT_EQ(o.state, State::kBlocked);
+  EXPECT_EQ(o.reason,
+            "device quota exceeded: nvidia.com/gpumem: used 0 + requested 40000 > limit 30000 in "
+            "namespace ml");
+}
+
+// Skip reasons: a group at its max size and a group with nothing to build a template from.
+TEST(Planner, InvalidGroupsAreSkippedWithReasons) {
+  Scenario s = from_yaml(fractional_pods(1, "8000", ""), R"(
+apiVersion: hamisim.io/v1
+kind: NodeGroups
+nodeGroups:
+  - {name: full, minSize: 0, maxSize: 2, targetSize: 2, members: {pool: full}}
+  - {name: empty, minSize: 0, maxSize: 2}
+)");
+  Plan p = plan(s);
+  EXPECT_EQ(p.decision, Plan::Decision::kNoScaleUpPossible);
+  EXPECT_EQ(group(p, "full").skip_reason, "max size reached (target 2, max 2)");
+  EXPECT_NE(group(p, "empty").skip_reason.find("no template"), std::string::npos);
+  EXPECT_EQ(pod(p, "ml/job-0").state, State::kNoScaleUpHelps);
+}
+
+// --max-nodes-total caps the new node count (GetCappedNewNodeCount).
+TEST(Planner, MaxNodesTotalCapsTheScaleUp) {
+  PlannerOptions o;
+  o.max_nodes_total = 1;
+  Plan p = plan(from_yaml(fractional_pods(25, "40000", ""), kColdGpuGroup, kA100Profile), o);
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(p.scale_ups[0].new_size, 1);
+}
+
+// Expendable pods never trigger a scale-up.
+TEST(Planner, ExpendablePodsAreIgnored) {
+  std::string cluster = fractional_pods(1, "8000", "");
+  cluster.replace(cluster.find("    containers:"), 0, "    priority: -100\n");
+  Plan p = plan(from_yaml(cluster, kColdGpuGroup, kA100Profile));
+  EXPECT_EQ(p.decision, Plan::Decision::kNoScaleUpNeeded);
+  EXPECT_EQ(pod(p, "ml/job-0").state, State::kIgnored);
+}
+
+// Two identical groups with balancing: the scale-up is split between them (CA §4.7).
+TEST(Planner, BalancesSimilarGroups) {
+  const std::string groups = R"(
+apiVersion: hamisim.io/v1
+kind: NodeGroups
+nodeGroups:
+  - name: gpu
+    maxSize: 10
+    deviceProfile: a100
+    template: {status: {capacity: {cpu: "96", memory: 1900Gi, pods: "110"}}}
+  - name: gpu-b
+    maxSize: 10
+    deviceProfile: a100
+    template: {status: {capacity: {cpu: "96", memory: 1900Gi, pods: "110"}}}
+)";
+  PlannerOptions o;
+  o.balance_similar_node_groups = true;
+  Plan p = plan(from_yaml(fractional_pods(64, "40000", ""), groups, kA100Profile), o);
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  ASSERT_EQ(p.scale_ups.size(), 2u);
+  EXPECT_EQ(p.scale_ups[0].delta() + p.scale_ups[1].delta(), 4);
+  EXPECT_EQ(p.scale_ups[0].delta(), 2);
+  EXPECT_EQ(group(p, "gpu").similar_groups, std::vector<std::string>{"gpu-b"});
+}
+
+// Bad expander chains and priority configs are input errors naming the flag.
+TEST(Planner, InputErrorsNameTheFlag) {
+  auto planning = Planning::create(registry(), nullptr, std::nullopt);
+  ASSERT_TRUE(planning);
+  PlannerOptions o;
+  o.expander = "least-waste,nonsense";
+  auto p = (*planning)->plan(bundled_example().input, o);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message.rfind("--expander: ", 0), 0u) << p.error().message;
+  o.expander = "priority";
+  o.priority_config = "10: [\"(\"]";
+  p = (*planning)->plan(bundled_example().input, o);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message.rfind("--priority-config: ", 0), 0u) << p.error().message;
+}
+
+// The same input twice gives the same plan (no hidden randomness or state).
+TEST(Planner, Deterministic) {
+  Scenario s = bundled_example();
+  Plan a = plan(s), b = plan(s);
+  EXPECT_EQ(a.summary, b.summary);
+  ASSERT_EQ(a.pods.size(), b.pods.size());
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    EXPECT_EQ(a.pods[i].node, b.pods[i].node);
+    EXPECT_EQ(a.pods[i].allocations, b.pods[i].allocations);
+  }
+}
+
+}  // namespace
+}  // namespace hamisim::planner::scaleup
