@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/fit_command.h"
+#include "cli/plan_command.h"
 #include "cli/profile_command.h"
 #include "cli/serve_command.h"
 
@@ -33,6 +34,13 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender service");
   hamisim::cli::add_serve_options(*serve_cmd, serve);
 
+  hamisim::cli::PlanOptions plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan",
+      "Which node group Cluster Autoscaler should grow for the pending pods, by how many nodes, "
+      "and why (no arguments: the bundled example)");
+  hamisim::cli::add_plan_options(*plan_cmd, plan);
+
   hamisim::cli::ProfileCheckOptions check;
   CLI::App* profile_cmd = app.add_subcommand("profile", "Device profiles of node groups");
   profile_cmd->require_subcommand(1);
@@ -56,6 +64,10 @@ int main(int argc, char** argv) {
   }
   if (*fit_cmd) return hamisim::cli::run_fit(fit);
   if (*serve_cmd) return hamisim::cli::run_serve(serve);
+  if (*plan_cmd) {
+    const bool no_arguments = argc == 2;  // just `hamisim plan`
+    return hamisim::cli::run_plan(std::move(plan), no_arguments);
+  }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);
   std::fputs(app.help().c_str(), stdout);
   return 0;

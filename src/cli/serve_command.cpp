@@ -10,6 +10,7 @@
 #include "profile/device_profiles.h"
 #include "profile/profile_inventory.h"
 #include "server/extender_service.h"
+#include "server/plan_api.h"
 #include "server/http_server.h"
 #include "server/logging.h"
 #include "server/metrics.h"
@@ -106,7 +107,9 @@ int run_serve(const ServeOptions& o) {
       spdlog::warn("device config section \"{}\" is not supported yet and is ignored", section);
     }
   }
-  const device::DeviceRegistry registry = fit::build_registry(config);
+  const auto shared_registry =
+      std::make_shared<const device::DeviceRegistry>(fit::build_registry(config));
+  const device::DeviceRegistry& registry = *shared_registry;
   auto profiles = std::make_shared<profile::DeviceProfiles>();
   if (!o.device_profiles_path.empty()) {
     auto loaded = profile::load_device_profiles(o.device_profiles_path, registry);
@@ -145,7 +148,18 @@ int run_serve(const ServeOptions& o) {
   sc.idle_timeout = seconds(o.idle_timeout_s);
   sc.threads = o.threads;
 
-  auto server = server::HttpServer::create(sc, service.routes(), &metrics);
+  // The what-if API plans in process with the same registry and profiles as the filters.
+  auto planning = planner::scaleup::Planning::create(shared_registry, profiles, std::nullopt,
+                                                     fit::FitPolicy{o.gpu_policy, o.node_policy});
+  if (!planning) {
+    spdlog::error("cannot set up the planner: {}", planning.error().message);
+    return 2;
+  }
+  server::PlanApi plan_api(std::move(planning).value());
+  std::vector<server::Route> routes = service.routes();
+  for (auto& r : plan_api.routes()) routes.push_back(std::move(r));
+
+  auto server = server::HttpServer::create(sc, std::move(routes), &metrics);
   if (!server) {
     spdlog::error("cannot start: {}", server.error().message);
     return 2;

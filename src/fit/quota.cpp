@@ -44,8 +44,7 @@ void DeviceQuota::add_usage(std::string_view namespace_, const PodAllocation& al
   }
 }
 
-const DeviceQuota::Entry* DeviceQuota::entry(std::string_view ns,
-                                             std::string_view resource) const {
+const DeviceQuota::Entry* DeviceQuota::entry(std::string_view ns, std::string_view resource) const {
   auto n = namespaces_.find(ns);
   if (n == namespaces_.end()) return nullptr;
   auto e = n->second.find(resource);

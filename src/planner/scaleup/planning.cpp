@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "planner/scaleup/device_fitter.h"
+#include "planner/scaleup/equivalence.h"
+#include "profile/template_node.h"
+
 namespace hamisim::planner::scaleup {
 
 std::vector<std::string> managed_resource_names(const device::DeviceRegistry& registry) {
@@ -63,6 +67,42 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
   env.fit_args = fit_args_;
   env.progress = std::move(progress);
   return make_plan(input, options, env);
+}
+
+Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const {
+  DeviceCache cache(*registry_, *inventory_);
+  std::optional<InProcessDeviceStage> in_process;
+  std::optional<ExtenderDeviceStage> extenders;
+  DeviceStage& stage = chain_ ? static_cast<DeviceStage&>(extenders.emplace(*chain_, cache))
+                              : in_process.emplace(cache, policy_);
+  framework::FilterPipeline pipeline = framework::FilterPipeline::make_default(fit_args_);
+  DeviceAwareFitter fitter(pipeline, stage);
+  estimator::SteadyClock clock;
+  estimator::StaticLimits limits;
+  if (request.max_nodes > 0) limits.max_nodes_per_scaleup = request.max_nodes;
+  estimator::BinpackingEstimator est(fitter, clock, limits);
+
+  estimator::EstimateInput in;
+  std::vector<framework::PodInfoPtr> pods;
+  pods.reserve(request.pods.size());
+  for (const model::Pod& p : request.pods) pods.push_back(framework::PodInfo::make(p));
+  for (auto& g : build_pod_groups(pods)) in.groups.push_back({std::move(g.pods)});
+  in.template_node = request.template_node;
+  in.template_pods = request.existing_pods;
+  // Copies are named as CA names them: the group id from a CA template name, else the
+  // template's own name.
+  const std::string& name = request.template_node.metadata.name;
+  in.group.id = profile::node_group_from_template_name(name).value_or(name);
+  in.group.max_size = limits.max_nodes_per_scaleup;
+  framework::ClusterSnapshot snapshot;
+  estimator::Estimate e = est.estimate(snapshot, in);
+  if (e.internal_error) return make_error("internal: " + e.internal_error->message);
+  EstimateResult out;
+  out.node_count = e.node_count;
+  out.placements = std::move(e.placements);
+  out.unplaced = std::move(e.unplaced);
+  out.warnings = fitter.take_warnings();
+  return out;
 }
 
 }  // namespace hamisim::planner::scaleup

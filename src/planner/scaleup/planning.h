@@ -17,6 +17,23 @@
 
 namespace hamisim::planner::scaleup {
 
+// `/v1/estimate` (spec §5.5): pods packed onto fresh copies of one template.
+struct EstimateRequest {
+  model::Node template_node;
+  std::vector<model::Pod> pods;
+  int64_t max_nodes = 0;  // 0: CA's default --max-nodes-per-scaleup (1000)
+  // Pods every new node runs before the estimated ones (DaemonSets): they take resources and
+  // devices on each copy.
+  std::vector<model::Pod> existing_pods;
+};
+
+struct EstimateResult {
+  int64_t node_count = 0;
+  std::vector<estimator::Placement> placements;
+  std::vector<estimator::UnplacedPod> unplaced;
+  std::vector<std::string> warnings;
+};
+
 class Planning {
  public:
   // `profiles` may be null. With a scheduler configuration, its NodeResourcesFit args are
@@ -30,6 +47,9 @@ class Planning {
 
   Result<Plan> plan(const PlanInput& input, const PlannerOptions& options,
                     std::function<void(size_t, size_t)> progress = {}) const;
+
+  // Errors are internal failures of the estimation.
+  Result<EstimateResult> estimate(const EstimateRequest& request) const;
 
   const device::DeviceRegistry& registry() const { return *registry_; }
   const profile::DeviceProfiles* profiles() const { return profiles_.get(); }

@@ -1,0 +1,211 @@
+#include "cli/plan_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "fit/device_config.h"
+#include "model/decode.h"
+#include "planner/nodegroups/node_groups.h"
+#include "planner/report/report.h"
+#include "planner/scaleup/planning.h"
+#include "profile/device_profiles.h"
+
+#ifndef HAMISIM_EXAMPLES_DIR
+#define HAMISIM_EXAMPLES_DIR "examples"
+#endif
+
+namespace hamisim::cli {
+namespace {
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "hamisim plan: %s\n", message.c_str());
+  return code;
+}
+
+// A progress bar on stderr, only on a terminal and only once a run has taken a second.
+class Progress {
+ public:
+  Progress() : tty_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (drawn_) std::fputs("\r\033[K", stderr);
+  }
+  void operator()(size_t done, size_t total) {
+    if (!tty_ || total == 0) return;
+    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+    constexpr size_t kWidth = 30;
+    const size_t filled = done * kWidth / total;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu node groups estimated", std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, ' ').c_str(), done, total);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+void add_plan_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--cluster", o.cluster_paths,
+                 "Nodes, pods and resource quotas as Kubernetes Lists (kubectl get "
+                 "nodes,pods,resourcequotas -A -o json); files or directories");
+  app.add_option("--node-groups", o.node_groups_path, "Node groups (YAML, kind NodeGroups)");
+  app.add_option("--device-profiles", o.device_profiles_path, "Device profiles (YAML)");
+  app.add_option("--device-config-file", o.device_config_path, "HAMi device-config.yaml");
+  app.add_option("--scheduler-config", o.scheduler_config_path,
+                 "KubeSchedulerConfiguration CA would load (its extenders decide device fit)");
+  app.add_option("--pods", o.pods_path,
+                 "What-if pending pods (default: the snapshot's pods without a node)");
+  app.add_option("--expander", o.planner.expander, "Expander chain, e.g. priority,least-waste")
+      ->capture_default_str();
+  app.add_option("--priority-config", o.priority_config_path,
+                 "Priority expander config (CA ConfigMap `priorities` YAML)");
+  app.add_option("--max-nodes-total", o.planner.max_nodes_total, "0 = no limit")
+      ->capture_default_str();
+  app.add_option("--max-nodes-per-scaleup", o.planner.max_nodes_per_scaleup)->capture_default_str();
+  app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration)
+      ->capture_default_str();
+  app.add_option("--max-binpacking-time", o.max_binpacking_time)->capture_default_str();
+  app.add_flag("--balance-similar-node-groups", o.planner.balance_similar_node_groups);
+  app.add_flag("--fastpath-binpacking-enabled", o.planner.fastpath_binpacking);
+  app.add_option("--expendable-pods-priority-cutoff", o.planner.expendable_pods_priority_cutoff)
+      ->capture_default_str();
+  app.add_option("--seed", o.planner.seed, "Seed of the random expander")->capture_default_str();
+  app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
+}
+
+std::string bundled_example_dir() {
+  // An installed binary finds the examples next to it (share/hamisim/examples); a build tree
+  // uses the source checkout it was built from.
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = self.parent_path().parent_path() / "share/hamisim/examples/plan";
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
+  return std::string(HAMISIM_EXAMPLES_DIR) + "/plan";
+}
+
+int run_plan(PlanOptions o, bool no_arguments) {
+  if (no_arguments) {
+    const std::string dir = bundled_example_dir();
+    o.cluster_paths = {dir + "/cluster.yaml"};
+    o.node_groups_path = dir + "/node-groups.yaml";
+    o.device_profiles_path = dir + "/device-profiles.yaml";
+    std::fprintf(stderr,
+                 "hamisim plan: no arguments; planning the bundled example in %s "
+                 "(see `hamisim plan --help`)\n",
+                 dir.c_str());
+  }
+  if (o.output != "table" && o.output != "json" && o.output != "html") {
+    return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
+  }
+  if (o.cluster_paths.empty()) return fail(2, "--cluster is required (or no arguments at all)");
+  if (o.node_groups_path.empty()) {
+    return fail(2, "--node-groups is required (or no arguments at all)");
+  }
+  for (auto [flag, text, target] :
+       {std::tuple{"--max-nodegroup-binpacking-duration", &o.max_nodegroup_binpacking_duration,
+                   &o.planner.max_nodegroup_binpacking_duration},
+        std::tuple{"--max-binpacking-time", &o.max_binpacking_time,
+                   &o.planner.max_binpacking_time}}) {
+    auto d = planner::extender::parse_go_duration(*text);
+    if (!d) return fail(2, std::string(flag) + ": " + d.error().message);
+    if (d->count() < 0) return fail(2, std::string(flag) + ": must not be negative");
+    *target = *d;
+  }
+  if (o.planner.max_nodes_per_scaleup < 0) {
+    return fail(2, "--max-nodes-per-scaleup: must not be negative");
+  }
+
+  fit::DeviceConfig config;
+  if (!o.device_config_path.empty()) {
+    auto loaded = fit::load_device_config(o.device_config_path);
+    if (!loaded) return fail(2, loaded.error().message);
+    config = std::move(loaded).value();
+  }
+  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry(config));
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
+  if (!o.device_profiles_path.empty()) {
+    auto loaded = profile::load_device_profiles(o.device_profiles_path, *registry);
+    if (!loaded) return fail(2, loaded.error().message);
+    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(loaded).value());
+  }
+  std::optional<planner::extender::SchedulerConfig> scheduler;
+  if (!o.scheduler_config_path.empty()) {
+    auto loaded = planner::extender::load_scheduler_config(o.scheduler_config_path);
+    if (!loaded) return fail(2, loaded.error().message);
+    scheduler = std::move(loaded).value();
+  }
+  if (!o.priority_config_path.empty()) {
+    auto text = model::read_file(o.priority_config_path);
+    if (!text) return fail(2, text.error().message);
+    o.planner.priority_config = std::move(text).value();
+  }
+
+  planner::scaleup::PlanInput input;
+  for (const auto& path : o.cluster_paths) {
+    auto objects = model::load_objects(path);
+    if (!objects) return fail(2, objects.error().message);
+    input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),
+                       std::make_move_iterator(objects->nodes.end()));
+    input.pods.insert(input.pods.end(), std::make_move_iterator(objects->pods.begin()),
+                      std::make_move_iterator(objects->pods.end()));
+    input.quotas.insert(input.quotas.end(), std::make_move_iterator(objects->quotas.begin()),
+                        std::make_move_iterator(objects->quotas.end()));
+  }
+  if (!o.pods_path.empty()) {
+    auto objects = model::load_objects(o.pods_path);
+    if (!objects) return fail(2, objects.error().message);
+    input.pending = std::move(objects->pods);
+  }
+  auto groups = planner::nodegroups::load_node_groups(o.node_groups_path);
+  if (!groups) return fail(2, groups.error().message);
+  input.node_groups = std::move(groups).value();
+  if (profiles) {
+    for (const auto& g : input.node_groups.groups) {
+      if (!g.device_profile.empty() && profiles->find(g.device_profile) == nullptr) {
+        return fail(2, o.node_groups_path + ": node group " + g.name + ": deviceProfile \"" +
+                           g.device_profile + "\" is not in " + o.device_profiles_path);
+      }
+    }
+  } else {
+    for (const auto& g : input.node_groups.groups) {
+      if (!g.device_profile.empty()) {
+        return fail(2, o.node_groups_path + ": node group " + g.name + " names deviceProfile \"" +
+                           g.device_profile + "\" but no --device-profiles was given");
+      }
+    }
+  }
+
+  auto planning = planner::scaleup::Planning::create(registry, profiles, std::move(scheduler));
+  if (!planning) return fail(2, planning.error().message);
+  Progress progress;
+  auto plan = (*planning)->plan(input, o.planner, std::ref(progress));
+  if (!plan) {
+    const bool internal = plan.error().message.rfind("internal", 0) == 0;
+    return fail(internal ? 1 : 2, plan.error().message);
+  }
+  std::string out;
+  if (o.output == "json") {
+    out = planner::report::render_json(*plan);
+  } else if (o.output == "html") {
+    out = planner::report::render_html(*plan);
+  } else {
+    planner::report::TableOptions t;
+    t.color = isatty(STDOUT_FILENO) == 1;
+    out = planner::report::render_table(*plan, t);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!out.empty() && out.back() != '\n') std::fputc('\n', stdout);
+  return 0;
+}
+
+}  // namespace hamisim::cli

@@ -1,0 +1,39 @@
+#pragma once
+// `hamisim plan`: which node group Cluster Autoscaler should grow for the pending pods of a
+// cluster snapshot, by how many nodes, and why (spec §6).
+
+#include <string>
+#include <vector>
+
+#include "planner/scaleup/plan.h"
+
+namespace CLI {
+class App;
+}
+
+namespace hamisim::cli {
+
+struct PlanOptions {
+  std::vector<std::string> cluster_paths;
+  std::string node_groups_path;
+  std::string device_profiles_path;
+  std::string device_config_path;
+  std::string scheduler_config_path;
+  std::string pods_path;
+  std::string priority_config_path;
+  std::string max_nodegroup_binpacking_duration = "10s";
+  std::string max_binpacking_time = "5m";
+  std::string output = "table";  // table | json | html
+  planner::scaleup::PlannerOptions planner;
+};
+
+void add_plan_options(CLI::App& app, PlanOptions& options);
+
+// Where the bundled example lives (examples/plan), for the no-argument run.
+std::string bundled_example_dir();
+
+// Exit code: 0 when a plan was made (including "no scale-up needed"), 2 on bad input, 1 on
+// an internal failure.
+int run_plan(PlanOptions options, bool no_arguments);
+
+}  // namespace hamisim::cli

@@ -1,0 +1,307 @@
+// The planner against a live `hamisim serve` over loopback (spec §6.3, issue "Done when"): the
+// same scenario planned in process and through the extender chain gives the same decision and
+// packing; SimulatedPods make device packing right over HTTP; extender failures are kept as
+// reasons; /v1/plan and /v1/estimate answer with the CLI's JSON.
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "fit/device_config.h"
+#include "http_test_client.h"
+#include "model/decode.h"
+#include "planner/report/report.h"
+#include "planner/scaleup/planning.h"
+#include "profile/profile_inventory.h"
+#include "server/extender_service.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "server/plan_api.h"
+
+namespace hamisim::planner::scaleup {
+namespace {
+
+using hamisim::testing::ClientOptions;
+using hamisim::testing::http_request;
+
+std::string read(const std::string& name) {
+  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
+  EXPECT_TRUE(text) << text.error().message;
+  return text.value_or("");
+}
+
+struct Example {
+  std::shared_ptr<const device::DeviceRegistry> registry =
+      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
+  PlanInput input;
+
+  Example() {
+    auto p = profile::parse_device_profiles(read("device-profiles.yaml"), "profiles", *registry);
+    EXPECT_TRUE(p) << p.error().message;
+    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
+    auto objects = model::decode_objects(read("cluster.yaml"));
+    EXPECT_TRUE(objects) << objects.error().message;
+    input.nodes = objects->nodes;
+    input.pods = objects->pods;
+    auto groups = nodegroups::parse_node_groups(read("node-groups.yaml"), "groups");
+    EXPECT_TRUE(groups) << groups.error().message;
+    input.node_groups = std::move(groups).value();
+  }
+};
+
+// `hamisim serve` as the CLI wires it: the extender routes and the what-if API, with the
+// example's device profiles.
+class Serve {
+ public:
+  explicit Serve(const Example& e)
+      : inventory_(*e.registry, std::const_pointer_cast<profile::DeviceProfiles>(e.profiles)),
+        service_(*e.registry, inventory_, {}, metrics_, {}),
+        api_(Planning::create(e.registry, e.profiles, std::nullopt).value()) {
+    server::ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.metrics_listen = "";
+    auto routes = service_.routes();
+    for (auto& r : api_.routes()) routes.push_back(std::move(r));
+    server_ = server::HttpServer::create(std::move(config), std::move(routes), &metrics_).value();
+    server_->start();
+  }
+  ~Serve() { server_->shutdown(std::chrono::seconds(5)); }
+  uint16_t port() const { return server_->port(); }
+  ClientOptions client() const {
+    ClientOptions o;
+    o.port = port();
+    return o;
+  }
+
+ private:
+  profile::ProfileInventoryProvider inventory_;
+  server::MetricsRegistry metrics_;
+  server::ExtenderService service_;
+  server::PlanApi api_;
+  std::unique_ptr<server::HttpServer> server_;
+};
+
+// CA's scheduler configuration for hamisim, as deploy/ ships it.
+extender::SchedulerConfig ca_config(uint16_t port, const std::string& verb = "filter-simulation",
+                                    bool ignorable = false) {
+  const std::string text = R"(
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: [{schedulerName: default-scheduler}]
+extenders:
+  - urlPrefix: http://127.0.0.1:)" + std::to_string(port) +
+                           R"(
+    filterVerb: )" + verb + R"(
+    nodeCacheCapable: false
+    ignorable: )" + (ignorable ? "true" : "false") +
+                           R"(
+    httpTimeout: 5s
+    managedResources:
+      - {name: nvidia.com/gpu, ignoredByScheduler: true}
+      - {name: nvidia.com/gpumem, ignoredByScheduler: true}
+      - {name: nvidia.com/gpucores, ignoredByScheduler: true}
+)";
+  auto config = extender::parse_scheduler_config(text, "ca-scheduler-config");
+  EXPECT_TRUE(config) << config.error().message;
+  return std::move(config).value();
+}
+
+Plan plan_with(const Example& e, std::optional<extender::SchedulerConfig> config,
+               const PlanInput* input = nullptr) {
+  auto planning = Planning::create(e.registry, e.profiles, std::move(config));
+  EXPECT_TRUE(planning) << planning.error().message;
+  auto p = (*planning)->plan(input ? *input : e.input, {});
+  EXPECT_TRUE(p) << p.error().message;
+  return std::move(p).value();
+}
+
+void expect_same_decision(const Plan& a, const Plan& b) {
+  EXPECT_EQ(a.decision, b.decision);
+  EXPECT_EQ(a.summary, b.summary);
+  ASSERT_EQ(a.scale_ups.size(), b.scale_ups.size());
+  for (size_t i = 0; i < a.scale_ups.size(); ++i) {
+    EXPECT_EQ(a.scale_ups[i].group, b.scale_ups[i].group);
+    EXPECT_EQ(a.scale_ups[i].new_size, b.scale_ups[i].new_size);
+  }
+  ASSERT_EQ(a.pods.size(), b.pods.size());
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    EXPECT_EQ(a.pods[i].pod, b.pods[i].pod);
+    EXPECT_EQ(a.pods[i].state, b.pods[i].state) << a.pods[i].pod;
+    EXPECT_EQ(a.pods[i].node, b.pods[i].node) << a.pods[i].pod;
+    EXPECT_EQ(a.pods[i].allocations, b.pods[i].allocations) << a.pods[i].pod;
+  }
+  ASSERT_EQ(a.new_nodes.size(), b.new_nodes.size());
+  for (size_t i = 0; i < a.new_nodes.size(); ++i) {
+    EXPECT_EQ(a.new_nodes[i].pods, b.new_nodes[i].pods);
+    ASSERT_EQ(a.new_nodes[i].devices.size(), b.new_nodes[i].devices.size());
+    for (size_t d = 0; d < a.new_nodes[i].devices.size(); ++d) {
+      EXPECT_EQ(a.new_nodes[i].devices[d].used_memory, b.new_nodes[i].devices[d].used_memory);
+    }
+  }
+}
+
+TEST(PlanOverHttp, SameDecisionInProcessAndThroughServe) {
+  Example e;
+  Serve serve(e);
+  Plan local = plan_with(e, std::nullopt);
+  Plan remote = plan_with(e, ca_config(serve.port()));
+  EXPECT_EQ(local.device_stage, "in-process");
+  EXPECT_EQ(remote.device_stage, "extenders: http://127.0.0.1:" + std::to_string(serve.port()));
+  ASSERT_EQ(remote.decision, Plan::Decision::kScaleUp);
+  expect_same_decision(local, remote);
+  // The extender's own reason survives the chain.
+  for (const auto& g : remote.groups) {
+    if (g.name == "cpu") {
+      EXPECT_EQ(g.rejected_pods.at("ml/trainer-2"), "ExtenderFilter: node unregistered");
+    }
+  }
+}
+
+// Pods already placed on a template copy go back as SimulatedPods, so the extender counts their
+// devices: 25 pods using 30% of a GPU each need two 8-GPU nodes, not one.
+TEST(PlanOverHttp, SimulatedPodsKeepDevicePackingRight) {
+  Example e;
+  Serve serve(e);
+  PlanInput input = e.input;
+  input.pods.clear();
+  input.nodes.clear();
+  std::vector<model::Pod> pending;
+  for (int i = 0; i < 25; ++i) {
+    auto pod = model::decode_pod(
+        "kind: Pod\nmetadata: {name: job-" + std::to_string(i) +
+        ", namespace: ml}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: "
+        "{nvidia.com/gpu: 1, nvidia.com/gpumem: 8000, nvidia.com/gpucores: 30}\n");
+    ASSERT_TRUE(pod) << pod.error().message;
+    pending.push_back(std::move(pod).value());
+  }
+  input.pending = pending;
+  // Only the A100 group (80 GB GPUs, split 10): 3 pods per GPU by cores, 24 per node.
+  std::erase_if(input.node_groups.groups,
+                [](const nodegroups::NodeGroupSpec& g) { return g.name != "gpu-a100"; });
+  Plan local = plan_with(e, std::nullopt, &input);
+  Plan remote = plan_with(e, ca_config(serve.port()), &input);
+  ASSERT_EQ(remote.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(remote.scale_ups[0].delta(), 2);
+  expect_same_decision(local, remote);
+}
+
+// A test extender that fails every call.
+class FailingExtender {
+ public:
+  FailingExtender() {
+    server::ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.metrics_listen = "";
+    std::vector<server::Route> routes = {
+        {"POST", "/filter-simulation", server::AuthGroup::kNone,
+         [](const server::HttpRequest&) {
+           return server::HttpResponse::json(500, "{\"Error\":\"boom\"}");
+         }}};
+    server_ = server::HttpServer::create(std::move(config), std::move(routes)).value();
+    server_->start();
+  }
+  ~FailingExtender() { server_->shutdown(std::chrono::seconds(5)); }
+  uint16_t port() const { return server_->port(); }
+
+ private:
+  std::unique_ptr<server::HttpServer> server_;
+};
+
+// A failing extender that is not ignorable makes every template reject the pod, with the
+// failure kept as the reason (CA would drop it); an ignorable one is skipped with a warning.
+// Skipping it also skips the device check on existing nodes, so (as in CA) the pending pod
+// then "fits" the warm node whose GPUs are full and no scale-up is planned.
+TEST(PlanOverHttp, ExtenderFailuresAreReasonsOrWarnings) {
+  Example e;
+  FailingExtender bad;
+  Plan strict = plan_with(e, ca_config(bad.port()));
+  EXPECT_EQ(strict.decision, Plan::Decision::kNoScaleUpPossible) << report::render_table(strict);
+  for (const auto& g : strict.groups) {
+    if (g.skip_reason.empty()) {
+      ASSERT_EQ(g.rejected_pods.count("ml/trainer-2"), 1u) << g.name;
+      EXPECT_NE(g.rejected_pods.at("ml/trainer-2").find("filter failed"), std::string::npos)
+          << g.rejected_pods.at("ml/trainer-2");
+    }
+  }
+  Plan lenient = plan_with(e, ca_config(bad.port(), "filter-simulation", true));
+  EXPECT_EQ(lenient.decision, Plan::Decision::kNoScaleUpNeeded) << report::render_table(lenient);
+  EXPECT_FALSE(lenient.warnings.empty());
+  bool trainer_found = false;
+  for (const auto& pod : lenient.pods) {
+    if (pod.pod != "ml/trainer-2") continue;
+    trainer_found = true;
+    EXPECT_EQ(pod.state, PodOutcome::State::kFitsExistingNode);
+  }
+  EXPECT_TRUE(trainer_found);
+}
+
+// /v1/plan answers with exactly the JSON `hamisim plan -o json` prints for the same input.
+TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
+  Example e;
+  Serve serve(e);
+  auto yaml_json = [](const std::string& yaml) {
+    auto j = model::yaml_to_json(yaml);
+    EXPECT_TRUE(j) << j.error().message;
+    return j.value_or("null");
+  };
+  const std::string body = "{\"cluster\":" + yaml_json(read("cluster.yaml")) +
+                           ",\"nodeGroups\":" + yaml_json(read("node-groups.yaml")) +
+                           ",\"options\":{\"expander\":\"least-waste\",\"seed\":7}}";
+  auto r = http_request(serve.client(), "POST", "/v1/plan", body);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->status, 200) << r->body;
+  Plan local = plan_with(e, std::nullopt);
+  EXPECT_EQ(r->body, report::render_json(local));
+
+  auto bad = http_request(serve.client(), "POST", "/v1/plan",
+                          "{\"cluster\":{\"kind\":\"List\",\"items\":[]},\"nodeGroups\":"
+                          "{\"apiVersion\":\"hamisim.io/v1\",\"kind\":\"NodeGroups\","
+                          "\"nodeGroups\":[]},\"options\":{\"expandr\":\"x\"}}");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("invalid request: options.expandr: unknown option"), std::string::npos)
+      << bad->body;
+}
+
+// /v1/estimate packs pods onto copies of one template, standard resources and devices together.
+TEST(PlanOverHttp, EstimateRoute) {
+  Example e;
+  Serve serve(e);
+  auto cluster = model::yaml_to_json(read("cluster.yaml"));
+  ASSERT_TRUE(cluster);
+  auto list = boost::json::parse(*cluster).as_object();
+  boost::json::value k80, trainer;
+  for (const auto& item : list["items"].as_array()) {
+    const auto& name = item.at("metadata").at("name").as_string();
+    if (name == "k80-node-1") k80 = item;
+    if (name == "trainer-2") trainer = item;
+  }
+  k80.as_object()["metadata"].as_object()["name"] = "template-node-for-gpu-k80-0";
+  boost::json::array pods;
+  for (int i = 0; i < 5; ++i) {
+    boost::json::value p = trainer;
+    p.as_object()["metadata"].as_object()["name"] = "t-" + std::to_string(i);
+    pods.push_back(p);
+  }
+  boost::json::object req{{"template", k80}, {"pods", pods}, {"maxNodes", 2}};
+  auto r = http_request(serve.client(), "POST", "/v1/estimate", boost::json::serialize(req));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto out = boost::json::parse(r->body).as_object();
+  // One 8000 MiB pod per 11441 MiB K80 entry, two per node, at most two nodes: 4 of 5 placed.
+  EXPECT_EQ(out["nodeCount"].as_int64(), 2);
+  EXPECT_EQ(out["placements"].as_array().size(), 4u);
+  ASSERT_EQ(out["unplaced"].as_array().size(), 1u);
+  EXPECT_EQ(out["placements"].as_array()[1].at("node").as_string(),
+            "template-node-for-gpu-k80-0-e-0");
+  EXPECT_FALSE(
+      out["placements"].as_array()[0].at("allocations").as_object().empty());
+
+  auto bad = http_request(serve.client(), "POST", "/v1/estimate", "{\"pods\":[]}");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("invalid request: template"), std::string::npos) << bad->body;
+}
+
+}  // namespace
+}  // namespace hamisim::planner::scaleup
