@@ -7,6 +7,10 @@ scripts/build.sh release hamisim >/dev/null
 bin=build/src/cli/hamisim
 ex=examples/fit
 
+echo "== Which node group Cluster Autoscaler should grow for the pending pods (examples/plan) =="
+"$bin" plan
+echo
+
 echo "== A pod asking for 300 MiB and 40% of one GPU, on a node with two K80 entries =="
 "$bin" fit --pod "$ex/pod-fits.yaml" --node "$ex/node-k80.yaml"
 echo

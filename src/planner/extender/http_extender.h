@@ -5,7 +5,8 @@
 // ExtenderFilterResult, the error texts, a timeout covering the whole exchange, and TLS
 // configured exactly as kube-scheduler's makeTransport does.
 //
-// Pods and nodes go out as the raw JSON the planner holds; nothing is re-serialized.
+// Pods and nodes arrive here already encoded (the device stage encodes each object once and
+// caches it); this layer only splices those bytes into the request, it never re-serializes them.
 
 #include <chrono>
 #include <map>
