@@ -30,7 +30,9 @@ std::string object_name(Kind kind, std::string_view ns, std::string_view name) {
   return out;
 }
 
-ApiError api_error(ApiCode code, std::string message) { return ApiError{code, std::move(message)}; }
+ApiError api_error(ApiCode code, std::string message) {
+  return ApiError{code, std::move(message)};
+}
 
 std::string now_rfc3339() {
   const std::time_t t = std::time(nullptr);
@@ -69,7 +71,8 @@ bool valid_label_value(std::string_view v) {
 // What the API server's validation would reject in the metadata we write: non-string
 // annotation or label values, invalid label values.
 std::optional<std::string> validate_metadata(const json::object& metadata) {
-  if (const auto it = metadata.find("annotations"); it != metadata.end() && !it->value().is_null()) {
+  if (const auto it = metadata.find("annotations");
+      it != metadata.end() && !it->value().is_null()) {
     if (!it->value().is_object()) return "metadata.annotations: must be an object";
     for (const auto& [k, v] : it->value().get_object()) {
       if (!v.is_string()) return "metadata.annotations." + std::string(k) + ": must be a string";
@@ -118,20 +121,29 @@ Result<json::value> parse(std::string_view text) {
 
 }  // namespace
 
-std::string_view to_string(Kind kind) { return kKinds[static_cast<size_t>(kind)]; }
+std::string_view to_string(Kind kind) {
+  return kKinds[static_cast<size_t>(kind)];
+}
 
 std::string_view resource_name(Kind kind) {
   switch (kind) {
-    case Kind::kNode: return "nodes";
-    case Kind::kPod: return "pods";
-    case Kind::kResourceQuota: return "resourcequotas";
-    case Kind::kLease: return "leases";
-    case Kind::kEvent: return "events";
+    case Kind::kNode:
+      return "nodes";
+    case Kind::kPod:
+      return "pods";
+    case Kind::kResourceQuota:
+      return "resourcequotas";
+    case Kind::kLease:
+      return "leases";
+    case Kind::kEvent:
+      return "events";
   }
   return "";
 }
 
-bool namespaced(Kind kind) { return kind != Kind::kNode; }
+bool namespaced(Kind kind) {
+  return kind != Kind::kNode;
+}
 
 ObjectStore::ObjectStore() : ObjectStore(Options{}) {}
 ObjectStore::ObjectStore(Options options) : options_(options) {}
@@ -184,7 +196,8 @@ Result<std::pair<std::string, std::string>> normalize(Kind kind, json::object& o
     metadata["uid"] = uid;
   }
   ++next_uid;
-  if (string_at(metadata, "creationTimestamp").empty()) metadata["creationTimestamp"] = now_rfc3339();
+  if (string_at(metadata, "creationTimestamp").empty())
+    metadata["creationTimestamp"] = now_rfc3339();
   if (auto bad = validate_metadata(metadata)) return make_error(*bad);
   return std::pair{std::move(ns), std::move(name)};
 }
@@ -265,8 +278,8 @@ Result<size_t> ObjectStore::load(std::string_view text) {
 ApiResult<StoredObject> ObjectStore::get(Kind kind, std::string_view namespace_,
                                          std::string_view name) const {
   std::lock_guard lock(mu_);
-  auto it = objects_.find(std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""),
-                                          std::string(name)));
+  auto it = objects_.find(
+      std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
   if (it == objects_.end()) {
     return api_error(ApiCode::kNotFound,
                      std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
@@ -297,8 +310,8 @@ ApiResult<StoredObject> ObjectStore::create(Kind kind, std::string_view text,
   if (!names) return api_error(ApiCode::kInvalid, names.error().message);
   Key key{kind, names->first, names->second};
   if (objects_.count(key) != 0) {
-    return api_error(ApiCode::kConflict, std::string(resource_name(kind)) + " \"" +
-                                             names->second + "\" already exists");
+    return api_error(ApiCode::kConflict, std::string(resource_name(kind)) + " \"" + names->second +
+                                             "\" already exists");
   }
   StoredObject so;
   so.kind = kind;
@@ -318,8 +331,8 @@ ApiResult<StoredObject> ObjectStore::merge_patch(Kind kind, std::string_view nam
   if (!p) return api_error(ApiCode::kInvalid, p.error().message);
   if (!p->is_object()) return api_error(ApiCode::kInvalid, "a merge patch must be a JSON object");
   std::lock_guard lock(mu_);
-  auto it = objects_.find(std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""),
-                                          std::string(name)));
+  auto it = objects_.find(
+      std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
   if (it == objects_.end()) {
     return api_error(ApiCode::kNotFound,
                      std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
@@ -327,8 +340,8 @@ ApiResult<StoredObject> ObjectStore::merge_patch(Kind kind, std::string_view nam
   StoredObject& so = it->second;
   if (const json::object* pm = object_at(p->get_object(), "metadata")) {
     if (auto rv = pm->find("resourceVersion"); rv != pm->end() && !rv->value().is_null()) {
-      const bool matches =
-          rv->value().is_string() && rv->value().get_string() == std::to_string(so.resource_version);
+      const bool matches = rv->value().is_string() &&
+                           rv->value().get_string() == std::to_string(so.resource_version);
       if (!matches) {
         return api_error(ApiCode::kConflict,
                          "Operation cannot be fulfilled on " + std::string(resource_name(kind)) +
@@ -355,7 +368,8 @@ ApiResult<StoredObject> ObjectStore::merge_patch(Kind kind, std::string_view nam
     }
   }
   if (auto bad = validate_metadata(meta)) {
-    return api_error(ApiCode::kInvalid, object_name(kind, so.namespace_, so.name) + " is invalid: " + *bad);
+    return api_error(ApiCode::kInvalid,
+                     object_name(kind, so.namespace_, so.name) + " is invalid: " + *bad);
   }
   merged.get_object()["kind"] = to_string(kind);
   so.resource_version = ++version_;
@@ -378,10 +392,11 @@ ApiResult<StoredObject> ObjectStore::bind(std::string_view namespace_, std::stri
   json::object& pod = current->get_object();
   json::object& meta = pod["metadata"].get_object();
   if (!uid.empty() && string_at(meta, "uid") != uid) {
-    return api_error(ApiCode::kConflict, "Operation cannot be fulfilled on pods/binding \"" +
-                                             std::string(name) + "\": Precondition failed: UID in "
-                                             "precondition: " + std::string(uid) +
-                                             ", UID in object meta: " + string_at(meta, "uid"));
+    return api_error(ApiCode::kConflict,
+                     "Operation cannot be fulfilled on pods/binding \"" + std::string(name) +
+                         "\": Precondition failed: UID in "
+                         "precondition: " +
+                         std::string(uid) + ", UID in object meta: " + string_at(meta, "uid"));
   }
   json::value& spec = pod["spec"];
   if (!spec.is_object()) spec = json::object();
@@ -401,8 +416,8 @@ ApiResult<StoredObject> ObjectStore::bind(std::string_view namespace_, std::stri
 
 ApiStatus ObjectStore::remove(Kind kind, std::string_view namespace_, std::string_view name) {
   std::lock_guard lock(mu_);
-  auto it = objects_.find(std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""),
-                                          std::string(name)));
+  auto it = objects_.find(
+      std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
   if (it == objects_.end()) {
     return api_error(ApiCode::kNotFound,
                      std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
@@ -418,9 +433,9 @@ ApiResult<std::vector<WatchEvent>> ObjectStore::changes_since(Kind kind, uint64_
                                                               std::string_view namespace_) const {
   std::lock_guard lock(mu_);
   if (resource_version < history_floor_) {
-    return api_error(ApiCode::kGone, "too old resource version: " +
-                                         std::to_string(resource_version) + " (" +
-                                         std::to_string(history_floor_ + 1) + ")");
+    return api_error(ApiCode::kGone,
+                     "too old resource version: " + std::to_string(resource_version) + " (" +
+                         std::to_string(history_floor_ + 1) + ")");
   }
   std::vector<WatchEvent> out;
   for (const WatchEvent& e : history_) {

@@ -56,8 +56,8 @@ class ObjectStore {
   ObjectStore& operator=(const ObjectStore&) = delete;
 
   // Adds every Node, Pod, ResourceQuota, Lease and Event of a List (or single object, or JSON
-  // array of objects) in JSON text; other kinds are skipped. Returns how many were added. Missing uids and
-  // creationTimestamps are filled in. Errors name the item ("items[3]: ...") and leave the
+  // array of objects) in JSON text; other kinds are skipped. Returns how many were added. Missing
+  // uids and creationTimestamps are filled in. Errors name the item ("items[3]: ...") and leave the
   // store unchanged.
   Result<size_t> load(std::string_view json);
 
@@ -75,8 +75,8 @@ class ObjectStore {
                                  std::string_view namespace_ = {});
   // RFC 7386 merge patch. A metadata.resourceVersion in the patch must equal the stored one
   // (kConflict otherwise); name, namespace, uid and resourceVersion cannot be changed by it.
-  ApiResult<StoredObject> merge_patch(Kind kind, std::string_view namespace_,
-                                      std::string_view name, std::string_view patch);
+  ApiResult<StoredObject> merge_patch(Kind kind, std::string_view namespace_, std::string_view name,
+                                      std::string_view patch);
   // pods/<name>/binding: sets spec.nodeName. kConflict when the pod is already bound or the
   // uid (when given) differs; kNotFound when the pod does not exist.
   ApiResult<StoredObject> bind(std::string_view namespace_, std::string_view name,
@@ -101,7 +101,7 @@ class ObjectStore {
   std::string dump_list() const;
 
  private:
-  using Key = std::tuple<Kind, std::string, std::string>;  // kind, namespace, name
+  using Key = std::tuple<Kind, std::string, std::string>;   // kind, namespace, name
   void record(EventType type, const StoredObject& object);  // requires mu_
 
   Options options_;
