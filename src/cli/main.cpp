@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "cli/doctor_command.h"
 #include "cli/fit_command.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
@@ -56,6 +57,13 @@ int main(int argc, char** argv) {
                         "HAMi device-config.yaml");
   check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
 
+  hamisim::cli::DoctorOptions doctor;
+  CLI::App* doctor_cmd = app.add_subcommand(
+      "doctor",
+      "Check the scheduler configurations of a deployment and probe the HAMi extenders "
+      "(exit 1 on any error or warning)");
+  hamisim::cli::add_doctor_options(*doctor_cmd, doctor);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -69,6 +77,7 @@ int main(int argc, char** argv) {
     return hamisim::cli::run_plan(std::move(plan), no_arguments);
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);
+  if (*doctor_cmd) return hamisim::cli::run_doctor(doctor);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -1,0 +1,80 @@
+#include "cli/doctor_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "doctor/doctor.h"
+#include "fit/device_config.h"
+#include "planner/extender/scheduler_config.h"
+
+namespace hamisim::cli {
+namespace {
+
+int input_error(const std::string& message) {
+  std::fprintf(stderr, "hamisim doctor: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+void add_doctor_options(CLI::App& app, DoctorOptions& o) {
+  app.add_option("--scheduler-config", o.scheduler_config_path,
+                 "KubeSchedulerConfiguration Cluster Autoscaler loads (--scheduler-config-file)")
+      ->required();
+  app.add_option("--kube-scheduler-config", o.kube_scheduler_config_path,
+                 "KubeSchedulerConfiguration of the kube-scheduler running the live extender");
+  app.add_option("--device-config-file", o.device_config_path,
+                 "HAMi device-config.yaml (the resource names the extender must manage)");
+  app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration,
+                 "Cluster Autoscaler's value of this flag: the budget httpTimeout must fit in")
+      ->capture_default_str();
+  app.add_flag("--offline", o.offline, "Check the files only; do not call the extenders");
+  app.add_option("--output,-o", o.output, "table or json")->capture_default_str();
+}
+
+int run_doctor(const DoctorOptions& o) {
+  if (o.output != "table" && o.output != "json") {
+    return input_error("--output must be table or json, not \"" + o.output + "\"");
+  }
+  doctor::DoctorInput input;
+  auto budget = planner::extender::parse_go_duration(o.max_nodegroup_binpacking_duration);
+  if (!budget) return input_error("--max-nodegroup-binpacking-duration: " + budget.error().message);
+  if (budget->count() <= 0) {
+    return input_error("--max-nodegroup-binpacking-duration: must be positive");
+  }
+  input.options.ca_binpacking_budget = *budget;
+
+  fit::DeviceConfig device_config;
+  if (!o.device_config_path.empty()) {
+    auto loaded = fit::load_device_config(o.device_config_path);
+    if (!loaded) return input_error(loaded.error().message);
+    device_config = std::move(loaded).value();
+  }
+  const device::DeviceRegistry registry = fit::build_registry(device_config);
+  input.options.hami_resources = doctor::hami_resource_names(registry);
+  if (!registry.backends().empty()) {
+    input.probe_resources = registry.backends().front()->resource_names();
+  }
+
+  auto ca = planner::extender::load_scheduler_config(o.scheduler_config_path);
+  if (!ca) return input_error(ca.error().message);
+  input.ca = &*ca;
+  std::optional<planner::extender::SchedulerConfig> kube_scheduler;
+  if (!o.kube_scheduler_config_path.empty()) {
+    planner::extender::LoadOptions options;
+    options.require_single_profile = false;
+    auto loaded = planner::extender::load_scheduler_config(o.kube_scheduler_config_path, options);
+    if (!loaded) return input_error(loaded.error().message);
+    kube_scheduler = std::move(loaded).value();
+    input.kube_scheduler = &*kube_scheduler;
+  }
+  input.offline = o.offline;
+
+  const doctor::Report report = doctor::run_doctor(input);
+  const std::string out =
+      o.output == "json" ? doctor::render_json(report) + "\n" : doctor::render_table(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return doctor::exit_code(report);
+}
+
+}  // namespace hamisim::cli

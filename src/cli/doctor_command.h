@@ -1,0 +1,26 @@
+#pragma once
+// `hamisim doctor`: checks the scheduler configurations of a deployment (spec §8).
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace hamisim::cli {
+
+struct DoctorOptions {
+  std::string scheduler_config_path;       // the KubeSchedulerConfiguration CA loads
+  std::string kube_scheduler_config_path;  // optional: kube-scheduler's, for the live extender
+  std::string device_config_path;          // HAMi device-config.yaml (resource names)
+  std::string max_nodegroup_binpacking_duration = "10s";  // CA's flag of the same name
+  bool offline = false;
+  std::string output = "table";  // table | json
+};
+
+void add_doctor_options(CLI::App& app, DoctorOptions& options);
+
+// Exit code: 0 when nothing is wrong, 1 when any error or warning finding, 2 on bad input.
+int run_doctor(const DoctorOptions& options);
+
+}  // namespace hamisim::cli
