@@ -10,10 +10,10 @@
 #include "profile/device_profiles.h"
 #include "profile/profile_inventory.h"
 #include "server/extender_service.h"
-#include "server/plan_api.h"
 #include "server/http_server.h"
 #include "server/logging.h"
 #include "server/metrics.h"
+#include "server/plan_api.h"
 
 namespace hamisim::cli {
 namespace {

@@ -82,22 +82,34 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
   if (v == nullptr || v->is_null()) return ok_status();
   if (!v->is_object()) return make_error("options: must be an object");
   const json::object& opts = v->as_object();
-  static constexpr std::string_view kKnown[] = {
-      "expander", "priorityConfig", "maxNodesTotal", "maxNodesPerScaleup",
-      "maxNodegroupBinpackingDuration", "maxBinpackingTime", "balanceSimilarNodeGroups",
-      "fastpathBinpackingEnabled", "expendablePodsPriorityCutoff", "seed"};
+  static constexpr std::string_view kKnown[] = {"expander",
+                                                "priorityConfig",
+                                                "maxNodesTotal",
+                                                "maxNodesPerScaleup",
+                                                "maxNodegroupBinpackingDuration",
+                                                "maxBinpackingTime",
+                                                "balanceSimilarNodeGroups",
+                                                "fastpathBinpackingEnabled",
+                                                "expendablePodsPriorityCutoff",
+                                                "seed"};
   for (const auto& kv : opts) {
     if (std::find(std::begin(kKnown), std::end(kKnown), kv.key()) == std::end(kKnown)) {
       return make_error("options." + std::string(kv.key()) + ": unknown option");
     }
   }
   auto fail = [](const Error& e) { return make_error("options." + e.message); };
-  if (auto s = string_at(opts, "expander"); !s) return fail(s.error());
-  else if (*s) o.expander = **s;
-  if (auto s = string_at(opts, "priorityConfig"); !s) return fail(s.error());
-  else if (*s) o.priority_config = **s;
-  if (auto n = int_at(opts, "maxNodesTotal", o.max_nodes_total); !n) return fail(n.error());
-  else o.max_nodes_total = *n;
+  if (auto s = string_at(opts, "expander"); !s)
+    return fail(s.error());
+  else if (*s)
+    o.expander = **s;
+  if (auto s = string_at(opts, "priorityConfig"); !s)
+    return fail(s.error());
+  else if (*s)
+    o.priority_config = **s;
+  if (auto n = int_at(opts, "maxNodesTotal", o.max_nodes_total); !n)
+    return fail(n.error());
+  else
+    o.max_nodes_total = *n;
   if (auto n = int_at(opts, "maxNodesPerScaleup", o.max_nodes_per_scaleup); !n || *n < 0) {
     return make_error("options.maxNodesPerScaleup: must be a non-negative integer");
   } else {
@@ -115,17 +127,23 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
     }
     *target = *d;
   }
-  if (auto b = bool_at(opts, "balanceSimilarNodeGroups", false); !b) return fail(b.error());
-  else o.balance_similar_node_groups = *b;
-  if (auto b = bool_at(opts, "fastpathBinpackingEnabled", false); !b) return fail(b.error());
-  else o.fastpath_binpacking = *b;
+  if (auto b = bool_at(opts, "balanceSimilarNodeGroups", false); !b)
+    return fail(b.error());
+  else
+    o.balance_similar_node_groups = *b;
+  if (auto b = bool_at(opts, "fastpathBinpackingEnabled", false); !b)
+    return fail(b.error());
+  else
+    o.fastpath_binpacking = *b;
   auto cutoff = int_at(opts, "expendablePodsPriorityCutoff", o.expendable_pods_priority_cutoff);
   if (!cutoff || *cutoff < INT32_MIN || *cutoff > INT32_MAX) {
     return make_error("options.expendablePodsPriorityCutoff: must be a 32-bit integer");
   }
   o.expendable_pods_priority_cutoff = static_cast<int32_t>(*cutoff);
-  if (auto n = int_at(opts, "seed", 0); !n) return fail(n.error());
-  else o.seed = static_cast<uint64_t>(*n);
+  if (auto n = int_at(opts, "seed", 0); !n)
+    return fail(n.error());
+  else
+    o.seed = static_cast<uint64_t>(*n);
   return ok_status();
 }
 
@@ -217,8 +235,7 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   auto plan = planning_->plan(input, options);
   if (!plan) {
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
-    return internal ? error_response(500, "", plan.error().message)
-                    : invalid(plan.error().message);
+    return internal ? error_response(500, "", plan.error().message) : invalid(plan.error().message);
   }
   return HttpResponse::json(200, planner::report::render_json(*plan));
 }

@@ -89,7 +89,8 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles: [{schedulerName: default-scheduler}]
 extenders:
-  - urlPrefix: http://127.0.0.1:)" + std::to_string(port) +
+  - urlPrefix: http://127.0.0.1:)" +
+                           std::to_string(port) +
                            R"(
     filterVerb: )" + verb + R"(
     nodeCacheCapable: false
@@ -193,8 +194,7 @@ class FailingExtender {
     config.listen = "127.0.0.1:0";
     config.metrics_listen = "";
     std::vector<server::Route> routes = {
-        {"POST", "/filter-simulation", server::AuthGroup::kNone,
-         [](const server::HttpRequest&) {
+        {"POST", "/filter-simulation", server::AuthGroup::kNone, [](const server::HttpRequest&) {
            return server::HttpResponse::json(500, "{\"Error\":\"boom\"}");
          }}};
     server_ = server::HttpServer::create(std::move(config), std::move(routes)).value();
@@ -294,8 +294,7 @@ TEST(PlanOverHttp, EstimateRoute) {
   ASSERT_EQ(out["unplaced"].as_array().size(), 1u);
   EXPECT_EQ(out["placements"].as_array()[1].at("node").as_string(),
             "template-node-for-gpu-k80-0-e-0");
-  EXPECT_FALSE(
-      out["placements"].as_array()[0].at("allocations").as_object().empty());
+  EXPECT_FALSE(out["placements"].as_array()[0].at("allocations").as_object().empty());
 
   auto bad = http_request(serve.client(), "POST", "/v1/estimate", "{\"pods\":[]}");
   ASSERT_TRUE(bad);
