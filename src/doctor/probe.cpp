@@ -84,6 +84,16 @@ Classified classify(const std::string& error, const ExtenderConfig& e, ConfigRol
     c.fix =
         "check that the extender is up and not overloaded; the network path (NetworkPolicy) "
         "must let the scheduler's pods through";
+  } else if (contains(error, "alert certificate required") ||
+             contains(error, "alert bad certificate") || contains(error, "alert unknown ca") ||
+             contains(error, "alert certificate unknown")) {
+    // TLS 1.3 reports a refused client certificate after the handshake, on the first read.
+    c.check = "probe-tls";
+    c.message = "the server refused the client certificate: " + error;
+    c.why = consequence;
+    c.fix =
+        "tlsConfig.certFile/keyFile must hold a certificate issued by the CA hamisim serve "
+        "trusts (--client-ca)";
   } else if (contains(error, "TLS handshake")) {
     c.check = "probe-tls";
     if (contains(error, "certificate verification") || contains(error, "certificate verify")) {

@@ -1,0 +1,68 @@
+#pragma once
+// Shared helpers of the doctor tests: configurations from text and finding lookups.
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "doctor/doctor.h"
+#include "fit/device_config.h"
+#include "planner/extender/scheduler_config.h"
+
+namespace hamisim::doctor::testing {
+
+inline CheckOptions default_options() {
+  CheckOptions o;
+  o.hami_resources = hami_resource_names(fit::build_registry({}));
+  return o;
+}
+
+inline planner::extender::SchedulerConfig parse(const std::string& yaml,
+                                                bool single_profile = true) {
+  planner::extender::LoadOptions lo;
+  lo.require_single_profile = single_profile;
+  auto c = planner::extender::parse_scheduler_config(yaml, "test.yaml", lo);
+  if (!c) {
+    ADD_FAILURE() << c.error().message;
+    return {};
+  }
+  return std::move(c).value();
+}
+
+// Every HAMi resource, ignoredByScheduler: true, as YAML lines under managedResources.
+inline std::string all_managed(const std::string& indent = "    ") {
+  std::string s = indent + "managedResources:\n";
+  for (const auto& n : default_options().hami_resources) {
+    s += indent + "  - {name: " + n + ", ignoredByScheduler: true}\n";
+  }
+  return s;
+}
+
+// A copy of the first finding of this check (copies stay valid when the vector is a temporary).
+inline std::optional<Finding> find(const std::vector<Finding>& findings, const std::string& check) {
+  for (const auto& f : findings) {
+    if (f.check == check) return f;
+  }
+  return std::nullopt;
+}
+
+inline std::vector<const Finding*> bad(const std::vector<Finding>& findings) {
+  std::vector<const Finding*> out;
+  for (const auto& f : findings) {
+    if (f.severity != Severity::kInfo) out.push_back(&f);
+  }
+  return out;
+}
+
+inline std::string describe(const std::vector<Finding>& findings) {
+  std::string s;
+  for (const auto& f : findings) {
+    s += std::string(to_string(f.severity)) + " " + f.check + " " + f.field + ": " + f.message +
+         "\n";
+  }
+  return s;
+}
+
+}  // namespace hamisim::doctor::testing
