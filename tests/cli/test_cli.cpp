@@ -1,0 +1,681 @@
+// The `hamisim` command line as a user meets it: the real binary, its exit codes (spec §6.5:
+// 0 when a plan was made, 2 on bad input, 1 on internal failure; `profile check` 1 on a
+// mismatch), what it prints on stdout and what it says on stderr.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "run_process.h"
+
+#ifndef HAMISIM_BIN
+#error "HAMISIM_BIN must name the hamisim binary"
+#endif
+#ifndef HAMISIM_EXAMPLES_DIR
+#error "HAMISIM_EXAMPLES_DIR must name the examples directory"
+#endif
+
+namespace hamisim {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using testing::describe;
+using ::testing::HasSubstr;
+using testing::ProcessResult;
+using ::testing::StartsWith;
+
+const std::string kExamples = HAMISIM_EXAMPLES_DIR;
+const std::string kPlanDir = kExamples + "/plan";
+const std::string kClusterYaml = kPlanDir + "/cluster.yaml";
+const std::string kNodeGroupsYaml = kPlanDir + "/node-groups.yaml";
+const std::string kDeviceProfilesYaml = kPlanDir + "/device-profiles.yaml";
+const std::string kFitDir = kExamples + "/fit";
+const std::string kProfilesDir = kExamples + "/profiles";
+
+ProcessResult hamisim(std::vector<std::string> args) {
+  args.insert(args.begin(), HAMISIM_BIN);
+  return testing::run_process(args);
+}
+
+// The bundled plan example given explicitly, plus `extra`.
+std::vector<std::string> plan_args(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{
+      "plan",          "--cluster",         kClusterYaml,       "--node-groups",
+      kNodeGroupsYaml, "--device-profiles", kDeviceProfilesYaml};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// A run that finished by itself (no crash, no hang, started at all).
+void expect_ran(const ProcessResult& r) {
+  ASSERT_TRUE(r.spawn_error.empty()) << describe(r);
+  ASSERT_FALSE(r.timed_out) << describe(r);
+  ASSERT_EQ(r.term_signal, 0) << describe(r);
+}
+
+json::value parse_json(const std::string& text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  EXPECT_FALSE(ec) << "not JSON (" << ec.message() << "): " << text;
+  return v;
+}
+
+const json::object* find_by(const json::array& a, std::string_view key, std::string_view value) {
+  for (const auto& item : a) {
+    const auto* o = item.if_object();
+    if (o == nullptr) continue;
+    const auto* v = o->if_contains(key);
+    if (v != nullptr && v->is_string() && v->get_string() == value) return o;
+  }
+  return nullptr;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hamisim-test-cli-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // Writes `text` to a file in this test's own temporary directory and returns its path.
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  }
+  fs::path dir_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// hamisim plan: the bundled example
+
+TEST_F(CliTest, PlanWithoutArgumentsPlansTheBundledExample) {
+  const auto r = hamisim({"plan"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("Decision: scale up gpu-k80 by 1 node (1 -> 2)"));
+  // The cold group: no member, its template from the node groups file and its devices from
+  // the nd96-a100-80g profile.
+  EXPECT_THAT(r.out, HasSubstr("gpu-a100"));
+  EXPECT_THAT(r.out, HasSubstr("cold, template-node-for-gpu-a100-"));
+  EXPECT_THAT(r.out, HasSubstr("nd96-a100-80g"));
+  // The CPU group has no HAMi registration, so its template rejects the GPU pod.
+  EXPECT_THAT(r.out, HasSubstr("rejects   ml/trainer-2  HAMi: node unregistered"));
+  // Not a terminal: no colour escapes.
+  EXPECT_EQ(r.out.find('\033'), std::string::npos);
+  EXPECT_THAT(r.err, HasSubstr("no arguments; planning the bundled example in"));
+  EXPECT_THAT(r.err, HasSubstr(kPlanDir));
+}
+
+TEST_F(CliTest, PlanWithTheExamplePathsGivenPrintsWhatTheNoArgumentRunPrints) {
+  const auto bundled = hamisim({"plan"});
+  expect_ran(bundled);
+  ASSERT_EQ(bundled.exit_code, 0) << describe(bundled);
+  const auto explicit_paths = hamisim(plan_args());
+  expect_ran(explicit_paths);
+  ASSERT_EQ(explicit_paths.exit_code, 0) << describe(explicit_paths);
+  EXPECT_EQ(explicit_paths.out, bundled.out);
+  // Only the no-argument run says it is using the bundled example.
+  EXPECT_EQ(explicit_paths.err, "");
+}
+
+// Any argument at all (even only -o) leaves the no-argument mode: spec §6.1 "No arguments at
+// all: plans the bundled example"; the inputs are then required.
+TEST_F(CliTest, PlanWithOnlyAnOutputFormatAsksForTheInputs) {
+  const auto r = hamisim({"plan", "-o", "json"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--cluster is required (or no arguments at all)"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanJsonFollowsTheDocumentedSchema) {
+  const auto r = hamisim(plan_args({"-o", "json"}));
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_FALSE(r.out.empty());
+  // One compact document and a newline (docs/plan-json.md, encoding rules).
+  EXPECT_EQ(r.out.back(), '\n');
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1);
+  const json::value doc = parse_json(r.out);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  const json::object& plan = doc.as_object();
+
+  for (const char* key :
+       {"apiVersion", "kind", "decision", "summary", "scaleUps", "warnings", "clusterNodes",
+        "clusterPods", "deviceStage", "groups", "pods", "newNodes"}) {
+    EXPECT_TRUE(plan.contains(key)) << "missing top-level key " << key;
+  }
+  EXPECT_EQ(plan.at("apiVersion"), "hamisim.io/v1");
+  EXPECT_EQ(plan.at("kind"), "Plan");
+  EXPECT_EQ(plan.at("decision"), "scale-up");
+  EXPECT_THAT(std::string(plan.at("summary").as_string()),
+              StartsWith("scale up gpu-k80 by 1 node (1 -> 2)"));
+  EXPECT_EQ(plan.at("clusterNodes"), 2);
+  EXPECT_EQ(plan.at("clusterPods"), 4);
+  EXPECT_EQ(plan.at("deviceStage"), "in-process");
+
+  const json::array& ups = plan.at("scaleUps").as_array();
+  ASSERT_EQ(ups.size(), 1u) << r.out;
+  EXPECT_EQ(ups[0].at("group"), "gpu-k80");
+  EXPECT_EQ(ups[0].at("currentSize"), 1);
+  EXPECT_EQ(ups[0].at("newSize"), 2);
+  EXPECT_EQ(ups[0].at("delta"), 1);
+
+  // Every node group, in node-groups file order, with every documented key.
+  const json::array& groups = plan.at("groups").as_array();
+  ASSERT_EQ(groups.size(), 3u) << r.out;
+  EXPECT_EQ(groups[0].at("name"), "gpu-k80");
+  EXPECT_EQ(groups[1].at("name"), "gpu-a100");
+  EXPECT_EQ(groups[2].at("name"), "cpu");
+  for (const auto& g : groups) {
+    for (const char* key :
+         {"name",           "minSize",         "maxSize",      "targetSize",     "members",
+          "templateSource", "templateNode",    "sampleNode",   "deviceSource",   "deviceProfile",
+          "skipReason",     "schedulablePods", "rejectedPods", "estimatedNodes", "estimatedPods",
+          "unplaced",       "similarGroups",   "option",       "chosen",         "expanderNote"}) {
+      EXPECT_TRUE(g.as_object().contains(key)) << "group " << g.at("name") << " lacks " << key;
+    }
+  }
+  const json::object& k80 = groups[0].as_object();
+  EXPECT_EQ(k80.at("templateSource"), "warm");
+  EXPECT_EQ(k80.at("sampleNode"), "k80-node-1");
+  EXPECT_EQ(k80.at("chosen"), true);
+  EXPECT_EQ(k80.at("estimatedNodes"), 1);
+
+  const json::object& a100 = groups[1].as_object();
+  EXPECT_EQ(a100.at("templateSource"), "cold");
+  EXPECT_EQ(a100.at("deviceSource"), "profile");
+  EXPECT_EQ(a100.at("deviceProfile"), "nd96-a100-80g");
+  EXPECT_EQ(a100.at("members"), 0);
+  EXPECT_EQ(a100.at("option"), true);
+  EXPECT_EQ(a100.at("chosen"), false);
+
+  const json::object& cpu = groups[2].as_object();
+  EXPECT_EQ(cpu.at("deviceSource"), "none");
+  EXPECT_TRUE(cpu.at("estimatedNodes").is_null());
+  EXPECT_EQ(cpu.at("option"), false);
+  const json::object& rejected = cpu.at("rejectedPods").as_object();
+  ASSERT_TRUE(rejected.contains("ml/trainer-2")) << r.out;
+  EXPECT_EQ(rejected.at("ml/trainer-2"), "HAMi: node unregistered");
+
+  const json::array& pods = plan.at("pods").as_array();
+  const json::object* trainer = find_by(pods, "pod", "ml/trainer-2");
+  ASSERT_NE(trainer, nullptr) << r.out;
+  EXPECT_EQ(trainer->at("state"), "triggers-scale-up");
+  const json::object* web = find_by(pods, "pod", "shop/web-0");
+  ASSERT_NE(web, nullptr) << r.out;
+  EXPECT_EQ(web->at("state"), "fits-existing-node");
+  EXPECT_EQ(web->at("node"), "cpu-node-1");
+
+  const json::array& new_nodes = plan.at("newNodes").as_array();
+  ASSERT_EQ(new_nodes.size(), 1u) << r.out;
+  EXPECT_EQ(new_nodes[0].at("group"), "gpu-k80");
+  EXPECT_EQ(new_nodes[0].at("devices").as_array().size(), 2u);
+}
+
+TEST_F(CliTest, PlanJsonIsTheSameBytesEveryRun) {
+  const auto first = hamisim(plan_args({"--output", "json"}));
+  const auto second = hamisim(plan_args({"--output", "json"}));
+  expect_ran(first);
+  expect_ran(second);
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  EXPECT_EQ(first.out, second.out);
+}
+
+TEST_F(CliTest, PlanHtmlIsASelfContainedDocument) {
+  const auto r = hamisim(plan_args({"-o", "html"}));
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(r.out, HasSubstr("</html>"));
+  EXPECT_THAT(r.out, HasSubstr("scale up gpu-k80 by 1 node"));
+  EXPECT_THAT(r.out, HasSubstr("<svg"));  // the device-usage picture of the new node
+  // Nothing fetched from elsewhere: no remote src/href, stylesheet link, import or url().
+  const std::regex remote(R"re((src|href)\s*=\s*["']?\s*(https?:)?//)re", std::regex::icase);
+  EXPECT_FALSE(std::regex_search(r.out, remote)) << r.out;
+  const std::regex fetches(R"re(<link\b|@import|url\(\s*["']?\s*(https?:)?//|<script[^>]*\bsrc)re",
+                           std::regex::icase);
+  EXPECT_FALSE(std::regex_search(r.out, fetches)) << r.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// hamisim plan: bad input exits 2 and says which file and what is wrong
+
+TEST_F(CliTest, PlanWithAMissingClusterFileExits2NamingIt) {
+  const std::string missing = (dir_ / "no-such-cluster.yaml").string();
+  const auto r = hamisim({"plan", "--cluster", missing, "--node-groups", kNodeGroupsYaml,
+                          "--device-profiles", kDeviceProfilesYaml});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim plan: cannot open " + missing));
+  EXPECT_THAT(r.err, HasSubstr("No such file or directory"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanWithAMissingNodeGroupsFileExits2NamingIt) {
+  const std::string missing = (dir_ / "no-such-node-groups.yaml").string();
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", missing});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("cannot open " + missing));
+}
+
+TEST_F(CliTest, PlanWithAMissingDeviceProfilesFileExits2NamingIt) {
+  const std::string missing = (dir_ / "no-such-profiles.yaml").string();
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", kNodeGroupsYaml,
+                          "--device-profiles", missing});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("cannot open " + missing));
+}
+
+TEST_F(CliTest, PlanWithMalformedNodeGroupsYamlExits2NamingTheFileAndLine) {
+  const std::string path = write("node-groups.yaml",
+                                 "apiVersion: hamisim.io/v1\n"
+                                 "kind: NodeGroups\n"
+                                 "nodeGroups:\n"
+                                 "  - name: [unclosed\n");
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", path});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim plan: " + path + ": "));
+  EXPECT_THAT(r.err, HasSubstr("line "));
+  EXPECT_THAT(r.err, HasSubstr("end of sequence flow not found"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanWithAnUnknownNodeGroupFieldExits2NamingGroupFieldAndLine) {
+  const std::string path = write("node-groups.yaml",
+                                 "apiVersion: hamisim.io/v1\n"
+                                 "kind: NodeGroups\n"
+                                 "nodeGroups:\n"
+                                 "  - name: g1\n"
+                                 "    minSize: 0\n"
+                                 "    maxSize: 3\n"
+                                 "    members: {agentpool: x}\n"
+                                 "    colour: blue\n");
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", path});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(path + ": nodeGroups[0] (g1).colour: unknown field"));
+  EXPECT_THAT(r.err, HasSubstr("(line 8)"));
+}
+
+TEST_F(CliTest, PlanWithAnEmptyNodeGroupsFileExits2) {
+  const std::string path = write("node-groups.yaml", "");
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", path});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(path + ": expected a NodeGroups document"));
+}
+
+TEST_F(CliTest, PlanWithMalformedClusterYamlExits2NamingTheFile) {
+  const std::string path = write("cluster.yaml", "apiVersion: v1\nkind: List\nitems: [\n");
+  const auto r = hamisim({"plan", "--cluster", path, "--node-groups", kNodeGroupsYaml,
+                          "--device-profiles", kDeviceProfilesYaml});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim plan: " + path + ": "));
+}
+
+TEST_F(CliTest, PlanWithADeviceProfileButNoDeviceProfilesFileExits2) {
+  // The bundled node groups name nd96-a100-80g for the cold gpu-a100 group.
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", kNodeGroupsYaml});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(kNodeGroupsYaml + ": node group gpu-a100 names deviceProfile "
+                                                 "\"nd96-a100-80g\" but no --device-profiles "
+                                                 "was given"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanWithADeviceProfileMissingFromTheProfilesFileExits2) {
+  const std::string path = write("node-groups.yaml",
+                                 "apiVersion: hamisim.io/v1\n"
+                                 "kind: NodeGroups\n"
+                                 "nodeGroups:\n"
+                                 "  - name: g1\n"
+                                 "    minSize: 0\n"
+                                 "    maxSize: 3\n"
+                                 "    members: {agentpool: x}\n"
+                                 "    deviceProfile: no-such-profile\n");
+  const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", path,
+                          "--device-profiles", kDeviceProfilesYaml});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(path +
+                               ": node group g1: deviceProfile \"no-such-profile\" is not "
+                               "in " +
+                               kDeviceProfilesYaml));
+}
+
+TEST_F(CliTest, PlanWithAnUnknownOutputFormatExits2) {
+  const auto r = hamisim(plan_args({"-o", "xml"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--output must be table, json or html, not \"xml\""));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanWithAnUnknownExpanderExits2) {
+  for (const std::string chain : {"bogus", "priority,bogus"}) {
+    SCOPED_TRACE(chain);
+    const auto r = hamisim(plan_args({"--expander", chain}));
+    expect_ran(r);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr("--expander: expander: unknown expander \"bogus\""));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST_F(CliTest, PlanWithABadBinpackingDurationExits2) {
+  const auto r = hamisim(plan_args({"--max-nodegroup-binpacking-duration", "10parsecs"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-nodegroup-binpacking-duration: time: invalid duration "
+                               "\"10parsecs\""));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, PlanWithANegativeBinpackingDurationExits2) {
+  const auto r = hamisim(plan_args({"--max-nodegroup-binpacking-duration", "-1s"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-nodegroup-binpacking-duration: must not be negative"));
+}
+
+TEST_F(CliTest, PlanWithABadBinpackingTimeExits2) {
+  const auto r = hamisim(plan_args({"--max-binpacking-time", "abc"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-binpacking-time: time: invalid duration \"abc\""));
+}
+
+TEST_F(CliTest, PlanWithANegativeMaxNodesPerScaleUpExits2) {
+  const auto r = hamisim(plan_args({"--max-nodes-per-scaleup", "-1"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-nodes-per-scaleup: must not be negative"));
+}
+
+TEST_F(CliTest, PlanWithANonNumericMaxNodesTotalExits2) {
+  const auto r = hamisim(plan_args({"--max-nodes-total", "abc"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-nodes-total"));
+}
+
+TEST_F(CliTest, PlanWithAnUnknownFlagExits2) {
+  const auto r = hamisim(plan_args({"--no-such-flag"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--no-such-flag"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// hamisim fit
+
+TEST_F(CliTest, FitExplainsAPodThatFits) {
+  const auto r =
+      hamisim({"fit", "--pod", kFitDir + "/pod-fits.yaml", "--node", kFitDir + "/node-k80.yaml"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("Pod default/gpu-workload -> node gpu-node-a: FITS"));
+  EXPECT_THAT(r.out, HasSubstr("container 0 \"main\" gets:"));
+  EXPECT_THAT(r.out, HasSubstr("300 MiB of 11441 MiB, 40% cores"));
+  EXPECT_THAT(r.out, HasSubstr("hami.io/vgpu-devices-allocated: "));
+  EXPECT_EQ(r.err, "");
+}
+
+// `fit` explains; a pod that does not fit is an answer, not an error: exit 0.
+TEST_F(CliTest, FitExplainsAPodTooBigForEveryGpu) {
+  const auto r = hamisim(
+      {"fit", "--pod", kFitDir + "/pod-too-big.yaml", "--node", kFitDir + "/node-k80.yaml"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("Pod default/gpu-too-big -> node gpu-node-a: DOES NOT FIT "
+                                "(InsufficientCapacity)"));
+  EXPECT_THAT(r.out, HasSubstr("HAMi reason: 2/2 CardInsufficientMemory"));
+  EXPECT_THAT(r.out, HasSubstr("CardInsufficientMemory: needs 12000 MiB, 11441 of 11441 MiB free"));
+}
+
+TEST_F(CliTest, FitCountsThePodsAlreadyOnTheNode) {
+  const auto r =
+      hamisim({"fit", "--pod", kFitDir + "/pod-two-gpus.yaml", "--node", kFitDir + "/node-k80.yaml",
+               "--pods-on-node", kFitDir + "/pods-on-node.yaml"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("DOES NOT FIT"));
+  EXPECT_THAT(r.out, HasSubstr("1/2 AllocatedCardsInsufficientRequest"));
+  EXPECT_THAT(r.out, HasSubstr("only 1 GPU(s) could take the container"));
+}
+
+TEST_F(CliTest, FitJsonForAPodThatFits) {
+  const auto r = hamisim({"fit", "--pod", kFitDir + "/pod-fits.yaml", "--node",
+                          kFitDir + "/node-k80.yaml", "--output", "json"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const json::value doc = parse_json(r.out);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc.at("pod"), "default/gpu-workload");
+  EXPECT_EQ(doc.at("node"), "gpu-node-a");
+  EXPECT_EQ(doc.at("fits"), true);
+  EXPECT_EQ(doc.at("class"), "Fits");
+  const json::array& allocations = doc.at("allocations").as_array();
+  ASSERT_EQ(allocations.size(), 1u) << r.out;
+  EXPECT_EQ(allocations[0].at("usedmem"), 300);
+  EXPECT_EQ(allocations[0].at("usedcores"), 40);
+  EXPECT_TRUE(doc.at("annotations").as_object().contains("hami.io/vgpu-devices-allocated"));
+  EXPECT_EQ(doc.at("devices").as_array().size(), 2u);
+}
+
+TEST_F(CliTest, FitJsonForAPodTooBig) {
+  const auto r = hamisim({"fit", "--pod", kFitDir + "/pod-too-big.yaml", "--node",
+                          kFitDir + "/node-k80.yaml", "-o", "json"});
+  expect_ran(r);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const json::value doc = parse_json(r.out);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc.at("fits"), false);
+  EXPECT_EQ(doc.at("class"), "InsufficientCapacity");
+  EXPECT_EQ(doc.at("reason"), "2/2 CardInsufficientMemory");
+  const json::array& verdicts = doc.at("verdicts").as_array();
+  ASSERT_EQ(verdicts.size(), 2u) << r.out;
+  for (const auto& v : verdicts) EXPECT_EQ(v.at("reason"), "CardInsufficientMemory");
+  EXPECT_TRUE(doc.at("allocations").as_array().empty());
+}
+
+TEST_F(CliTest, FitWithAMissingPodFileExits2NamingIt) {
+  const std::string missing = (dir_ / "no-such-pod.yaml").string();
+  const auto r = hamisim({"fit", "--pod", missing, "--node", kFitDir + "/node-k80.yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim fit: cannot open " + missing));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, FitWithAMalformedPodExits2NamingTheFile) {
+  const std::string path = write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: [oops\n");
+  const auto r = hamisim({"fit", "--pod", path, "--node", kFitDir + "/node-k80.yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim fit: " + path + ": "));
+}
+
+TEST_F(CliTest, FitWithAnUnknownOutputFormatExits2) {
+  const auto r = hamisim({"fit", "--pod", kFitDir + "/pod-fits.yaml", "--node",
+                          kFitDir + "/node-k80.yaml", "-o", "yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--output must be table or json, not \"yaml\""));
+}
+
+TEST_F(CliTest, FitWithoutANodeExits2) {
+  const auto r = hamisim({"fit", "--pod", kFitDir + "/pod-fits.yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--node is required"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// hamisim profile check
+
+// The first real A100 node registered what its profile says.
+constexpr const char* kMatchingNode = R"({"apiVersion":"v1","kind":"List","items":[{
+  "apiVersion":"v1","kind":"Node","metadata":{"name":"a100-good","labels":{"agentpool":"gpu-a100"},
+  "annotations":{"hami.io/node-nvidia-register":"[{\"id\":\"GPU-0\",\"index\":0,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":0,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-1\",\"index\":1,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":0,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-2\",\"index\":2,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":0,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-3\",\"index\":3,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":0,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-4\",\"index\":4,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":1,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-5\",\"index\":5,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":1,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-6\",\"index\":6,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":1,\"mode\":\"hami-core\",\"health\":true},{\"id\":\"GPU-7\",\"index\":7,\"count\":10,\"devmem\":81920,\"devcore\":100,\"type\":\"NVIDIA A100-SXM4-80GB\",\"numa\":1,\"mode\":\"hami-core\",\"health\":true}]"}}}]})";
+
+TEST_F(CliTest, ProfileCheckOnTheExampleFindsTheMismatchingNodeAndExits1) {
+  const auto r =
+      hamisim({"profile", "check", "--device-profiles", kProfilesDir + "/device-profiles.yaml",
+               "--cluster", kProfilesDir + "/nodes.yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("aks-gpua100-0"));
+  EXPECT_THAT(r.out, HasSubstr("aks-gpua100-1"));
+  EXPECT_THAT(r.out, HasSubstr("MISMATCH"));
+  EXPECT_THAT(r.out, HasSubstr("devmem: profile 81920 x8, node 40960 x8"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CliTest, ProfileCheckJsonOnTheExample) {
+  const auto r =
+      hamisim({"profile", "check", "--device-profiles", kProfilesDir + "/device-profiles.yaml",
+               "--cluster", kProfilesDir + "/nodes.yaml", "-o", "json"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  const json::value doc = parse_json(r.out);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc.at("mismatch"), true);
+  const json::array& nodes = doc.at("nodes").as_array();
+  const json::object* good = find_by(nodes, "node", "aks-gpua100-0");
+  const json::object* bad = find_by(nodes, "node", "aks-gpua100-1");
+  ASSERT_NE(good, nullptr) << r.out;
+  ASSERT_NE(bad, nullptr) << r.out;
+  EXPECT_EQ(good->at("profile"), "nd96-a100-80g");
+  EXPECT_EQ(good->at("matches"), true);
+  EXPECT_EQ(bad->at("matches"), false);
+  EXPECT_FALSE(bad->at("mismatches").as_array().empty());
+}
+
+TEST_F(CliTest, ProfileCheckWithOnlyMatchingNodesExits0) {
+  const std::string nodes = write("nodes.json", kMatchingNode);
+  const auto r = hamisim({"profile", "check", "--device-profiles",
+                          kProfilesDir + "/device-profiles.yaml", "--cluster", nodes});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("a100-good"));
+  EXPECT_THAT(r.out, HasSubstr("matches"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("MISMATCH")));
+
+  const auto j =
+      hamisim({"profile", "check", "--device-profiles", kProfilesDir + "/device-profiles.yaml",
+               "--cluster", nodes, "--output", "json"});
+  expect_ran(j);
+  EXPECT_EQ(j.exit_code, 0) << describe(j);
+  const json::value doc = parse_json(j.out);
+  ASSERT_TRUE(doc.is_object()) << j.out;
+  EXPECT_EQ(doc.at("mismatch"), false);
+}
+
+TEST_F(CliTest, ProfileCheckWithAMissingProfilesFileExits2) {
+  const std::string missing = (dir_ / "no-such-profiles.yaml").string();
+  const auto r = hamisim({"profile", "check", "--device-profiles", missing, "--cluster",
+                          kProfilesDir + "/nodes.yaml"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim profile check: cannot open " + missing));
+}
+
+TEST_F(CliTest, ProfileWithoutASubcommandExits2) {
+  const auto r = hamisim({"profile"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("A subcommand is required"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// hamisim itself
+
+TEST_F(CliTest, HelpListsTheSubcommands) {
+  const auto r = hamisim({"--help"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("Usage:"));
+  for (const char* sub : {"fit", "serve", "plan", "profile"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("  ") + sub + " ")) << sub;
+  }
+}
+
+TEST_F(CliTest, PlanHelpListsItsOptions) {
+  const auto r = hamisim({"plan", "--help"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* flag : {"--cluster", "--node-groups", "--device-profiles", "--expander",
+                           "--max-nodegroup-binpacking-duration", "--output"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag)) << flag;
+  }
+}
+
+TEST_F(CliTest, VersionPrintsTheVersion) {
+  const auto r = hamisim({"--version"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("hamisim "));
+}
+
+TEST_F(CliTest, UnknownSubcommandExitsNonZeroAndSaysSoOnStderr) {
+  const auto r = hamisim({"no-such-command"});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no-such-command"));
+  EXPECT_THAT(r.err, HasSubstr("--help"));
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace hamisim
+
+namespace hamisim {
+namespace {
+
+// The runner itself: a hang is killed and reported, and a child filling both pipes at once
+// never blocks it.
+TEST(RunProcess, KillsAChildThatOutlivesItsLimit) {
+  const auto r =
+      testing::run_process({"/bin/sh", "-c", "exec sleep 60"}, std::chrono::milliseconds(200));
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_EQ(r.exit_code, -1);
+}
+
+TEST(RunProcess, DrainsLargeOutputOnBothStreams) {
+  const auto r = testing::run_process(
+      {"/bin/sh", "-c", "head -c 1000000 /dev/zero; head -c 1000000 /dev/zero >&2; exit 3"});
+  ASSERT_FALSE(r.timed_out) << r.spawn_error;
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out.size(), 1000000u);
+  EXPECT_EQ(r.err.size(), 1000000u);
+}
+
+TEST(RunProcess, ReportsAProgramThatCannotStart) {
+  const auto r = testing::run_process({"/nonexistent/hamisim"});
+  EXPECT_FALSE(r.spawn_error.empty()) << describe(r);
+}
+
+}  // namespace
+}  // namespace hamisim
