@@ -134,7 +134,7 @@ struct Reader {
     if (list.IsDefined() && !list.IsNull() && !list.IsSequence()) {
       return error(key, "expected a list, got " + describe(list));
     }
-    if (list.IsSequence()) {
+    if (list.IsDefined() && list.IsSequence()) {
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
         const YAML::Node item = list[i];
@@ -268,8 +268,24 @@ Result<ServerUrl> parse_server_url(std::string_view server) {
   return url;
 }
 
+namespace {
+Result<KubeConfig> parse_kubeconfig_or_throw(std::string_view yaml, std::string_view file,
+                                             std::string_view context);
+}
+
 Result<KubeConfig> parse_kubeconfig(std::string_view yaml, std::string_view file,
                                     std::string_view context) {
+  // yaml-cpp reports some misuse with exceptions; none may escape.
+  try {
+    return parse_kubeconfig_or_throw(yaml, file, context);
+  } catch (const std::exception& e) {
+    return make_error("kubeconfig " + std::string(file) + ": " + e.what());
+  }
+}
+
+namespace {
+Result<KubeConfig> parse_kubeconfig_or_throw(std::string_view yaml, std::string_view file,
+                                             std::string_view context) {
   Reader r;
   r.file = std::string(file);
   r.dir = std::filesystem::path(std::string(file)).parent_path();
@@ -400,6 +416,7 @@ Result<KubeConfig> parse_kubeconfig(std::string_view yaml, std::string_view file
   config.description = "kubeconfig " + r.file + " (context " + context_name + ")";
   return config;
 }
+}  // namespace
 
 Result<KubeConfig> load_kubeconfig(const std::string& path, std::string_view context) {
   std::string resolved = path;
