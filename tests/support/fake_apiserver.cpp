@@ -653,6 +653,11 @@ void FakeApiServer::fail_next(std::string verb, std::string path_prefix, int cou
   impl_->rules.push_back(FailRule{std::move(verb), std::move(path_prefix), count, status});
 }
 
+void FakeApiServer::clear_failures() {
+  std::lock_guard lock(impl_->mu);
+  impl_->rules.clear();
+}
+
 void FakeApiServer::set_delay(std::chrono::milliseconds delay) {
   std::lock_guard lock(impl_->mu);
   impl_->delay = delay;

@@ -63,6 +63,7 @@ class FakeApiServer {
   // The next `count` requests with this verb whose path starts with `path_prefix` fail with
   // `status` (a Status body with the matching reason).
   void fail_next(std::string verb, std::string path_prefix, int count, int status);
+  void clear_failures();
   void set_delay(std::chrono::milliseconds delay);  // before every non-watch response
   void set_bearer_token(std::string token);
   // Requests seen with this verb and exact path (no query).
