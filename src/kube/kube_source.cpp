@@ -283,7 +283,13 @@ struct KubeSource::Impl {
   mutable std::mutex stats_mu;
   KubeSourceStats stats;
 
-  Impl(KubeClient& c, KubeSourceOptions o) : client(c), options(std::move(o)) {}
+  // Fetched once on the constructing thread: the default logger's registry is initialized
+  // lazily, which must not happen concurrently on the worker threads.
+  std::shared_ptr<spdlog::logger> log;
+
+  Impl(KubeClient& c, KubeSourceOptions o) : client(c), options(std::move(o)) {
+    log = options.logger ? options.logger : spdlog::default_logger();
+  }
 
   template <class F>
   void bump(F&& f) {
@@ -342,9 +348,9 @@ void KubeSource::Impl::run_dispatcher() {
           },
           item.object);
     } catch (const std::exception& e) {
-      spdlog::error("cluster handler threw: {}", e.what());
+      log->error("cluster handler threw: {}", e.what());
     } catch (...) {
-      spdlog::error("cluster handler threw");
+      log->error("cluster handler threw");
     }
   }
 }
@@ -374,7 +380,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
     auto body = client.get(path, "list " + spec.what, &stop_flag);
     if (!body) {
       if (stop_flag) break;
-      spdlog::warn("{}", body.error().message);
+      log->warn("{}", body.error().message);
       if (!backoff()) break;
       continue;
     }
@@ -384,7 +390,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
       auto d = decode_object(spec.kind, item);
       if (!d) {
         ++decode_errors;
-        spdlog::warn("list {}: skipping an object: {}", spec.what, d.error().message);
+        log->warn("list {}: skipping an object: {}", spec.what, d.error().message);
         return ok_status();
       }
       if (!wanted(*d)) return ok_status();
@@ -393,7 +399,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
     });
     if (decode_errors > 0) bump([&](KubeSourceStats& s) { s.decode_errors += decode_errors; });
     if (!list_rv) {
-      spdlog::warn("list {}: {}", spec.what, list_rv.error().message);
+      log->warn("list {}: {}", spec.what, list_rv.error().message);
       if (!backoff()) break;
       continue;
     }
@@ -442,7 +448,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
             auto d = decode_object(spec.kind, ev.object);
             if (!d) {
               bump([](KubeSourceStats& s) { ++s.decode_errors; });
-              spdlog::warn("watch {}: skipping an object: {}", spec.what, d.error().message);
+              log->warn("watch {}: skipping an object: {}", spec.what, d.error().message);
               return true;
             }
             if (!d->resource_version.empty()) rv = d->resource_version;
@@ -476,12 +482,12 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
       }
       if (status.code() == ApiCode::kGone) {
         bump([](KubeSourceStats& s) { ++s.relists_after_gone; });
-        spdlog::info("{}; relisting", status.error().message);
+        log->info("{}; relisting", status.error().message);
         relist = true;
         break;
       }
       bump([](KubeSourceStats& s) { ++s.watch_errors; });
-      spdlog::warn("{}", status.error().message);
+      log->warn("{}", status.error().message);
       if (!backoff()) return;
     }
   }
@@ -562,7 +568,7 @@ void KubeSource::Impl::send_events(std::vector<QueuedEvent> batch, Clock::time_p
       bump([](KubeSourceStats& s) { ++s.events_sent; });
     } else {
       bump([](KubeSourceStats& s) { ++s.events_failed; });
-      spdlog::warn("{}", result.error().message);
+      log->warn("{}", result.error().message);
     }
   }
 }
@@ -606,8 +612,10 @@ Result<std::unique_ptr<KubeSource>> KubeSource::create(const KubeConfig& config,
                                                        KubeSourceOptions options) {
   auto client = KubeClient::create(config, client_options);
   if (!client) return client.error();
-  return std::make_unique<KubeSource>(std::shared_ptr<KubeClient>(std::move(*client)),
-                                      std::move(options));
+  auto source = std::make_unique<KubeSource>(std::shared_ptr<KubeClient>(std::move(*client)),
+                                             std::move(options));
+  source->description_ = config.description;
+  return source;
 }
 
 void KubeSource::start(state::ClusterHandler& handler) {
@@ -639,7 +647,7 @@ void KubeSource::start(state::ClusterHandler& handler) {
       try {
         im.run_reflector(spec);
       } catch (const std::exception& e) {
-        spdlog::error("reflector {}: {}", spec.what, e.what());
+        im.log->error("reflector {}: {}", spec.what, e.what());
       }
     });
   }
@@ -655,7 +663,7 @@ void KubeSource::stop() {
   }
   im.stop_cv.notify_all();
   {
-    std::lock_guard lock(im.qmu);
+    std::lock_guard lock(im.qmu);  // no waiter can miss the flag between its check and wait
   }
   im.q_not_empty.notify_all();
   im.q_not_full.notify_all();
@@ -668,27 +676,29 @@ void KubeSource::stop() {
   }
   im.ecv.notify_all();
   if (im.event_thread.joinable()) {
-    // The flush has its own deadline; past it, in-flight requests are abandoned.
+    // The flush has its own deadline, but a request sent before stop() may still be in
+    // flight with the normal event timeout: abandon it once the flush deadline has passed.
     std::thread watchdog([&im] {
-      std::unique_lock lock(im.emu);
-      // Re-use emu/ecv: run_events has returned when events_stop is consumed and the thread
-      // ends; a plain timed wait is enough here.
-      lock.unlock();
       const auto until =
           Clock::now() + im.options.event_flush_timeout + std::chrono::milliseconds(500);
-      while (Clock::now() < until && !im.events_cancel.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      std::unique_lock lock(im.stop_mu);
+      im.stop_cv.wait_until(lock, until, [&] { return im.events_cancel.load(); });
       im.events_cancel = true;
     });
     im.event_thread.join();
-    im.events_cancel = true;
+    {
+      std::lock_guard lock(im.stop_mu);
+      im.events_cancel = true;
+    }
+    im.stop_cv.notify_all();
     watchdog.join();
   }
 }
 
 std::string KubeSource::describe() const {
-  return "kubernetes " + client_->server();
+  std::string out = "kubernetes " + client_->server();
+  if (!description_.empty()) out += " (" + description_ + ")";
+  return out;
 }
 
 KubeSourceStats KubeSource::stats() const {

@@ -22,6 +22,10 @@
 #include "kube/kube_config.h"
 #include "state/cluster_source.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace hamisim::kube {
 
 struct KubeSourceOptions {
@@ -41,6 +45,7 @@ struct KubeSourceOptions {
   size_t event_batch = 100;      // Events sent per wake-up
   std::chrono::milliseconds event_flush_timeout{std::chrono::seconds(2)};  // in stop()
   std::chrono::milliseconds event_timeout{std::chrono::seconds(5)};        // per Event POST
+  std::shared_ptr<spdlog::logger> logger;  // null = spdlog's default logger
 };
 
 struct KubeSourceStats {
@@ -87,6 +92,7 @@ class KubeSource final : public state::ClusterSource {
  private:
   std::shared_ptr<KubeClient> client_;
   std::unique_ptr<Impl> impl_;
+  std::string description_;  // the config's, when created from one
 };
 
 // The merge patch `{"metadata":{"annotations":{...},"labels":{...},"resourceVersion":"rv"}}`
