@@ -20,6 +20,14 @@ struct NvidiaConfig {
   int32_t default_cores = 0;
   int32_t default_gpu_num = 1;
   int32_t memory_factor = 1;
+  // Admission webhook only (reference §2.2). "" and "default" add no environment; "force" and
+  // "disable" become GPU_CORE_UTILIZATION_POLICY in every container.
+  std::string gpu_core_policy;
+  // Containers without an NVIDIA device get NVIDIA_VISIBLE_DEVICES=none, so that an image
+  // whose default environment exposes every GPU cannot reach the node's devices.
+  bool overwrite_env = false;
+  // Set on pods with an NVIDIA container that name no runtime class; empty = leave it.
+  std::string runtime_class_name;
 };
 
 // Pod annotations the NVIDIA backend reads (reference §2.5).

@@ -1,0 +1,114 @@
+// HAMi's device-config.yaml: the keys hamisim reads, their defaults, and the errors for values
+// of the wrong type.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fit/device_config.h"
+
+namespace hamisim::fit {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DeviceConfig, EmptyFileKeepsHamiChartDefaults) {
+  auto config = parse_device_config("");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& c = config->nvidia;
+  EXPECT_EQ(c.resource_count_name, "nvidia.com/gpu");
+  EXPECT_EQ(c.resource_priority_name, "nvidia.com/priority");
+  EXPECT_EQ(c.default_gpu_num, 1);
+  EXPECT_EQ(c.gpu_core_policy, "");
+  EXPECT_FALSE(c.overwrite_env);
+  EXPECT_EQ(c.runtime_class_name, "");
+}
+
+TEST(DeviceConfig, ReadsEveryNvidiaKey) {
+  auto config = parse_device_config(R"(nvidia:
+  resourceCountName: example.com/vgpu
+  resourceMemoryName: example.com/vmem
+  resourceMemoryPercentageName: example.com/vmem-pct
+  resourceCoreName: example.com/vcores
+  resourcePriorityName: example.com/prio
+  defaultMemory: 1024
+  defaultCores: 10
+  defaultGPUNum: 2
+  memoryFactor: 4
+  gpuCorePolicy: force
+  overwriteEnv: true
+  runtimeClassName: nvidia
+)");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& c = config->nvidia;
+  EXPECT_EQ(c.resource_count_name, "example.com/vgpu");
+  EXPECT_EQ(c.resource_memory_name, "example.com/vmem");
+  EXPECT_EQ(c.resource_memory_percentage_name, "example.com/vmem-pct");
+  EXPECT_EQ(c.resource_core_name, "example.com/vcores");
+  EXPECT_EQ(c.resource_priority_name, "example.com/prio");
+  EXPECT_EQ(c.default_memory, 1024);
+  EXPECT_EQ(c.default_cores, 10);
+  EXPECT_EQ(c.default_gpu_num, 2);
+  EXPECT_EQ(c.memory_factor, 4);
+  EXPECT_EQ(c.gpu_core_policy, "force");
+  EXPECT_TRUE(c.overwrite_env);
+  EXPECT_EQ(c.runtime_class_name, "nvidia");
+}
+
+TEST(DeviceConfig, EveryGpuCorePolicyHamiCoreKnowsIsAccepted) {
+  for (const char* policy : {"default", "force", "disable"}) {
+    auto config = parse_device_config(std::string("nvidia:\n  gpuCorePolicy: ") + policy + "\n");
+    ASSERT_TRUE(config) << policy << ": " << config.error().message;
+    EXPECT_EQ(config->nvidia.gpu_core_policy, policy);
+  }
+}
+
+TEST(DeviceConfig, UnknownGpuCorePolicyIsAnErrorNamingKeyAndLine) {
+  auto config = parse_device_config("nvidia:\n  defaultGPUNum: 1\n  gpuCorePolicy: Force\n");
+  ASSERT_FALSE(config);
+  EXPECT_THAT(config.error().message, HasSubstr("nvidia.gpuCorePolicy"));
+  EXPECT_THAT(config.error().message, HasSubstr("\"Force\""));
+  EXPECT_THAT(config.error().message, HasSubstr("line 3"));
+}
+
+TEST(DeviceConfig, OverwriteEnvMustBeABoolean) {
+  auto config = parse_device_config("nvidia:\n  overwriteEnv: maybe\n");
+  ASSERT_FALSE(config);
+  EXPECT_THAT(config.error().message, HasSubstr("nvidia.overwriteEnv: expected a boolean"));
+  EXPECT_THAT(config.error().message, HasSubstr("line 2"));
+
+  auto off = parse_device_config("nvidia:\n  overwriteEnv: false\n");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->nvidia.overwrite_env);
+}
+
+TEST(DeviceConfig, StringKeysRefuseSequencesAndMappings) {
+  for (const char* value : {"[nvidia]", "{name: nvidia}"}) {
+    auto config = parse_device_config(std::string("nvidia:\n  runtimeClassName: ") + value + "\n");
+    ASSERT_FALSE(config) << value;
+    EXPECT_THAT(config.error().message, HasSubstr("nvidia.runtimeClassName: expected a string"));
+  }
+}
+
+TEST(DeviceConfig, NullValuesKeepDefaults) {
+  auto config = parse_device_config(
+      "nvidia:\n  gpuCorePolicy: ~\n  overwriteEnv:\n  runtimeClassName: null\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->nvidia.gpu_core_policy, "");
+  EXPECT_FALSE(config->nvidia.overwrite_env);
+  EXPECT_EQ(config->nvidia.runtime_class_name, "");
+}
+
+TEST(DeviceConfig, IntegerKeysStillNameTheirType) {
+  auto config = parse_device_config("nvidia:\n  defaultGPUNum: one\n");
+  ASSERT_FALSE(config);
+  EXPECT_THAT(config.error().message, HasSubstr("nvidia.defaultGPUNum: expected an integer"));
+}
+
+TEST(DeviceConfig, OtherVendorSectionsAreListedAsIgnored) {
+  auto config = parse_device_config("nvidia: {}\ncambricon:\n  resourceCountName: x\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->ignored_sections, std::vector<std::string>{"cambricon"});
+}
+
+}  // namespace
+}  // namespace hamisim::fit
