@@ -10,7 +10,8 @@ namespace {
 constexpr std::string_view kLimitsPrefix = "limits.";
 }
 
-void DeviceQuota::add_quota(const model::ResourceQuota& quota) {
+template <class F>
+void DeviceQuota::for_each_limit(const model::ResourceQuota& quota, F&& apply) {
   for (const auto& backend : registry_.backends()) {
     const auto& names = backend->resource_names();
     for (const std::string* name : {&names.memory, &names.cores}) {
@@ -19,11 +20,23 @@ void DeviceQuota::add_quota(const model::ResourceQuota& quota) {
       if (it == quota.spec.hard.end()) continue;
       std::optional<int64_t> v = it->second.as_int64();
       if (!v) continue;  // HAMi uses only exact int64 quantities
-      Entry& e = namespaces_[quota.metadata.namespace_][*name];
-      e.limit = *v;
-      e.limit_set = true;
+      apply(namespaces_[quota.metadata.namespace_][*name], *v);
     }
   }
+}
+
+void DeviceQuota::add_quota(const model::ResourceQuota& quota) {
+  for_each_limit(quota, [](Entry& e, int64_t limit) {
+    e.limit = limit;
+    e.limit_set = true;
+  });
+}
+
+void DeviceQuota::remove_quota(const model::ResourceQuota& quota) {
+  for_each_limit(quota, [](Entry& e, int64_t) {
+    e.limit = 0;
+    e.limit_set = false;
+  });
 }
 
 void DeviceQuota::add_usage(std::string_view namespace_, const PodAllocation& allocation,

@@ -23,6 +23,9 @@ class DeviceQuota final : public device::QuotaView {
   // AddQuota: every `spec.hard` key `limits.<tracked name>` with an exact int64 value sets
   // that limit (several quotas setting one key: the last one wins, as in HAMi).
   void add_quota(const model::ResourceQuota& quota);
+  // DelQuota: the limits this quota sets are cleared (usage is kept). With several quotas
+  // setting one key, deleting any of them clears it, as in HAMi.
+  void remove_quota(const model::ResourceQuota& quota);
   // countPodDevices: the pod's device memory and cores, per vendor's resource names, added
   // to (sign 1) or removed from (sign -1, clamped at 0) its namespace's usage.
   void add_usage(std::string_view namespace_, const PodAllocation& allocation, int sign = 1);
@@ -45,6 +48,9 @@ class DeviceQuota final : public device::QuotaView {
     bool limit_set = false;
   };
   const Entry* entry(std::string_view ns, std::string_view resource) const;
+  // Calls apply(entry, value) for every managed `limits.<name>` the quota sets.
+  template <class F>
+  void for_each_limit(const model::ResourceQuota& quota, F&& apply);
 
   const device::DeviceRegistry& registry_;
   std::map<std::string, std::map<std::string, Entry, std::less<>>, std::less<>> namespaces_;

@@ -1,0 +1,503 @@
+#include "live/live_scheduler.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "device/allocation.h"
+#include "device/codec.h"
+#include "live/time_format.h"
+
+namespace hamisim::live {
+namespace {
+
+constexpr std::string_view kNotReady = "not ready: ";
+constexpr std::string_view kInvalid = "invalid request: ";
+constexpr std::string_view kInternal = "internal: ";
+constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+
+// The handshake annotation per vendor (HAMi HandshakeAnnos). Vendors without one never get a
+// handshake and are healthy while they register devices.
+std::string_view handshake_annotation(std::string_view vendor) {
+  if (vendor == device::kNvidiaVendor) return device::kNvidiaHandshakeAnnotation;
+  return {};
+}
+
+int64_t allocatable_count(const model::Node& node, const std::string& resource) {
+  auto it = node.status.allocatable.find(resource);
+  return it == node.status.allocatable.end() ? 0 : it->second.value();
+}
+
+std::string annotation_or_empty(const model::ObjectMeta& meta, std::string_view key) {
+  const std::string* v = model::find_annotation(meta, key);
+  return v ? *v : std::string();
+}
+
+}  // namespace
+
+LiveScheduler::LiveScheduler(const device::DeviceRegistry& registry, state::ClusterSource& source,
+                             LiveOptions options)
+    : registry_(registry),
+      source_(source),
+      options_(std::move(options)),
+      quota_(registry),
+      pods_(registry, quota_),
+      leader_(options_.leader),
+      node_lock_(
+          source,
+          NodeLock::Options{
+              .timeout = options_.node_lock_timeout,
+              .now = options_.wall_now,
+              .sleep = [this](std::chrono::milliseconds d) { return sleep_unless_stopping(d); },
+              .jitter_seed = 0,
+          }) {
+  pods_.on_bad_pod = [](const model::Pod& pod, const std::string& error) {
+    spdlog::warn("pod {}/{} ignored: its device annotations do not decode: {}",
+                 pod.metadata.namespace_, pod.metadata.name, error);
+  };
+}
+
+LiveScheduler::~LiveScheduler() {
+  stop();
+}
+
+void LiveScheduler::start() {
+  started_ = true;
+  registration_thread_ = std::thread([this] { registration_loop(); });
+  source_.start(*this);
+}
+
+void LiveScheduler::stop() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (started_) source_.stop();
+  if (registration_thread_.joinable()) registration_thread_.join();
+}
+
+bool LiveScheduler::sleep_unless_stopping(std::chrono::milliseconds d) {
+  std::unique_lock lock(wake_mutex_);
+  return !wake_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+void LiveScheduler::notify_registration() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    wake_pending_ = true;
+  }
+  wake_.notify_all();
+}
+
+void LiveScheduler::registration_loop() {
+  while (true) {
+    {
+      std::unique_lock lock(wake_mutex_);
+      wake_.wait_for(lock, options_.register_interval,
+                     [this] { return stopping_ || wake_pending_; });
+      if (stopping_) return;
+      wake_pending_ = false;
+    }
+    if (source_synced_) register_pass();
+  }
+}
+
+void LiveScheduler::register_now() {
+  register_pass();
+}
+
+// --- ClusterHandler --------------------------------------------------------------------------
+
+void LiveScheduler::on_node(state::EventType type, const model::Node& node) {
+  const std::string& name = node.metadata.name;
+  if (type == state::EventType::kDeleted) {
+    {
+      std::lock_guard lock(observed_mutex_);
+      observed_.erase(name);
+    }
+    node_lock_.forget(name);
+    nodes_.remove_node(name);
+    {
+      std::lock_guard lock(register_mutex_);
+      reported_.erase(name);
+    }
+    notify_registration();
+    return;
+  }
+  {
+    std::lock_guard lock(observed_mutex_);
+    observed_[name] = std::make_shared<const model::Node>(node);
+  }
+  // Per-GPU cordon is always current (spec §3); everything else waits for a pass.
+  const std::string* cordon =
+      model::find_annotation(node.metadata, device::kDeviceCordonAnnotation);
+  nodes_.set_cordon(name,
+                    cordon ? device::parse_cordon(*cordon) : std::set<std::string, std::less<>>{});
+  if (type == state::EventType::kAdded) notify_registration();
+}
+
+void LiveScheduler::on_pod(state::EventType type, const model::Pod& pod) {
+  pods_.on_pod(type, pod);
+}
+
+void LiveScheduler::on_quota(state::EventType type, const model::ResourceQuota& quota) {
+  quota_.on_quota(type, quota);
+}
+
+void LiveScheduler::on_lease(state::EventType type, const state::Lease& lease) {
+  const int change = leader_.on_lease(type, lease, options_.steady_now());
+  if (change > 0) {
+    spdlog::info("started leading: {}", leader_.describe(options_.steady_now()));
+    notify_registration();
+  } else if (change < 0) {
+    spdlog::info("stopped leading: {}", leader_.describe(options_.steady_now()));
+    registered_ = false;
+  }
+}
+
+void LiveScheduler::on_synced() {
+  source_synced_ = true;
+  notify_registration();
+}
+
+// --- Registration ----------------------------------------------------------------------------
+
+LiveScheduler::Health LiveScheduler::handshake(const device::DeviceBackend& backend,
+                                               const model::Node& node) {
+  const std::string_view key = handshake_annotation(backend.vendor());
+  if (key.empty()) return {true, true};
+  const std::string* value = model::find_annotation(node.metadata, key);
+  const WallTime now = options_.wall_now();
+  if (value != nullptr && value->find("Requesting") != std::string::npos) {
+    const size_t sep = value->find('_');
+    if (sep == std::string::npos) return {true, false};
+    auto asked = parse_handshake_time(std::string_view(*value).substr(sep + 1));
+    if (!asked) return {true, false};
+    if (now < *asked + options_.handshake_grace) return {true, false};
+    // The device plugin did not answer in time; a node still advertising devices is alive.
+    if (allocatable_count(node, backend.resource_names().count) > 0) return {true, false};
+    return {false, false};
+  }
+  auto patched = source_.patch_node_annotations(
+      node.metadata.name, {{std::string(key), "Requesting_" + format_handshake_time(now)}}, "");
+  if (!patched) {
+    spdlog::warn("handshake with node {}: {}", node.metadata.name, patched.error().message);
+  }
+  return {true, true};
+}
+
+LiveScheduler::Health LiveScheduler::check_health(const device::DeviceBackend& backend,
+                                                  const model::Node& node) {
+  const Health generic = handshake(backend, node);
+  if (backend.vendor() != device::kNvidiaVendor) return generic;
+  // NVIDIA also watches the advertised GPU count and the registration text (register_mutex_
+  // is held by the pass).
+  const int64_t current = allocatable_count(node, backend.resource_names().count);
+  Reported& r = reported_[node.metadata.name];
+  if (current == 0) {
+    if (r.gpu_count == 0) return generic;
+    r.gpu_count = 0;
+    return {false, generic.need_update};
+  }
+  if (r.gpu_count != current) {
+    r.gpu_count = current;
+    return {true, true};
+  }
+  std::string registration = annotation_or_empty(node.metadata, device::kNvidiaRegisterAnnotation);
+  if (registration != r.register_annotation) {
+    r.register_annotation = std::move(registration);
+    return {generic.healthy, true};
+  }
+  return generic;
+}
+
+void LiveScheduler::node_cleanup(const std::string& node) {
+  reported_.erase(node);
+  auto patched = source_.patch_node_annotations(
+      node, {{std::string(device::kNvidiaHandshakeAnnotation), std::nullopt}}, "");
+  if (!patched && patched.code() != state::ApiCode::kNotFound) {
+    spdlog::warn("cleaning up node {}: {}", node, patched.error().message);
+  }
+}
+
+void LiveScheduler::register_pass() {
+  if (!leader_.is_leader(options_.steady_now())) return;
+  std::lock_guard pass(register_mutex_);
+  std::vector<std::shared_ptr<const model::Node>> nodes;
+  {
+    std::lock_guard lock(observed_mutex_);
+    nodes.reserve(observed_.size());
+    for (const auto& [name, node] : observed_) nodes.push_back(node);
+  }
+  for (const auto& node : nodes) {
+    const std::string& name = node->metadata.name;
+    for (const auto& backend : registry_.backends()) {
+      const std::string_view vendor = backend->vendor();
+      device::NodeDevices found = backend->node_devices(*node);
+      const Health health = check_health(*backend, *node);
+      if (!health.healthy) {
+        if (nodes_.has_vendor(name, vendor)) {
+          spdlog::warn(
+              "node {}: {} devices unhealthy (handshake unanswered, no devices "
+              "advertised); removed until they register again",
+              name, vendor);
+          node_cleanup(name);
+          nodes_.remove_vendor(name, vendor);
+        }
+        continue;
+      }
+      if (found.state == device::NodeDevices::State::kMalformed) {
+        // A transient decode failure keeps what was registered before (HAMi does the same).
+        spdlog::warn("node {}: {} registration does not decode: {}", name, vendor, found.message);
+        continue;
+      }
+      if (found.devices.empty()) {
+        if (nodes_.has_vendor(name, vendor)) nodes_.remove_vendor(name, vendor);
+        continue;
+      }
+      if (!health.need_update) continue;
+      const std::string* cordon =
+          model::find_annotation(node->metadata, device::kDeviceCordonAnnotation);
+      nodes_.set_vendor_devices(
+          name, vendor, std::move(found.devices),
+          cordon ? device::parse_cordon(*cordon) : std::set<std::string, std::less<>>{});
+    }
+  }
+  ++passes_;
+  registered_ = true;
+}
+
+// --- Filter ----------------------------------------------------------------------------------
+
+std::optional<std::string> LiveScheduler::not_ready_reason() const {
+  if (!source_synced_) return "the cluster source has not delivered its initial lists yet";
+  if (!leader_.is_leader(options_.steady_now())) {
+    return "not the leader (" + leader_.describe(options_.steady_now()) + ")";
+  }
+  if (!registered_) return "no registration pass has finished since this replica became leader";
+  return std::nullopt;
+}
+
+LiveReadiness LiveScheduler::readiness() const {
+  if (auto why = not_ready_reason()) return {false, *why};
+  return {true, fmt::format("{}; {} registered node(s), {} pod allocation(s); {}",
+                            source_.describe(), nodes_.snapshot()->size(), pods_.size(),
+                            leader_.describe(options_.steady_now()))};
+}
+
+void LiveScheduler::event(const model::Pod& pod, std::string type, std::string reason,
+                          std::string message) {
+  source_.record_event(state::PodEvent{pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid,
+                                       std::move(type), std::move(reason), std::move(message)});
+}
+
+LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
+                                       const std::vector<std::string>& node_names) {
+  LiveFilterResult out;
+  if (auto why = not_ready_reason()) {
+    out.error = std::string(kNotReady) + *why;
+    return out;
+  }
+  const model::Pod& pod = *prepared.pod;
+  // A reservation left by an earlier filter whose bind failed (HAMi f852784d).
+  pods_.evict(pod.metadata.uid);
+
+  const auto table = nodes_.snapshot();
+  struct Candidate {
+    const std::string* name;
+    fit::NodeFit fit;
+  };
+  std::vector<Candidate> fits;
+  for (const std::string& name : node_names) {
+    auto it = table->find(name);
+    if (it == table->end()) {
+      out.failed_nodes[name] = std::string(fit::kNodeUnregistered);
+      continue;
+    }
+    const fit::NodeInventory& inventory = it->second->inventory;
+    fit::NodeUsage usage = fit::fresh_usage(inventory);
+    pods_.add_node_usage(name, usage);
+    fit::NodeFit f = fit::fit_pod(prepared, usage, inventory, registry_, &quota_);
+    if (f.fits) {
+      fits.push_back({&name, std::move(f)});
+    } else {
+      out.failed_nodes[name] = std::move(f.reason);
+    }
+  }
+
+  if (fits.empty()) {
+    // One Warning per reason type, naming the nodes (HAMi calcScore), then the summary.
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (const auto& [node, reason] : out.failed_nodes) {
+      auto names = device::parse_reasons(reason);
+      if (names.empty()) by_reason[reason].push_back(node);
+      for (const auto& [r, count] : names) by_reason[r].push_back(node);
+    }
+    for (auto& [reason, nodes] : by_reason) {
+      event(pod, "Warning", "FilteringFailed",
+            fmt::format("{} nodes {}({})", nodes.size(), reason, fmt::join(nodes, ",")));
+    }
+    event(pod, "Warning", "FilteringFailed",
+          fmt::format("no available node, {} nodes do not meet", node_names.size()));
+    out.kind = LiveFilterResult::Kind::kNoFit;
+    return out;
+  }
+
+  std::vector<float> scores;
+  scores.reserve(fits.size());
+  for (const auto& c : fits) scores.push_back(c.fit.node_score);
+  const Candidate& chosen = fits[fit::choose_node(scores, prepared.node_policy)];
+  const std::string& node = *chosen.name;
+
+  std::map<std::string, std::string> annotations = chosen.fit.annotations;
+  annotations[std::string(device::kAssignedNodeAnnotation)] = node;
+  annotations[std::string(device::kAssignedTimeAnnotation)] = unix_seconds(options_.wall_now());
+
+  model::Pod reserved = pod;
+  for (const auto& [k, v] : annotations) reserved.metadata.annotations[k] = v;
+  if (Status s = pods_.reserve(reserved); !s) {
+    out.error = std::string(kInternal) + "recording the allocation: " + s.error().message;
+    return out;
+  }
+  state::MetadataPatch annotation_patch;
+  for (auto& [k, v] : annotations) annotation_patch.emplace_back(k, v);
+  auto patched =
+      source_.patch_pod_metadata(pod.metadata.namespace_, pod.metadata.name, annotation_patch,
+                                 {{std::string(device::kAssignedNodeAnnotation), node}});
+  if (!patched) {
+    pods_.evict(pod.metadata.uid);  // HAMi 4098c5b2: no leak when the patch fails
+    event(pod, "Warning", "FilteringFailed", patched.error().message);
+    out.error = std::string(kInternal) +
+                "patching the pod's allocation annotations: " + patched.error().message;
+    return out;
+  }
+
+  // "find fit node(n2), 1 nodes not fit, 2 nodes fit(n1:3.00,n2:8.00)", in policy order.
+  std::vector<const Candidate*> order;
+  for (const auto& c : fits) order.push_back(&c);
+  const bool spread = prepared.node_policy == "spread";
+  std::stable_sort(order.begin(), order.end(), [&](const Candidate* a, const Candidate* b) {
+    return spread ? a->fit.node_score > b->fit.node_score : a->fit.node_score < b->fit.node_score;
+  });
+  std::string fitted;
+  for (const Candidate* c : order) {
+    if (!fitted.empty()) fitted += ',';
+    fitted += fmt::format("{}:{:.2f}", *c->name, c->fit.node_score);
+  }
+  event(pod, "Normal", "FilteringSucceed",
+        fmt::format("find fit node({}), {} nodes not fit, {} nodes fit({})", node,
+                    node_names.size() - fits.size(), fits.size(), fitted));
+  out.kind = LiveFilterResult::Kind::kChosen;
+  out.node = node;
+  return out;
+}
+
+// --- Bind ------------------------------------------------------------------------------------
+
+LockStatus LiveScheduler::lock_with_pod_group_retry(const model::Pod& pod,
+                                                    const std::string& node) {
+  const std::string& ns = pod.metadata.namespace_;
+  const std::string& name = pod.metadata.name;
+  LockStatus status = node_lock_.lock(node, ns, name);
+  const bool pod_group = pod.metadata.labels.contains(kPodGroupLabel) ||
+                         !pod.spec.scheduling_group_pod_group_name.empty();
+  if (status.ok || !status.contention || !pod_group ||
+      options_.node_lock_retry_timeout.count() <= 0) {
+    return status;
+  }
+  // Gang members wait for each other's Allocate instead of failing at once (HAMi 52e4e7a9).
+  const auto deadline = std::chrono::steady_clock::now() + options_.node_lock_retry_timeout;
+  while (!status.ok && status.contention) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return LockStatus::failure(
+          fmt::format("timed out after {} waiting for node {} to be unlocked: {}",
+                      format_go_duration(options_.node_lock_retry_timeout), node,
+                      kNodeLockContention),
+          true);
+    }
+    if (!sleep_unless_stopping(std::chrono::milliseconds(100))) {
+      return LockStatus::failure(
+          fmt::format("scheduler shutting down while waiting for node lock: {}",
+                      kNodeLockContention),
+          true);
+    }
+    status = node_lock_.lock(node, ns, name);
+  }
+  return status;
+}
+
+std::string LiveScheduler::bind(const LiveBindRequest& request) {
+  if (!source_synced_) {
+    return std::string(kNotReady) + "the cluster source has not delivered its initial lists yet";
+  }
+  auto fetched = source_.get_pod(request.pod_namespace, request.pod_name);
+  if (!fetched) {
+    pods_.evict(request.pod_uid);
+    if (fetched.code() == state::ApiCode::kNotFound) {
+      return fmt::format("{}pod \"{}/{}\" not found", kInvalid, request.pod_namespace,
+                         request.pod_name);
+    }
+    return std::string(kInternal) + fetched.error().message;
+  }
+  const model::Pod& pod = *fetched;
+  bool node_known;
+  {
+    std::lock_guard lock(observed_mutex_);
+    node_known = observed_.contains(request.node);
+  }
+  if (!node_known) {
+    event(pod, "Warning", "BindingFailed", "failed to get node " + request.node);
+    pods_.evict(pod.metadata.uid);
+    return fmt::format("{}node \"{}\" not found", kInvalid, request.node);
+  }
+
+  // Every vendor HAMi ships except Cambricon shares one lock key, so the node is locked once
+  // when any regular container asks for a managed device (init containers do not lock).
+  const device::PodRequests requests = registry_.requests_for(pod);
+  const bool needs_lock =
+      std::any_of(requests.begin() + std::min(requests.size(), pod.spec.init_containers.size()),
+                  requests.end(), [](const auto& r) { return !r.empty(); });
+
+  auto fail = [&](const std::string& error, bool transient) {
+    if (needs_lock) {
+      // Owner-checked: a lock someone else holds is left alone.
+      auto released = node_lock_.release(request.node, pod.metadata.namespace_, pod.metadata.name);
+      if (!released.ok) spdlog::warn("bind cleanup: {}", released.error);
+    }
+    event(pod, "Warning", "BindingFailed", error);
+    // The reservation stays: kube-scheduler retries, and the next filter replaces it
+    // (HAMi 900e3a33).
+    return std::string(transient ? kNotReady : kInternal) + error;
+  };
+
+  if (needs_lock) {
+    LockStatus locked = lock_with_pod_group_retry(pod, request.node);
+    if (!locked.ok) return fail(locked.error, locked.contention);
+  }
+  const std::string now = unix_seconds(options_.wall_now());
+  auto phase =
+      source_.patch_pod_metadata(pod.metadata.namespace_, pod.metadata.name,
+                                 {{std::string(device::kBindPhaseAnnotation), "allocating"},
+                                  {std::string(device::kBindTimeAnnotation), now}},
+                                 {});
+  if (!phase) return fail("patching bind-phase: " + phase.error().message, false);
+  auto bound =
+      source_.bind_pod(pod.metadata.namespace_, pod.metadata.name,
+                       request.pod_uid.empty() ? pod.metadata.uid : request.pod_uid, request.node);
+  if (!bound) return fail(bound.error().message, false);
+  // The node lock stays: the device plugin releases it after Allocate.
+  event(pod, "Normal", "BindingSucceed",
+        fmt::format("Successfully binding node [{}] to {}/{}", request.node,
+                    pod.metadata.namespace_, pod.metadata.name));
+  return {};
+}
+
+std::optional<std::string> LiveScheduler::admission_quota_check(const model::Pod& pod) const {
+  return quota_.admission_check(pod);
+}
+
+}  // namespace hamisim::live

@@ -1,0 +1,152 @@
+#pragma once
+// HAMi's live scheduler core (reference hami-scheduler-core.md §4–§8): consumes a cluster
+// source into node, pod and quota managers, runs the registration loop and answers the live
+// filter and bind. HTTP-free: src/server encodes the wire format.
+//
+// Threads: the source thread calls the ClusterHandler methods; the registration thread runs
+// passes (API writes included); filter and bind run on server workers, concurrently. Filters
+// read immutable node snapshots and take the pod manager's read lock per node.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "device/registry.h"
+#include "fit/node_fit.h"
+#include "live/leader.h"
+#include "live/node_lock.h"
+#include "live/node_manager.h"
+#include "live/pod_manager.h"
+#include "live/quota_manager.h"
+#include "state/cluster_source.h"
+
+namespace hamisim::live {
+
+struct LiveOptions {
+  std::string scheduler_name = "hami-scheduler";  // events' source component
+  fit::FitPolicy policy;
+  std::chrono::seconds node_lock_timeout{300};               // --node-lock-timeout
+  std::chrono::milliseconds node_lock_retry_timeout{28000};  // --node-lock-retry-timeout
+  std::chrono::milliseconds register_interval{15000};
+  std::chrono::seconds handshake_grace{60};
+  LeaderTracker::Options leader;
+  // Injectable clocks (tests); wall time for annotations, steady time for the Lease.
+  std::function<WallTime()> wall_now = [] { return std::chrono::system_clock::now(); };
+  std::function<LeaderTracker::Clock::time_point()> steady_now = [] {
+    return LeaderTracker::Clock::now();
+  };
+};
+
+struct LiveFilterResult {
+  enum class Kind { kChosen, kNoFit, kError };
+  Kind kind = Kind::kError;
+  std::string node;                                 // kChosen
+  std::map<std::string, std::string> failed_nodes;  // kNoFit
+  std::string error;                                // kError, starting with its class word
+};
+
+struct LiveBindRequest {
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  std::string node;
+};
+
+struct LiveReadiness {
+  bool ready = false;
+  std::string detail;
+};
+
+class LiveScheduler final : public state::ClusterHandler {
+ public:
+  LiveScheduler(const device::DeviceRegistry& registry, state::ClusterSource& source,
+                LiveOptions options);
+  ~LiveScheduler() override;
+
+  // Starts the source stream and the registration loop. Call once.
+  void start();
+  // Stops both and wakes binds waiting for a node lock; bounded.
+  void stop();
+
+  // HAMi Scheduler.Filter for a pod that requests devices (callers echo the others).
+  LiveFilterResult filter(const fit::PreparedPod& pod, const std::vector<std::string>& node_names);
+  // HAMi Scheduler.Bind; empty on success, otherwise the error (with its class word).
+  std::string bind(const LiveBindRequest& request);
+  // The admission webhook's quota pre-check (nullopt: fits).
+  std::optional<std::string> admission_quota_check(const model::Pod& pod) const;
+
+  LiveReadiness readiness() const;
+  // Runs one registration pass now, on the calling thread (tests, and the first pass).
+  void register_now();
+
+  const PodManager& pods() const { return pods_; }
+  const NodeManager& nodes() const { return nodes_; }
+
+  // ClusterHandler (source thread).
+  void on_node(state::EventType type, const model::Node& node) override;
+  void on_pod(state::EventType type, const model::Pod& pod) override;
+  void on_quota(state::EventType type, const model::ResourceQuota& quota) override;
+  void on_lease(state::EventType type, const state::Lease& lease) override;
+  void on_synced() override;
+
+ private:
+  struct Health {
+    bool healthy = true;
+    bool need_update = false;
+  };
+  // What the NVIDIA backend remembers per node between passes (HAMi CheckHealth).
+  struct Reported {
+    int64_t gpu_count = 0;
+    std::string register_annotation;
+  };
+
+  std::optional<std::string> not_ready_reason() const;
+  void registration_loop();
+  void notify_registration();
+  void register_pass();
+  Health check_health(const device::DeviceBackend& backend, const model::Node& node);
+  Health handshake(const device::DeviceBackend& backend, const model::Node& node);
+  void node_cleanup(const std::string& node);
+  void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
+  // Sleeps unless stopping; false when stopping.
+  bool sleep_unless_stopping(std::chrono::milliseconds d);
+  LockStatus lock_with_pod_group_retry(const model::Pod& pod, const std::string& node);
+
+  const device::DeviceRegistry& registry_;
+  state::ClusterSource& source_;
+  const LiveOptions options_;
+  QuotaManager quota_;
+  PodManager pods_;
+  NodeManager nodes_;
+  LeaderTracker leader_;
+  NodeLock node_lock_;
+
+  // The latest Node objects from the source, for the registration pass and bind.
+  mutable std::mutex observed_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const model::Node>> observed_;
+
+  std::mutex register_mutex_;  // serializes passes; guards reported_
+  std::unordered_map<std::string, Reported> reported_;
+
+  std::atomic<bool> source_synced_{false};
+  std::atomic<bool> registered_{false};  // HAMi `synced`: a pass finished while leading
+  std::atomic<uint64_t> passes_{0};
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool wake_pending_ = false;
+  bool stopping_ = false;
+  std::thread registration_thread_;
+  bool started_ = false;
+};
+
+}  // namespace hamisim::live

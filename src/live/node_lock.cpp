@@ -1,0 +1,199 @@
+#include "live/node_lock.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+namespace hamisim::live {
+namespace {
+
+constexpr std::string_view kRetryStrategy = "{Steps:5 Duration:100ms Factor:2 Jitter:0.5}";
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == sep) {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+const std::string* lock_of(const model::Node& node) {
+  return model::find_annotation(node.metadata, device::kNodeLockAnnotation);
+}
+
+bool owned_by(std::string_view value, const std::string& ns, const std::string& pod) {
+  const std::string suffix = "," + ns + "," + pod;
+  return value.size() > suffix.size() && value.ends_with(suffix);
+}
+
+}  // namespace
+
+Result<ParsedNodeLock> parse_node_lock(std::string_view value) {
+  ParsedNodeLock out;
+  std::string_view time_text = value;
+  if (value.find(',') != std::string_view::npos) {
+    auto parts = split(value, ',');
+    if (parts.size() != 3) {
+      return make_error(fmt::format("malformed lock annotation: expected 3 parts, got {} from {}",
+                                    parts.size(), value));
+    }
+    time_text = parts[0];
+    out.namespace_ = parts[1];
+    out.pod = parts[2];
+  }
+  auto t = parse_rfc3339(time_text);
+  if (!t) return make_error(fmt::format("malformed lock annotation: bad time \"{}\"", time_text));
+  out.time = *t;
+  return out;
+}
+
+NodeLock::NodeLock(state::ClusterSource& source, Options options)
+    : source_(source), options_(std::move(options)) {
+  if (!options_.sleep) {
+    options_.sleep = [](std::chrono::milliseconds d) {
+      std::this_thread::sleep_for(d);
+      return true;
+    };
+  }
+  rng_ = options_.jitter_seed != 0
+             ? options_.jitter_seed
+             : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+std::shared_ptr<std::mutex> NodeLock::node_mutex(const std::string& node) {
+  std::lock_guard lock(mutexes_mutex_);
+  auto& m = mutexes_[node];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
+void NodeLock::forget(const std::string& node) {
+  std::lock_guard lock(mutexes_mutex_);
+  mutexes_.erase(node);
+}
+
+bool NodeLock::with_backoff(const std::function<bool()>& attempt) {
+  std::chrono::milliseconds delay{100};
+  for (int step = 0; step < 5; ++step) {
+    if (attempt()) return true;
+    if (step == 4) break;
+    double jitter;
+    {
+      std::lock_guard lock(rng_mutex_);
+      rng_ = rng_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      jitter = static_cast<double>(rng_ >> 11) / static_cast<double>(1ULL << 53);
+    }
+    if (!options_.sleep(std::chrono::milliseconds(
+            static_cast<int64_t>(static_cast<double>(delay.count()) * (1 + 0.5 * jitter))))) {
+      return false;
+    }
+    delay *= 2;
+  }
+  return false;
+}
+
+LockStatus NodeLock::lock(const std::string& node, const std::string& ns, const std::string& pod) {
+  auto current = source_.get_node(node);
+  if (!current) return LockStatus::failure(current.error().message);
+  const std::string* value = lock_of(*current);
+  if (value == nullptr) return set_lock(node, ns, pod);
+  auto parsed = parse_node_lock(*value);
+  if (!parsed) return LockStatus::failure(parsed.error().message);
+  const auto age = options_.now() - parsed->time;
+  if (age > options_.timeout) {
+    if (auto r = release(node, parsed->namespace_, parsed->pod, true); !r.ok) return r;
+    return set_lock(node, ns, pod);
+  }
+  if (parsed->namespace_ == ns && parsed->pod == pod) return LockStatus::success();
+  if (!parsed->pod.empty()) {
+    auto owner = source_.get_pod(parsed->namespace_, parsed->pod);
+    if (!owner && owner.code() == state::ApiCode::kNotFound) {
+      // The owner is gone: nobody will ever release this lock.
+      if (auto r = release(node, parsed->namespace_, parsed->pod, true); !r.ok) return r;
+      return set_lock(node, ns, pod);
+    }
+    if (!owner) return LockStatus::failure(owner.error().message);
+  }
+  return LockStatus::failure(fmt::format("node {} has been locked within {}: {}", node,
+                                         format_go_duration(options_.timeout), kNodeLockContention),
+                             true);
+}
+
+LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
+                              const std::string& pod) {
+  auto mutex = node_mutex(node);
+  std::lock_guard in_process(*mutex);
+  auto current = source_.get_node(node);
+  if (!current) return LockStatus::failure(current.error().message);
+  if (lock_of(*current) != nullptr) {
+    return LockStatus::failure(fmt::format("node {} is locked: {}", node, kNodeLockContention),
+                               true);
+  }
+  const std::string value = format_rfc3339_local(options_.now()) + "," + ns + "," + pod;
+  LockStatus result = LockStatus::failure("no attempt made");
+  const bool done = with_backoff([&] {
+    auto n = source_.get_node(node);
+    if (!n) {
+      result = LockStatus::failure(n.error().message);
+      return n.code() == state::ApiCode::kNotFound;  // no point retrying
+    }
+    if (const std::string* v = lock_of(*n)) {
+      result = owned_by(*v, ns, pod)
+                   ? LockStatus::success()
+                   : LockStatus::failure(
+                         fmt::format("node {} is locked: {}", node, kNodeLockContention), true);
+      return true;
+    }
+    auto patched = source_.patch_node_annotations(
+        node, {{std::string(device::kNodeLockAnnotation), value}}, n->metadata.resource_version);
+    if (patched) {
+      result = LockStatus::success();
+      return true;
+    }
+    result = LockStatus::failure(patched.error().message);
+    return false;
+  });
+  if (done && (result.ok || result.contention)) return result;
+  return LockStatus::failure(fmt::format("failed to set node lock (node={}, retry strategy={}): {}",
+                                         node, kRetryStrategy, result.error));
+}
+
+LockStatus NodeLock::release(const std::string& node, const std::string& ns, const std::string& pod,
+                             bool skip_owner_check) {
+  auto mutex = node_mutex(node);
+  std::lock_guard in_process(*mutex);
+  auto current = source_.get_node(node);
+  if (!current) return LockStatus::failure(current.error().message);
+  const std::string* first = lock_of(*current);
+  if (first == nullptr) return LockStatus::success();
+  const std::string original = *first;
+  const bool legacy = original.find(',') == std::string::npos;
+  if (!legacy && !skip_owner_check && !owned_by(original, ns, pod)) return LockStatus::success();
+  std::string last_error;
+  const bool done = with_backoff([&] {
+    auto n = source_.get_node(node);
+    if (!n) {
+      last_error = n.error().message;
+      return n.code() == state::ApiCode::kNotFound;
+    }
+    const std::string* v = lock_of(*n);
+    if (v == nullptr) return true;
+    // Only ever remove the lock we looked at (or, owner-checked, one that is still ours).
+    const bool same = (legacy || skip_owner_check) ? *v == original : owned_by(*v, ns, pod);
+    if (!same) return true;
+    auto patched = source_.patch_node_annotations(
+        node, {{std::string(device::kNodeLockAnnotation), {}}}, n->metadata.resource_version);
+    if (patched) return true;
+    last_error = patched.error().message;
+    return false;
+  });
+  if (done) return LockStatus::success();
+  return LockStatus::failure(
+      fmt::format("failed to release node lock on {}: {}", node, last_error));
+}
+
+}  // namespace hamisim::live

@@ -1,0 +1,75 @@
+#pragma once
+// HAMi's node lock (reference hami-scheduler-core.md §3.4): the `hami.io/mutex.lock` node
+// annotation that serializes device allocation on a node between the scheduler's bind and the
+// device plugin's Allocate, across processes. Value "<RFC3339 local>,<ns>,<pod>"; a bare time
+// is the legacy form. Reads go to the API server, not a cache.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device/codec.h"
+#include "live/time_format.h"
+#include "state/cluster_source.h"
+
+namespace hamisim::live {
+
+inline constexpr std::string_view kNodeLockContention = "node lock contention";
+
+struct ParsedNodeLock {
+  WallTime time;
+  std::string namespace_;  // empty for the legacy form
+  std::string pod;
+};
+// Errors: "malformed lock annotation: expected 3 parts, got N from <value>", or a bad time.
+Result<ParsedNodeLock> parse_node_lock(std::string_view value);
+
+struct LockStatus {
+  bool ok = true;
+  bool contention = false;  // someone else holds it: worth waiting for
+  std::string error;
+  static LockStatus success() { return {}; }
+  static LockStatus failure(std::string e, bool contention = false) {
+    return {false, contention, std::move(e)};
+  }
+};
+
+class NodeLock {
+ public:
+  struct Options {
+    std::chrono::seconds timeout{300};  // --node-lock-timeout
+    std::function<WallTime()> now = [] { return std::chrono::system_clock::now(); };
+    // Sleeps between retries; false when the process is shutting down.
+    std::function<bool(std::chrono::milliseconds)> sleep;
+    uint64_t jitter_seed = 0;  // 0: seeded from the clock
+  };
+  NodeLock(state::ClusterSource& source, Options options);
+
+  // LockNode: takes the lock for ns/pod, or finds it already ours. An expired lock and one
+  // whose owner pod is gone are released first.
+  LockStatus lock(const std::string& node, const std::string& ns, const std::string& pod);
+  // ReleaseNodeLock: removes the lock if it is ours (or always, with skip_owner_check).
+  LockStatus release(const std::string& node, const std::string& ns, const std::string& pod,
+                     bool skip_owner_check = false);
+  // CleanupNodeLock: forgets the in-process mutex of a deleted node.
+  void forget(const std::string& node);
+
+ private:
+  LockStatus set_lock(const std::string& node, const std::string& ns, const std::string& pod);
+  std::shared_ptr<std::mutex> node_mutex(const std::string& node);
+  // Go wait.Backoff{Steps: 5, Duration: 100ms, Factor: 2, Jitter: 0.5}: runs `attempt` until it
+  // returns true or the steps are used up; false when it never succeeded.
+  bool with_backoff(const std::function<bool()>& attempt);
+
+  state::ClusterSource& source_;
+  Options options_;
+  std::mutex mutexes_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<std::mutex>> mutexes_;
+  std::mutex rng_mutex_;
+  uint64_t rng_;
+};
+
+}  // namespace hamisim::live

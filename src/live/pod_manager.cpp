@@ -1,0 +1,136 @@
+#include "live/pod_manager.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "device/codec.h"
+
+namespace hamisim::live {
+
+std::string PodManager::allocation_source(const model::Pod& pod) const {
+  std::string out;
+  auto append = [&](std::string_view key) {
+    const std::string* v = model::find_annotation(pod.metadata, key);
+    out += v ? *v : std::string_view();
+    out += '\x1f';  // unit separator: never inside an annotation we decode successfully
+  };
+  for (const auto& backend : registry_.backends()) append(backend->allocated_annotation());
+  append(device::kMigAllocationsAnnotation);
+  // Init containers stop counting once they all succeeded.
+  bool init_done = !pod.status.init_container_statuses.empty();
+  for (const auto& s : pod.status.init_container_statuses) {
+    init_done &= s.terminated.has_value() && s.terminated->exit_code == 0;
+  }
+  out += init_done ? '1' : '0';
+  return out;
+}
+
+void PodManager::on_pod(state::EventType type, const model::Pod& pod) {
+  const std::string* node = model::find_annotation(pod.metadata, device::kAssignedNodeAnnotation);
+  if (node == nullptr) return;  // never placed by a HAMi filter
+  const std::string& uid = pod.metadata.uid;
+  const bool terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+  if (type == state::EventType::kDeleted || terminal) {
+    std::unique_lock lock(mutex_);
+    erase_locked(uid);
+    return;
+  }
+  std::string source = allocation_source(pod);
+  {
+    std::shared_lock lock(mutex_);
+    auto it = pods_.find(uid);
+    // A terminating pod keeps what it holds until it is gone (HAMi c5a59d11); one that is not
+    // cached is not added.
+    if (pod.metadata.deletion_timestamp.has_value()) return;
+    if (it != pods_.end() && it->second.source == source && it->second.node == *node) return;
+  }
+  auto allocation = fit::decode_pod_allocation(pod, registry_);
+  if (!allocation) {
+    if (on_bad_pod) on_bad_pod(pod, allocation.error().message);
+    return;
+  }
+  std::unique_lock lock(mutex_);
+  put_locked(PodRecord{uid, pod.metadata.namespace_, pod.metadata.name, *node,
+                       std::move(allocation).value(), std::move(source)});
+}
+
+Status PodManager::reserve(const model::Pod& pod) {
+  const std::string* node = model::find_annotation(pod.metadata, device::kAssignedNodeAnnotation);
+  if (node == nullptr)
+    return make_error("reservation without " + std::string(device::kAssignedNodeAnnotation));
+  auto allocation = fit::decode_pod_allocation(pod, registry_);
+  if (!allocation) return make_error(allocation.error().message);
+  std::unique_lock lock(mutex_);
+  put_locked(PodRecord{pod.metadata.uid, pod.metadata.namespace_, pod.metadata.name, *node,
+                       std::move(allocation).value(), allocation_source(pod)});
+  return Ok{};
+}
+
+bool PodManager::evict(std::string_view uid) {
+  std::unique_lock lock(mutex_);
+  return erase_locked(uid);
+}
+
+void PodManager::put_locked(PodRecord record) {
+  auto it = pods_.find(record.uid);
+  if (it == pods_.end()) {
+    quota_.add_usage(record.namespace_, record.allocation, 1);
+    by_node_[record.node].insert(record.uid);
+    std::string uid = record.uid;
+    pods_.emplace(std::move(uid), std::move(record));
+    return;
+  }
+  PodRecord& old = it->second;
+  if (old.namespace_ == record.namespace_) {
+    quota_.replace_usage(record.namespace_, old.allocation, record.allocation);
+  } else {
+    quota_.add_usage(old.namespace_, old.allocation, -1);
+    quota_.add_usage(record.namespace_, record.allocation, 1);
+  }
+  if (old.node != record.node) {
+    if (auto n = by_node_.find(old.node); n != by_node_.end()) {
+      n->second.erase(old.uid);
+      if (n->second.empty()) by_node_.erase(n);
+    }
+    by_node_[record.node].insert(record.uid);
+  }
+  old = std::move(record);
+}
+
+bool PodManager::erase_locked(std::string_view uid) {
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end()) return false;
+  quota_.add_usage(it->second.namespace_, it->second.allocation, -1);
+  if (auto n = by_node_.find(it->second.node); n != by_node_.end()) {
+    n->second.erase(it->second.uid);
+    if (n->second.empty()) by_node_.erase(n);
+  }
+  pods_.erase(it);
+  return true;
+}
+
+void PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage) const {
+  std::shared_lock lock(mutex_);
+  auto n = by_node_.find(std::string(node));
+  if (n == by_node_.end()) return;
+  for (const std::string& uid : n->second) fit::add_pod_usage(usage, pods_.at(uid).allocation);
+}
+
+size_t PodManager::size() const {
+  std::shared_lock lock(mutex_);
+  return pods_.size();
+}
+
+std::vector<PodRecord> PodManager::list() const {
+  std::vector<PodRecord> out;
+  {
+    std::shared_lock lock(mutex_);
+    out.reserve(pods_.size());
+    for (const auto& [uid, record] : pods_) out.push_back(record);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PodRecord& a, const PodRecord& b) { return a.uid < b.uid; });
+  return out;
+}
+
+}  // namespace hamisim::live

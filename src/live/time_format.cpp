@@ -1,0 +1,123 @@
+#include "live/time_format.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <ctime>
+
+namespace hamisim::live {
+namespace {
+
+std::tm local_tm(WallTime t) {
+  const std::time_t s = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  localtime_r(&s, &tm);
+  return tm;
+}
+
+// Parses exactly `n` digits at text[pos].
+bool digits(std::string_view text, size_t pos, size_t n, int& out) {
+  if (pos + n > text.size()) return false;
+  auto [p, ec] = std::from_chars(text.data() + pos, text.data() + pos + n, out);
+  return ec == std::errc() && p == text.data() + pos + n;
+}
+
+// Parses "YYYY-MM-DD?HH:MM:SS" (the separator at index 10 is checked by the caller).
+bool date_time(std::string_view text, std::tm& tm) {
+  int y, mo, d, h, mi, s;
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[13] != ':' || text[16] != ':' ||
+      !digits(text, 0, 4, y) || !digits(text, 5, 2, mo) || !digits(text, 8, 2, d) ||
+      !digits(text, 11, 2, h) || !digits(text, 14, 2, mi) || !digits(text, 17, 2, s)) {
+    return false;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
+  tm = std::tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  return true;
+}
+
+}  // namespace
+
+std::string format_rfc3339_local(WallTime t) {
+  const std::tm tm = local_tm(t);
+  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900,
+                                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  const long off = tm.tm_gmtoff;
+  if (off == 0) return out + "Z";
+  const long a = off < 0 ? -off : off;
+  return out + fmt::format("{}{:02}:{:02}", off < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
+}
+
+std::optional<WallTime> parse_rfc3339(std::string_view text) {
+  std::tm tm;
+  if (text.size() < 20 || (text[10] != 'T' && text[10] != 't') || !date_time(text, tm)) {
+    return std::nullopt;
+  }
+  size_t pos = 19;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    const size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == start) return std::nullopt;
+  }
+  long offset = 0;
+  const std::string_view zone = text.substr(pos);
+  if (zone == "Z" || zone == "z") {
+    offset = 0;
+  } else {
+    int h, m;
+    if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' ||
+        !digits(zone, 1, 2, h) || !digits(zone, 4, 2, m) || h > 23 || m > 59) {
+      return std::nullopt;
+    }
+    offset = (zone[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
+  }
+  const std::time_t utc = timegm(&tm);
+  return std::chrono::system_clock::from_time_t(utc - offset);
+}
+
+std::string format_handshake_time(WallTime t) {
+  const std::tm tm = local_tm(t);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::optional<WallTime> parse_handshake_time(std::string_view text) {
+  std::tm tm;
+  if (text.size() != 19 || text[10] != ' ' || !date_time(text, tm)) return std::nullopt;
+  tm.tm_isdst = -1;
+  const std::time_t t = std::mktime(&tm);
+  if (t == -1) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
+}
+
+std::string format_go_duration(std::chrono::milliseconds d) {
+  long long ms = d.count();
+  if (ms == 0) return "0s";
+  std::string sign = ms < 0 ? "-" : "";
+  if (ms < 0) ms = -ms;
+  if (ms < 1000) return fmt::format("{}{}ms", sign, ms);
+  // Seconds with the fraction's trailing zeros trimmed, as Go prints them.
+  std::string seconds = std::to_string(ms / 1000 % 60);
+  if (ms % 1000 != 0) {
+    std::string frac = fmt::format("{:03}", ms % 1000);
+    while (frac.back() == '0') frac.pop_back();
+    seconds += "." + frac;
+  }
+  const long long minutes = ms / 60000;
+  if (minutes == 0) return sign + seconds + "s";
+  if (minutes < 60) return fmt::format("{}{}m{}s", sign, minutes, seconds);
+  return fmt::format("{}{}h{}m{}s", sign, minutes / 60, minutes % 60, seconds);
+}
+
+std::string unix_seconds(WallTime t) {
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace hamisim::live

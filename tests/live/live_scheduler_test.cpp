@@ -1,0 +1,296 @@
+// The live scheduler over a snapshot source: registration and handshake, HAMi's live filter
+// with its side effects, bind with the node lock, and the seed's warm scenario.
+
+#include "live/live_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "live_fixtures.h"
+
+namespace hamisim::live {
+namespace {
+
+using testing::eventually;
+using testing::Harness;
+using testing::node_json;
+using testing::pod_json;
+using Kind = LiveFilterResult::Kind;
+
+std::vector<std::string> event_reasons(Harness& h, const std::string& reason) {
+  std::vector<std::string> out;
+  for (const auto& e : h.source->store().list(state::Kind::kEvent).items) {
+    if (e.json.find("\"reason\":\"" + reason + "\"") != std::string::npos) out.push_back(e.json);
+  }
+  return out;
+}
+
+TEST(LiveScheduler, SeedWarmScenarioTwoPodsFillTheNodeAndTheThirdIsRejected) {
+  Harness h(
+      {node_json("gpu-1"), pod_json("p1", 11000), pod_json("p2", 11000), pod_json("p3", 11000)}, {},
+      /*play_device_plugin=*/true);
+  ASSERT_TRUE(h.wait_ready()) << h.scheduler->readiness().detail;
+  for (const char* p : {"p1", "p2"}) {
+    auto r = h.filter(p, {"gpu-1"});
+    ASSERT_EQ(r.kind, Kind::kChosen) << r.error;
+    EXPECT_EQ(r.node, "gpu-1");
+    EXPECT_EQ(h.bind(p, "gpu-1"), "");
+    // The device plugin's part (played by the snapshot) releases the lock after Allocate.
+    ASSERT_TRUE(
+        eventually([&] { return h.node_annotation("gpu-1", "hami.io/mutex.lock").empty(); }));
+  }
+  auto r = h.filter("p3", {"gpu-1"});
+  ASSERT_EQ(r.kind, Kind::kNoFit);
+  EXPECT_EQ(r.failed_nodes.at("gpu-1"), "2/2 CardInsufficientMemory");
+  // What a HAMi device plugin reads.
+  const auto p1 = h.pod("p1");
+  EXPECT_EQ(p1.spec.node_name, "gpu-1");
+  EXPECT_EQ(*model::find_annotation(p1.metadata, "hami.io/vgpu-node"), "gpu-1");
+  EXPECT_EQ(p1.metadata.labels.at("hami.io/vgpu-node"), "gpu-1");
+  const std::string allocated =
+      *model::find_annotation(p1.metadata, "hami.io/vgpu-devices-allocated");
+  EXPECT_TRUE(allocated == "GPU-gpu-1-0,NVIDIA,11000,0:;" ||
+              allocated == "GPU-gpu-1-1,NVIDIA,11000,0:;")
+      << allocated;
+  EXPECT_EQ(*model::find_annotation(p1.metadata, "hami.io/bind-phase"), "success");
+  EXPECT_NE(h.pod_annotation("p1", "hami.io/vgpu-devices-allocated"),
+            h.pod_annotation("p2", "hami.io/vgpu-devices-allocated"));
+  EXPECT_FALSE(h.pod_annotation("p1", "hami.io/vgpu-time").empty());
+  EXPECT_FALSE(h.pod_annotation("p1", "hami.io/bind-time").empty());
+  EXPECT_EQ(event_reasons(h, "FilteringSucceed").size(), 2u);
+  EXPECT_EQ(event_reasons(h, "BindingSucceed").size(), 2u);
+  EXPECT_GE(event_reasons(h, "FilteringFailed").size(), 2u);  // per reason + summary
+  EXPECT_TRUE(h.pods_match_store());
+}
+
+TEST(LiveScheduler, BindSetsAllocatingAndLeavesTheLockForTheDevicePlugin) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 3000), pod_json("p2", 3000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("p1", "gpu-1"), "");
+  EXPECT_EQ(h.pod_annotation("p1", "hami.io/bind-phase"), "allocating");
+  EXPECT_EQ(h.pod("p1").spec.node_name, "gpu-1");
+  const std::string lock = h.node_annotation("gpu-1", "hami.io/mutex.lock");
+  EXPECT_TRUE(lock.ends_with(",default,p1")) << lock;
+  ASSERT_TRUE(parse_node_lock(lock));
+
+  // The next pod fits (usage counts p1) but cannot take the node until the plugin is done.
+  ASSERT_EQ(h.filter("p2", {"gpu-1"}).kind, Kind::kChosen);
+  const std::string err = h.bind("p2", "gpu-1");
+  EXPECT_EQ(err, "not ready: node gpu-1 has been locked within 5m0s: node lock contention");
+  EXPECT_EQ(event_reasons(h, "BindingFailed").size(), 1u);
+  // The failed bind keeps p2's reservation and p1's lock.
+  EXPECT_EQ(h.scheduler->pods().size(), 2u);
+  EXPECT_TRUE(h.node_annotation("gpu-1", "hami.io/mutex.lock").ends_with(",default,p1"));
+  EXPECT_TRUE(h.pod("p2").spec.node_name.empty());
+}
+
+TEST(LiveScheduler, UnregisteredAndUnknownNodesAreNamed) {
+  Harness h(
+      {node_json("gpu-1"), node_json("cpu-1", 0, "", /*registered=*/false), pod_json("p1", 20000)});
+  ASSERT_TRUE(h.wait_ready());
+  auto r = h.filter("p1", {"gpu-1", "cpu-1", "ghost"});
+  ASSERT_EQ(r.kind, Kind::kNoFit);
+  EXPECT_EQ(r.failed_nodes.at("gpu-1"), "2/2 CardInsufficientMemory");
+  EXPECT_EQ(r.failed_nodes.at("cpu-1"), "node unregistered");
+  EXPECT_EQ(r.failed_nodes.at("ghost"), "node unregistered");
+  EXPECT_EQ(h.scheduler->pods().size(), 0u);
+  // Nothing was written on the pod.
+  EXPECT_EQ(h.pod_annotation("p1", "hami.io/vgpu-node"), "");
+}
+
+TEST(LiveScheduler, RefilteringReplacesTheStaleReservation) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 11000)});
+  ASSERT_TRUE(h.wait_ready());
+  for (int i = 0; i < 5; ++i) {
+    auto r = h.filter("p1", {"gpu-1"});
+    ASSERT_EQ(r.kind, Kind::kChosen) << "round " << i << ": " << r.error;
+  }
+  EXPECT_EQ(h.scheduler->pods().size(), 1u);
+  EXPECT_TRUE(h.pods_match_store());
+}
+
+TEST(LiveScheduler, PodDeletedBetweenFilterAndBindReleasesItsReservation) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 11000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  const std::string uid = h.pod("p1").metadata.uid;
+  ASSERT_TRUE(h.source->store().remove(state::Kind::kPod, "default", "p1"));
+  EXPECT_EQ(h.scheduler->bind({"p1", "default", uid, "gpu-1"}),
+            "invalid request: pod \"default/p1\" not found");
+  EXPECT_TRUE(eventually([&] { return h.scheduler->pods().size() == 0; }));
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), "");
+}
+
+TEST(LiveScheduler, BindToAnUnknownNodeFailsAndReleasesTheReservation) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("p1", "gpu-9"), "invalid request: node \"gpu-9\" not found");
+  EXPECT_EQ(h.scheduler->pods().size(), 0u);
+  EXPECT_EQ(event_reasons(h, "BindingFailed").size(), 1u);
+}
+
+TEST(LiveScheduler, RegistrationRequestsAHandshake) {
+  Harness h({node_json("gpu-1")});
+  ASSERT_TRUE(h.wait_ready());
+  const model::Node node = h.node("gpu-1");
+  const std::string* hs = model::find_annotation(node.metadata, "hami.io/node-handshake");
+  ASSERT_NE(hs, nullptr);
+  EXPECT_TRUE(hs->starts_with("Requesting_")) << *hs;
+  EXPECT_TRUE(parse_handshake_time(hs->substr(11)).has_value()) << *hs;
+  EXPECT_EQ(h.scheduler->nodes().snapshot()->at("gpu-1")->inventory.devices.size(), 2u);
+}
+
+std::string stale_handshake() {
+  return "\"hami.io/node-handshake\":\"Requesting_" +
+         format_handshake_time(std::chrono::system_clock::now() - std::chrono::minutes(5)) + "\"";
+}
+
+TEST(LiveScheduler, AnUnansweredHandshakeWithoutDevicesIsUnhealthy) {
+  // The plugin never answered and the node advertises no GPUs: not registered.
+  Harness h({node_json("dead", 0, stale_handshake()), node_json("alive", 20, stale_handshake()),
+             pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  auto r = h.filter("p1", {"dead", "alive"});
+  ASSERT_EQ(r.kind, Kind::kChosen);
+  EXPECT_EQ(r.node, "alive");
+}
+
+TEST(LiveScheduler, ANodeThatLosesItsDevicesIsDroppedAndItsHandshakeCleared) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_TRUE(h.scheduler->nodes().snapshot()->contains("gpu-1"));
+  // The device plugin died: the GPUs leave allocatable and the handshake goes unanswered.
+  const std::string stale =
+      format_handshake_time(std::chrono::system_clock::now() - std::chrono::minutes(5));
+  ASSERT_TRUE(h.source->store().merge_patch(
+      state::Kind::kNode, "", "gpu-1",
+      R"({"metadata":{"annotations":{"hami.io/node-handshake":"Requesting_)" + stale +
+          R"("}},"status":{"allocatable":{"nvidia.com/gpu":"0"}}})"));
+  ASSERT_TRUE(eventually([&] {
+    auto n = h.scheduler->nodes().snapshot();
+    h.scheduler->register_now();
+    return !h.scheduler->nodes().snapshot()->contains("gpu-1");
+  }));
+  EXPECT_EQ(h.filter("p1", {"gpu-1"}).failed_nodes.at("gpu-1"), "node unregistered");
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/node-handshake"), "");
+}
+
+TEST(LiveScheduler, DeviceCordonIsAppliedAtOnce) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_TRUE(
+      h.source->patch_node_annotations("gpu-1", {{"hami.io/device-cordon", "GPU-gpu-1-0"}}, ""));
+  ASSERT_TRUE(eventually([&] {
+    return h.scheduler->nodes().snapshot()->at("gpu-1")->inventory.cordoned.contains("GPU-gpu-1-0");
+  }));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+    EXPECT_TRUE(
+        h.pod_annotation("p1", "hami.io/vgpu-devices-allocated").starts_with("GPU-gpu-1-1,"));
+  }
+}
+
+TEST(LiveScheduler, AFailedPatchRollsTheReservationBack) {
+  // A node name longer than 63 characters cannot be a label value: HAMi's observed failure.
+  const std::string long_name(70, 'n');
+  Harness h({node_json(long_name), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  auto r = h.filter("p1", {long_name});
+  ASSERT_EQ(r.kind, Kind::kError);
+  EXPECT_TRUE(r.error.starts_with("internal: patching the pod's allocation annotations: "))
+      << r.error;
+  EXPECT_EQ(h.scheduler->pods().size(), 0u);
+  EXPECT_EQ(h.pod_annotation("p1", "hami.io/vgpu-node"), "");
+}
+
+TEST(LiveScheduler, DeviceQuotaLimitsTheNamespace) {
+  const std::string quota =
+      R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"gpu","namespace":"team"},"spec":{"hard":{"limits.nvidia.com/gpumem":"12000"}}})";
+  Harness h({node_json("gpu-1"), quota, pod_json("a", 11000, 0, "team"),
+             pod_json("b", 11000, 0, "team")});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("a", {"gpu-1"}, "team").kind, Kind::kChosen);
+  auto r = h.filter("b", {"gpu-1"}, "team");
+  EXPECT_EQ(r.kind, Kind::kNoFit);
+  auto check = h.scheduler->admission_quota_check(h.pod("b", "team"));
+  ASSERT_TRUE(check.has_value());
+  EXPECT_NE(check->find("nvidia.com/gpumem"), std::string::npos) << *check;
+  // Deleting the quota lifts the limit.
+  ASSERT_TRUE(h.source->store().remove(state::Kind::kResourceQuota, "team", "gpu"));
+  ASSERT_TRUE(eventually([&] { return !h.scheduler->admission_quota_check(h.pod("b", "team")); }));
+  EXPECT_EQ(h.filter("b", {"gpu-1"}, "team").kind, Kind::kChosen);
+}
+
+TEST(LiveScheduler, NotReadyUntilThisReplicaLeads) {
+  LiveOptions o;
+  o.leader = {.enabled = true,
+              .lease_namespace = "kube-system",
+              .lease_name = "kube-scheduler",
+              .identity = "sched-0"};
+  Harness h({node_json("gpu-1"), pod_json("p1", 1000)}, o);
+  ASSERT_TRUE(eventually(
+      [&] { return h.scheduler->readiness().detail.find("not the leader") != std::string::npos; }));
+  auto r = h.filter("p1", {"gpu-1"});
+  ASSERT_EQ(r.kind, Kind::kError);
+  EXPECT_TRUE(r.error.starts_with("not ready: not the leader")) << r.error;
+  // kube-scheduler on this pod takes the Lease.
+  ASSERT_TRUE(h.source->store().create(
+      state::Kind::kLease,
+      R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-scheduler","namespace":"kube-system"},"spec":{"holderIdentity":"sched-0_4b1c","leaseDurationSeconds":15}})"));
+  ASSERT_TRUE(h.wait_ready()) << h.scheduler->readiness().detail;
+  EXPECT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  // Another replica takes over.
+  ASSERT_TRUE(h.source->store().merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
+                                            R"({"spec":{"holderIdentity":"sched-1_77aa"}})"));
+  ASSERT_TRUE(eventually([&] { return !h.scheduler->readiness().ready; }));
+}
+
+TEST(LiveScheduler, PodGroupMembersWaitForTheLockThenTimeOut) {
+  LiveOptions o;
+  o.node_lock_retry_timeout = std::chrono::milliseconds(300);
+  Harness h(
+      {node_json("gpu-1"), pod_json("holder", 1000),
+       pod_json("g1", 1000, 0, "default", R"(,"labels":{"scheduling.x-k8s.io/pod-group":"g"})")},
+      o);
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("holder", {"gpu-1"}).kind, Kind::kChosen);
+  ASSERT_EQ(h.bind("holder", "gpu-1"), "");
+  ASSERT_EQ(h.filter("g1", {"gpu-1"}).kind, Kind::kChosen);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(h.bind("g1", "gpu-1"),
+            "not ready: timed out after 300ms waiting for node gpu-1 to be unlocked: node lock "
+            "contention");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+}
+
+TEST(LiveScheduler, ADanglingLockIsTakenOver) {
+  const std::string lock = "\"hami.io/mutex.lock\":\"" +
+                           format_rfc3339_local(std::chrono::system_clock::now()) +
+                           ",default,gone\"";
+  Harness h({node_json("gpu-1", 20, lock), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("p1", "gpu-1"), "");
+  EXPECT_TRUE(h.node_annotation("gpu-1", "hami.io/mutex.lock").ends_with(",default,p1"));
+}
+
+TEST(LiveScheduler, TerminatedPodsReleaseTheirDevices) {
+  Harness h(
+      {node_json("gpu-1"), pod_json("p1", 11000), pod_json("p2", 11000), pod_json("p3", 11000)}, {},
+      true);
+  ASSERT_TRUE(h.wait_ready());
+  for (const char* p : {"p1", "p2"}) {
+    ASSERT_EQ(h.filter(p, {"gpu-1"}).kind, Kind::kChosen);
+    ASSERT_EQ(h.bind(p, "gpu-1"), "");
+  }
+  ASSERT_EQ(h.filter("p3", {"gpu-1"}).kind, Kind::kNoFit);
+  ASSERT_TRUE(h.source->store().merge_patch(state::Kind::kPod, "default", "p1",
+                                            R"({"status":{"phase":"Succeeded"}})"));
+  ASSERT_TRUE(eventually([&] { return h.scheduler->pods().size() == 1; }));  // p2 only
+  EXPECT_EQ(h.filter("p3", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_TRUE(h.pods_match_store());
+}
+
+}  // namespace
+}  // namespace hamisim::live

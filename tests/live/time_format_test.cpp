@@ -1,0 +1,63 @@
+// The time texts HAMi writes: RFC 3339 lock times, handshake times, Go durations.
+
+#include "live/time_format.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace hamisim::live {
+namespace {
+
+using namespace std::chrono;
+
+TEST(TimeFormat, Rfc3339RoundTripsInLocalTime) {
+  const WallTime t = system_clock::from_time_t(1777600000);  // whole seconds
+  const std::string text = format_rfc3339_local(t);
+  ASSERT_EQ(text.size() >= 20, true) << text;
+  EXPECT_EQ(parse_rfc3339(text), t) << text;
+}
+
+TEST(TimeFormat, Rfc3339AcceptsOffsetsAndFractions) {
+  const WallTime utc = system_clock::from_time_t(1777600800);  // 2026-05-01T02:00:00Z
+  EXPECT_EQ(parse_rfc3339("2026-05-01T02:00:00Z"), utc);
+  EXPECT_EQ(parse_rfc3339("2026-05-01T10:00:00+08:00"), utc);
+  EXPECT_EQ(parse_rfc3339("2026-04-30T21:30:00-04:30"), utc);
+  EXPECT_EQ(parse_rfc3339("2026-05-01T02:00:00.123456789Z"), utc);
+}
+
+TEST(TimeFormat, Rfc3339RejectsGarbage) {
+  for (const char* bad :
+       {"", "2026-05-01", "2026-05-01 02:00:00Z", "2026-13-01T02:00:00Z", "2026-05-01T02:00:00",
+        "2026-05-01T02:00:00+0800", "2026-05-01T02:00:00.Z", "x026-05-01T02:00:00Z",
+        "2026-05-01T02:00:00Z trailing"}) {
+    EXPECT_FALSE(parse_rfc3339(bad).has_value()) << bad;
+  }
+}
+
+TEST(TimeFormat, HandshakeTimeRoundTrips) {
+  const WallTime t = system_clock::from_time_t(1777600000);
+  const std::string text = format_handshake_time(t);
+  EXPECT_EQ(text.size(), 19u);
+  EXPECT_EQ(text[10], ' ');
+  EXPECT_EQ(parse_handshake_time(text), t);
+  EXPECT_FALSE(parse_handshake_time("2026-05-01T02:00:00").has_value());
+  EXPECT_FALSE(parse_handshake_time("yesterday").has_value());
+}
+
+TEST(TimeFormat, GoDurations) {
+  EXPECT_EQ(format_go_duration(milliseconds(0)), "0s");
+  EXPECT_EQ(format_go_duration(milliseconds(300)), "300ms");
+  EXPECT_EQ(format_go_duration(milliseconds(1500)), "1.5s");
+  EXPECT_EQ(format_go_duration(seconds(28)), "28s");
+  EXPECT_EQ(format_go_duration(minutes(5)), "5m0s");
+  EXPECT_EQ(format_go_duration(seconds(90)), "1m30s");
+  EXPECT_EQ(format_go_duration(hours(1)), "1h0m0s");
+}
+
+TEST(TimeFormat, UnixSeconds) {
+  EXPECT_EQ(unix_seconds(system_clock::from_time_t(1777600000) + milliseconds(999)), "1777600000");
+}
+
+}  // namespace
+}  // namespace hamisim::live
