@@ -1,0 +1,777 @@
+// The /webhook handler: HAMi's webhook.Handle steps (reference hami-scheduler-core.md §10), the
+// NVIDIA mutation (hami-device-model.md §2.2) and controller-runtime's AdmissionReview answers.
+// Every patch is decoded and applied to the original pod with a small RFC 6902 applier, and the
+// result compared with the pod HAMi would produce.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <stdexcept>
+
+#include "device/nvidia/nvidia_backend.h"
+#include "fit/device_config.h"
+#include "webhook/admission.h"
+
+namespace hamisim::webhook {
+namespace {
+
+namespace json = boost::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string base64_decode(std::string_view in) {
+  auto index = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    throw std::runtime_error("not base64");
+  };
+  if (in.size() % 4 != 0) throw std::runtime_error("base64 length");
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    uint32_t n = 0;
+    int pad = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      n <<= 6;
+      if (in[i + j] == '=') {
+        ++pad;
+      } else {
+        n |= index(in[i + j]);
+      }
+    }
+    out += char(n >> 16);
+    if (pad < 2) out += char((n >> 8) & 0xff);
+    if (pad < 1) out += char(n & 0xff);
+  }
+  return out;
+}
+
+// RFC 6902 add/remove/replace with RFC 6901 pointers: enough to check the webhook's patches.
+std::vector<std::string> pointer_tokens(const std::string& path) {
+  std::vector<std::string> out;
+  if (path.empty()) return out;
+  if (path[0] != '/') throw std::runtime_error("bad pointer " + path);
+  size_t pos = 1;
+  while (true) {
+    const size_t next = path.find('/', pos);
+    std::string raw = path.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    std::string token;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        token += raw[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else if (raw[i] == '~') {
+        throw std::runtime_error("bad escape in " + path);
+      } else {
+        token += raw[i];
+      }
+    }
+    out.push_back(token);
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+json::value apply_patch(json::value doc, const json::array& ops) {
+  for (const auto& op_v : ops) {
+    const json::object& op = op_v.as_object();
+    const std::string kind(op.at("op").as_string());
+    const std::vector<std::string> tokens = pointer_tokens(std::string(op.at("path").as_string()));
+    if (tokens.empty()) {
+      if (kind == "remove") throw std::runtime_error("remove root");
+      doc = op.at("value");
+      continue;
+    }
+    json::value* parent = &doc;
+    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+      if (parent->is_object()) {
+        parent = &parent->as_object().at(tokens[i]);
+      } else {
+        parent = &parent->as_array().at(std::stoul(tokens[i]));
+      }
+    }
+    const std::string& last = tokens.back();
+    if (parent->is_object()) {
+      json::object& o = parent->as_object();
+      if (kind == "add") {
+        o[last] = op.at("value");
+      } else if (kind == "replace") {
+        o.at(last) = op.at("value");
+      } else if (kind == "remove") {
+        if (!o.erase(last)) throw std::runtime_error("remove missing " + last);
+      } else {
+        throw std::runtime_error("unexpected op " + kind);
+      }
+    } else {
+      json::array& a = parent->as_array();
+      if (kind == "add" && last == "-") {
+        a.push_back(op.at("value"));
+      } else if (kind == "add") {
+        a.insert(a.begin() + std::stol(last), op.at("value"));
+      } else if (kind == "replace") {
+        a.at(std::stoul(last)) = op.at("value");
+      } else if (kind == "remove") {
+        a.erase(a.begin() + std::stol(last));
+      } else {
+        throw std::runtime_error("unexpected op " + kind);
+      }
+    }
+  }
+  return doc;
+}
+
+std::string review_body(std::string_view pod, std::string_view api_version = "admission.k8s.io/v1",
+                        std::string_view uid = "705ab4f5-6393-11e8-b7cc-42010a800002") {
+  return std::string(R"({"kind":"AdmissionReview","apiVersion":")") + std::string(api_version) +
+         R"(","request":{"uid":")" + std::string(uid) +
+         R"(","kind":{"group":"","version":"v1","kind":"Pod"},)"
+         R"("resource":{"group":"","version":"v1","resource":"pods"},)"
+         R"("namespace":"team-a","operation":"CREATE","object":)" +
+         std::string(pod) + "}}";
+}
+
+struct Answer {
+  AdmissionResult result;
+  json::object review;
+  json::object response;
+  json::array ops;
+  json::value patched;  // the original pod with the patch applied
+  int code() const { return int(response.at("status").at("code").as_int64()); }
+  std::string message() const {
+    const auto* m = response.at("status").as_object().if_contains("message");
+    return m ? std::string(m->as_string()) : std::string();
+  }
+  bool allowed() const { return response.at("allowed").as_bool(); }
+};
+
+class Admission : public ::testing::Test {
+ protected:
+  Answer run_body(std::string_view body, std::string_view content_type = "application/json",
+                  std::string_view pod_for_patch = {}) {
+    fit::DeviceConfig dc;
+    dc.nvidia = config;
+    const device::DeviceRegistry registry = fit::build_registry(dc);
+    Answer a;
+    a.result = handle_admission(body, content_type, registry, options, quota);
+    EXPECT_EQ(a.result.http_status, 200);
+    EXPECT_FALSE(a.result.body.empty());
+    EXPECT_EQ(a.result.body.back(), '\n');
+    std::error_code ec;
+    json::value parsed = json::parse(a.result.body, ec);
+    EXPECT_FALSE(ec) << a.result.body;
+    if (ec || !parsed.is_object()) return a;
+    a.review = parsed.as_object();
+    a.response = a.review.at("response").as_object();
+    if (const auto* p = a.response.if_contains("patch")) {
+      EXPECT_EQ(a.response.at("patchType").as_string(), "JSONPatch");
+      a.ops = json::parse(base64_decode(std::string(p->as_string()))).as_array();
+      if (!pod_for_patch.empty()) a.patched = apply_patch(json::parse(pod_for_patch), a.ops);
+    } else {
+      EXPECT_FALSE(a.response.contains("patchType"));
+      if (!pod_for_patch.empty()) a.patched = json::parse(pod_for_patch);
+    }
+    return a;
+  }
+  Answer run(std::string_view pod) { return run_body(review_body(pod), "application/json", pod); }
+
+  device::nvidia::NvidiaConfig config;
+  WebhookOptions options{"hami-scheduler", true};
+  QuotaCheck quota;
+};
+
+void expect_json_eq(const json::value& got, std::string_view want) {
+  EXPECT_EQ(got, json::parse(want)) << "got  " << json::serialize(got) << "\nwant " << want;
+}
+
+// --- step 8: the patch ---------------------------------------------------------------------
+
+TEST_F(Admission, WholeCardRequestGetsExclusiveCoresAndTheSchedulerName) {
+  const std::string pod =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team-a"},)"
+      R"("spec":{"containers":[{"name":"c","image":"cuda",)"
+      R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  Answer a = run(pod);
+  EXPECT_EQ(a.result.outcome, "patched");
+  EXPECT_TRUE(a.allowed());
+  EXPECT_EQ(a.code(), 200);
+  expect_json_eq(a.patched,
+                 R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team-a"},)"
+                 R"("spec":{"containers":[{"name":"c","image":"cuda","resources":{"limits":)"
+                 R"({"nvidia.com/gpu":"1","nvidia.com/gpucores":"100"}}}],)"
+                 R"("schedulerName":"hami-scheduler"}})");
+  // Resource names contain "/", escaped as "~1" in the pointer.
+  expect_json_eq(a.ops[0],
+                 R"({"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpucores",)"
+                 R"("value":"100"})");
+}
+
+TEST_F(Admission, AnswerHasControllerRuntimesExactShape) {
+  const std::string pod = R"({"spec":{"containers":[{"name":"c"}]}})";
+  Answer a = run(pod);
+  EXPECT_EQ(a.result.outcome, "allowed");
+  EXPECT_EQ(a.result.body,
+            R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":)"
+            R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true,)"
+            R"("status":{"metadata":{},"code":200}}})"
+            "\n");
+}
+
+TEST_F(Admission, NothingToChangeMeansNoPatch) {
+  Answer a = run(R"({"metadata":{"name":"web"},"spec":{"containers":[{"name":"nginx",)"
+                 R"("resources":{"limits":{"cpu":"1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "allowed");
+  EXPECT_TRUE(a.allowed());
+  EXPECT_FALSE(a.response.contains("patch"));
+}
+
+TEST_F(Admission, MemoryOnlyRequestGetsTheDefaultCountButNoExclusiveCores) {
+  const std::string pod = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                          R"({"nvidia.com/gpumem":"3000"}}}]}})";
+  Answer a = run(pod);
+  EXPECT_EQ(a.result.outcome, "patched");
+  expect_json_eq(a.patched, R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                            R"({"nvidia.com/gpumem":"3000","nvidia.com/gpu":"1"}}}],)"
+                            R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, DefaultGpuNumIsConfigurableAndZeroDisablesTheInjection) {
+  const std::string pod = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                          R"({"nvidia.com/gpucores":"30"}}}]}})";
+  config.default_gpu_num = 2;
+  Answer two = run(pod);
+  expect_json_eq(two.patched, R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                              R"({"nvidia.com/gpucores":"30","nvidia.com/gpu":"2"}}}],)"
+                              R"("schedulerName":"hami-scheduler"}})");
+  config.default_gpu_num = 0;
+  Answer none = run(pod);
+  EXPECT_EQ(none.result.outcome, "allowed");  // no device: not HAMi's pod, nothing changes
+}
+
+TEST_F(Admission, PercentageDecidesExclusivity) {
+  Answer whole = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                     R"({"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"100"}}}]}})");
+  expect_json_eq(
+      whole.patched,
+      R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpumem-percentage":"100","nvidia.com/gpucores":"100"}}}],)"
+      R"("schedulerName":"hami-scheduler"}})");
+  Answer half = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                    R"({"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"50"}}}]}})");
+  expect_json_eq(
+      half.patched,
+      R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpumem-percentage":"50"}}}],"schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, ExplicitCoresAreKeptAndRequestsCountForExclusivity) {
+  Answer cores = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                     R"({"nvidia.com/gpu":"1","nvidia.com/gpucores":"20"}}}]}})");
+  ASSERT_EQ(cores.ops.size(), 1u);
+  EXPECT_EQ(cores.ops[0].at("path").as_string(), "/spec/schedulerName");
+  // Cores given only in requests still count as given.
+  Answer req = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":)"
+                   R"("1"},"requests":{"nvidia.com/gpu":"1","nvidia.com/gpucores":"20"}}}]}})");
+  ASSERT_EQ(req.ops.size(), 1u);
+}
+
+TEST_F(Admission, NoMemoryResourceNameMakesEveryCountRequestExclusive) {
+  config.resource_memory_name = "";
+  Answer a = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                 R"({"nvidia.com/gpu":"1","nvidia.com/gpumem":"1000"}}}]}})");
+  expect_json_eq(
+      a.patched,
+      R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpumem":"1000","nvidia.com/gpucores":"100"}}}],)"
+      R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, PriorityResourceBecomesCudaTaskPriority) {
+  const std::string pod =
+      R"({"spec":{"containers":[{"name":"c","env":[{"name":"A","value":"a"}],"resources":)"
+      R"({"limits":{"nvidia.com/gpu":1,"nvidia.com/gpucores":50,"nvidia.com/priority":"1"}}}]}})";
+  Answer a = run(pod);
+  expect_json_eq(a.patched,
+                 R"({"spec":{"containers":[{"name":"c","env":[{"name":"A","value":"a"},)"
+                 R"({"name":"CUDA_TASK_PRIORITY","value":"1"}],"resources":{"limits":)"
+                 R"({"nvidia.com/gpu":1,"nvidia.com/gpucores":50,"nvidia.com/priority":"1"}}}],)"
+                 R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, PriorityInRequestsOnlyIsIgnored) {
+  Answer a =
+      run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1",)"
+          R"("nvidia.com/gpucores":"10"},"requests":{"nvidia.com/priority":"0"}}}]}})");
+  ASSERT_EQ(a.ops.size(), 1u);  // only schedulerName
+}
+
+TEST_F(Admission, CorePolicyEnvGoesToEveryContainerUnlessDefault) {
+  const std::string pod =
+      R"({"spec":{"containers":[{"name":"gpu","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpucores":"10"}}},{"name":"sidecar"}]}})";
+  config.gpu_core_policy = "default";
+  EXPECT_EQ(run(pod).ops.size(), 1u);
+  config.gpu_core_policy = "force";
+  Answer a = run(pod);
+  expect_json_eq(
+      a.patched,
+      R"({"spec":{"containers":[{"name":"gpu","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpucores":"10"}},"env":[{"name":"GPU_CORE_UTILIZATION_POLICY",)"
+      R"("value":"force"}]},{"name":"sidecar","env":[{"name":)"
+      R"("GPU_CORE_UTILIZATION_POLICY","value":"force"}]}],)"
+      R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, RuntimeClassNameIsSetOnlyOnGpuPodsWithoutOne) {
+  config.runtime_class_name = "nvidia";
+  const std::string gpu = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                          R"({"nvidia.com/gpu":"1","nvidia.com/gpucores":"10"}}}]}})";
+  Answer a = run(gpu);
+  expect_json_eq(a.patched, R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                            R"({"nvidia.com/gpu":"1","nvidia.com/gpucores":"10"}}}],)"
+                            R"("runtimeClassName":"nvidia","schedulerName":"hami-scheduler"}})");
+  Answer kept =
+      run(R"({"spec":{"runtimeClassName":"kata","containers":[{"name":"c",)"
+          R"("resources":{"limits":{"nvidia.com/gpu":"1","nvidia.com/gpucores":"10"}}}]}})");
+  ASSERT_EQ(kept.ops.size(), 1u);
+  EXPECT_EQ(kept.ops[0].at("path").as_string(), "/spec/schedulerName");
+  Answer cpu = run(R"({"spec":{"containers":[{"name":"c"}]}})");
+  EXPECT_EQ(cpu.result.outcome, "allowed");
+}
+
+TEST_F(Admission, OverwriteEnvHidesGpusFromContainersWithoutOne) {
+  config.overwrite_env = true;
+  const std::string pod =
+      R"({"spec":{"containers":[{"name":"gpu","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpucores":"10"}}},{"name":"log","env":[]}]}})";
+  Answer a = run(pod);
+  expect_json_eq(
+      a.patched,
+      R"({"spec":{"containers":[{"name":"gpu","resources":{"limits":{"nvidia.com/gpu":"1",)"
+      R"("nvidia.com/gpucores":"10"}}},{"name":"log","env":[{"name":)"
+      R"("NVIDIA_VISIBLE_DEVICES","value":"none"}]}],"schedulerName":"hami-scheduler"}})");
+  // A pod without any GPU container is patched too, but keeps its scheduler.
+  Answer cpu = run(R"({"spec":{"containers":[{"name":"c"}]}})");
+  EXPECT_EQ(cpu.result.outcome, "patched");
+  expect_json_eq(cpu.patched, R"({"spec":{"containers":[{"name":"c","env":[{"name":)"
+                              R"("NVIDIA_VISIBLE_DEVICES","value":"none"}]}]}})");
+}
+
+TEST_F(Admission, InitContainersAreMutatedToo) {
+  const std::string pod =
+      R"({"spec":{"initContainers":[{"name":"warmup","resources":{"limits":{"nvidia.com/gpumem":)"
+      R"("1000"}}}],"containers":[{"name":"c"}]}})";
+  Answer a = run(pod);
+  expect_json_eq(
+      a.patched,
+      R"({"spec":{"initContainers":[{"name":"warmup","resources":{"limits":{)"
+      R"("nvidia.com/gpumem":"1000","nvidia.com/gpu":"1"}}}],"containers":[{"name":"c"}],)"
+      R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, ConfiguredResourceNamesAreUsed) {
+  config.resource_count_name = "example.com/vgpu";
+  config.resource_core_name = "example.com/vcores";
+  Answer a =
+      run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"example.com/vgpu":2,)"
+          R"("nvidia.com/gpu":"1"}}}]}})");
+  expect_json_eq(
+      a.patched,
+      R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"example.com/vgpu":2,)"
+      R"("nvidia.com/gpu":"1","example.com/vcores":"100"}}}],)"
+      R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, ContainerWithoutResourcesGetsThemCreated) {
+  // A count only in requests (the API server would refuse it, but the webhook must not crash).
+  Answer a = run(R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":)"
+                 R"("1"}}}]}})");
+  expect_json_eq(a.patched,
+                 R"({"spec":{"containers":[{"name":"c","resources":{"requests":)"
+                 R"({"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpucores":"100"}}}]}})");
+}
+
+// --- step 4 errors: invalid percentage -----------------------------------------------------
+
+TEST_F(Admission, PercentageOutsideZeroToHundredIsAnInternalError) {
+  for (const char* value : {"101", "-1", "\"1Ki\""}) {
+    SCOPED_TRACE(value);
+    Answer a = run(std::string(R"({"spec":{"containers":[{"name":"train","resources":{"limits":)") +
+                   R"({"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":)" + value + "}}}]}}");
+    EXPECT_EQ(a.result.outcome, "error");
+    EXPECT_FALSE(a.allowed());
+    EXPECT_EQ(a.code(), 500);
+    EXPECT_THAT(a.message(), StartsWith("invalid nvidia.com/gpumem-percentage value "));
+    EXPECT_THAT(a.message(),
+                HasSubstr(" in container train: must be an integer between 0 and 100"));
+    EXPECT_EQ(a.response.at("uid").as_string(), "705ab4f5-6393-11e8-b7cc-42010a800002");
+  }
+  Answer exact = run(R"({"spec":{"containers":[{"name":"train","resources":{"requests":)"
+                     R"({"nvidia.com/gpumem-percentage":"101"}}}]}})");
+  EXPECT_EQ(exact.message(),
+            "invalid nvidia.com/gpumem-percentage value 101 in container train: must be an "
+            "integer between 0 and 100");
+  Answer edge = run(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                    R"({"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"0"}}}]}})");
+  EXPECT_TRUE(edge.allowed());
+}
+
+// --- step 2, 5, 6: denials -----------------------------------------------------------------
+
+TEST_F(Admission, PodWithoutContainersIsDenied) {
+  for (const char* pod : {R"({"spec":{"containers":[]}})", R"({"spec":{}})", R"({})",
+                          R"({"metadata":{"name":"x"}})"}) {
+    SCOPED_TRACE(pod);
+    Answer a = run(pod);
+    EXPECT_EQ(a.result.outcome, "denied");
+    EXPECT_FALSE(a.allowed());
+    EXPECT_EQ(a.code(), 403);
+    EXPECT_EQ(a.message(), "pod has no containers");
+    EXPECT_EQ(a.response.at("status").at("reason").as_string(), "Forbidden");
+  }
+}
+
+TEST_F(Admission, DenialHasControllerRuntimesExactShape) {
+  Answer a = run_body(review_body(R"({"spec":{"containers":[]}})", "admission.k8s.io/v1", "u-1"));
+  EXPECT_EQ(
+      a.result.body,
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u-1",)"
+      R"("allowed":false,"status":{"metadata":{},"message":"pod has no containers",)"
+      R"("reason":"Forbidden","code":403}}})"
+      "\n");
+}
+
+TEST_F(Admission, PrivilegedContainerInAGpuPodIsDenied) {
+  Answer a = run(R"({"spec":{"initContainers":[{"name":"setup","securityContext":{"privileged":)"
+                 R"(true}}],"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":)"
+                 R"("1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "denied");
+  EXPECT_EQ(a.code(), 403);
+  EXPECT_EQ(a.message(), "container setup is privileged");
+
+  Answer same = run(R"({"spec":{"containers":[{"name":"c","securityContext":{"privileged":true},)"
+                    R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  EXPECT_EQ(same.message(), "container c is privileged");
+}
+
+TEST_F(Admission, PrivilegedContainerWithoutGpusIsLeftAlone) {
+  Answer a = run(R"({"spec":{"containers":[{"name":"c","securityContext":{"privileged":true}}]}})");
+  EXPECT_EQ(a.result.outcome, "allowed");
+  Answer unprivileged =
+      run(R"({"spec":{"containers":[{"name":"c","securityContext":{"privileged":false},)"
+          R"("resources":{"limits":{"nvidia.com/gpu":"1","nvidia.com/gpucores":"5"}}}]}})");
+  EXPECT_EQ(unprivileged.result.outcome, "patched");
+}
+
+TEST_F(Admission, GpuPodWithANodeAlreadyAssignedIsDenied) {
+  const std::string pod = R"({"spec":{"nodeName":"gpu-1","containers":[{"name":"c","resources":)"
+                          R"({"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  Answer a = run(pod);
+  EXPECT_EQ(a.result.outcome, "denied");
+  EXPECT_EQ(a.message(), "pod has node assigned");
+  // Without a scheduler name to set, HAMi never looks at nodeName.
+  options.scheduler_name = "";
+  Answer b = run(pod);
+  EXPECT_EQ(b.result.outcome, "patched");
+  expect_json_eq(b.patched, R"({"spec":{"nodeName":"gpu-1","containers":[{"name":"c","resources":)"
+                            R"({"limits":{"nvidia.com/gpu":"1","nvidia.com/gpucores":"100"}}}]}})");
+  // A pod without devices on a node is none of HAMi's business.
+  options.scheduler_name = "hami-scheduler";
+  EXPECT_EQ(run(R"({"spec":{"nodeName":"n","containers":[{"name":"c"}]}})").result.outcome,
+            "allowed");
+}
+
+// --- step 3: the scheduler-name gate --------------------------------------------------------
+
+TEST_F(Admission, PodOfAnotherSchedulerIsAllowedUntouched) {
+  const std::string pod = R"({"spec":{"schedulerName":"volcano","containers":[{"name":"c",)"
+                          R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  Answer a = run(pod);
+  EXPECT_EQ(a.result.outcome, "allowed");
+  EXPECT_TRUE(a.allowed());
+  EXPECT_EQ(a.code(), 200);
+  EXPECT_EQ(a.message(), "pod already has different scheduler assigned");
+  EXPECT_FALSE(a.response.contains("patch"));
+  EXPECT_FALSE(a.response.at("status").as_object().contains("reason"));
+  // Also when no scheduler name is configured.
+  options.scheduler_name = "";
+  EXPECT_EQ(run(pod).message(), "pod already has different scheduler assigned");
+}
+
+TEST_F(Admission, DefaultSchedulerIsTakenOverOnlyWithForceOverwrite) {
+  const std::string pod = R"({"spec":{"schedulerName":"default-scheduler","containers":[{"name":)"
+                          R"("c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  Answer forced = run(pod);
+  EXPECT_EQ(forced.result.outcome, "patched");
+  EXPECT_EQ(forced.patched.at("spec").at("schedulerName").as_string(), "hami-scheduler");
+  // Changed keys come in the original's order: schedulerName precedes containers there.
+  expect_json_eq(forced.ops.front(),
+                 R"({"op":"replace","path":"/spec/schedulerName","value":"hami-scheduler"})");
+
+  options.force_overwrite_default_scheduler = false;
+  Answer kept = run(pod);
+  EXPECT_EQ(kept.result.outcome, "allowed");
+  EXPECT_EQ(kept.message(), "pod already has different scheduler assigned");
+}
+
+TEST_F(Admission, PodAlreadyNamingOurSchedulerIsProcessed) {
+  Answer a = run(R"({"spec":{"schedulerName":"hami-scheduler","containers":[{"name":"c",)"
+                 R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "patched");
+  ASSERT_EQ(a.ops.size(), 1u);  // the cores; the scheduler name is already right
+  EXPECT_EQ(a.ops[0].at("path").as_string(),
+            "/spec/containers/0/resources/limits/nvidia.com~1gpucores");
+}
+
+// --- step 7: quota ---------------------------------------------------------------------------
+
+TEST_F(Admission, QuotaIsCheckedOnTheMutatedPodAndDeniesWithTheDetail) {
+  std::optional<model::Pod> seen;
+  quota = [&](const model::Pod& pod) -> std::optional<std::string> {
+    seen = pod;
+    return "nvidia.com/gpucores: used 100 + requested 100 > limit 150 in namespace team-a";
+  };
+  Answer a = run(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":)"
+                 R"({"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "denied");
+  EXPECT_EQ(a.code(), 403);
+  EXPECT_EQ(a.message(),
+            "exceeding resource quota: nvidia.com/gpucores: used 100 + requested 100 > limit 150 "
+            "in namespace team-a");
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->metadata.name, "p");
+  EXPECT_EQ(seen->metadata.namespace_, "team-a") << "taken from the request";
+  EXPECT_EQ(seen->spec.scheduler_name, "hami-scheduler");
+  ASSERT_EQ(seen->spec.containers.size(), 1u);
+  EXPECT_EQ(seen->spec.containers[0].resources.limits.at("nvidia.com/gpucores").as_int64(), 100);
+}
+
+TEST_F(Admission, QuotaDenialWithoutDetailIsHamisMessage) {
+  quota = [](const model::Pod&) -> std::optional<std::string> { return ""; };
+  Answer a = run(R"({"spec":{"containers":[{"name":"c"}]}})");
+  EXPECT_EQ(a.result.outcome, "denied");
+  EXPECT_EQ(a.message(), "exceeding resource quota");
+}
+
+TEST_F(Admission, QuotaThatFitsLetsThePatchThrough) {
+  int calls = 0;
+  quota = [&](const model::Pod&) -> std::optional<std::string> {
+    ++calls;
+    return std::nullopt;
+  };
+  Answer a = run(R"({"metadata":{"namespace":"ml"},"spec":{"containers":[{"name":"c",)"
+                 R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "patched");
+  EXPECT_EQ(calls, 1);
+  // Gated and denied pods never reach the quota check.
+  run(R"({"spec":{"schedulerName":"other","containers":[{"name":"c"}]}})");
+  run(R"({"spec":{"containers":[]}})");
+  EXPECT_EQ(calls, 1);
+}
+
+// --- AdmissionReview versions and echo --------------------------------------------------------
+
+TEST_F(Admission, BothReviewVersionsAreAnsweredInTheirOwnVersion) {
+  const std::string pod = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                          R"({"nvidia.com/gpu":"1"}}}]}})";
+  for (const char* version : {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"}) {
+    SCOPED_TRACE(version);
+    Answer a =
+        run_body(review_body(pod, version, "uid-" + std::string(version)), "application/json", pod);
+    EXPECT_EQ(a.review.at("apiVersion").as_string(), version);
+    EXPECT_EQ(a.review.at("kind").as_string(), "AdmissionReview");
+    EXPECT_EQ(a.response.at("uid").as_string(), "uid-" + std::string(version));
+    EXPECT_EQ(a.result.outcome, "patched");
+    EXPECT_EQ(a.patched.at("spec").at("schedulerName").as_string(), "hami-scheduler");
+  }
+}
+
+TEST_F(Admission, MissingKindAndApiVersionDefaultToV1) {
+  Answer a = run_body(R"({"request":{"uid":"x","object":{"spec":{"containers":[{"name":"c"}]}}}})");
+  EXPECT_EQ(a.review.at("apiVersion").as_string(), "admission.k8s.io/v1");
+  EXPECT_EQ(a.response.at("uid").as_string(), "x");
+  EXPECT_TRUE(a.allowed());
+}
+
+// --- untrusted input ---------------------------------------------------------------------------
+
+void expect_generic_error(const Answer& a, int code, std::string_view message_part) {
+  EXPECT_EQ(a.result.outcome, "error");
+  EXPECT_FALSE(a.allowed());
+  EXPECT_EQ(a.code(), code);
+  EXPECT_THAT(a.message(), HasSubstr(std::string(message_part)));
+  EXPECT_FALSE(a.review.contains("apiVersion")) << "controller-runtime cannot name a version";
+  EXPECT_EQ(a.response.at("uid").as_string(), "");
+}
+
+TEST_F(Admission, EmptyBodyAndWrongContentTypeAreBadRequests) {
+  expect_generic_error(run_body(""), 400, "request body is empty");
+  const std::string ok = review_body(R"({"spec":{"containers":[{"name":"c"}]}})");
+  Answer a = run_body(ok, "text/plain");
+  expect_generic_error(a, 400, "contentType=text/plain, expected application/json");
+  EXPECT_EQ(a.result.body,
+            R"({"response":{"uid":"","allowed":false,"status":{"metadata":{},"message":)"
+            R"("contentType=text/plain, expected application/json","code":400}}})"
+            "\n");
+  // controller-runtime compares the header exactly.
+  expect_generic_error(run_body(ok, "application/json; charset=utf-8"), 400, "contentType=");
+  expect_generic_error(run_body(ok, ""), 400, "contentType=, expected");
+}
+
+TEST_F(Admission, GarbageBodiesAreBadRequests) {
+  for (std::string body :
+       {std::string("not json"), std::string("{"), std::string("[]"), std::string("null"),
+        std::string("42"), std::string("\"AdmissionReview\""), std::string("{} trailing"),
+        std::string("{\"kind\":\"AdmissionReview\",\"x\":\"\xff\"}"), std::string("{\"kind\":1}"),
+        std::string("{\"apiVersion\":[]}"), std::string("{\"request\":[]}"),
+        std::string("{\"request\":{\"uid\":7}}"),
+        std::string("{\"request\":{\"uid\":\"u\",\"namespace\":{}}}"), std::string("\0{}", 3)}) {
+    SCOPED_TRACE(body);
+    Answer a = run_body(body);
+    expect_generic_error(a, 400, "");
+  }
+}
+
+TEST_F(Admission, OtherKindsAndVersionsAreNotAdmissionReviews) {
+  expect_generic_error(run_body(R"({"apiVersion":"v1","kind":"Pod"})"), 400,
+                       "no kind \"Pod\" is registered for version \"v1\"");
+  expect_generic_error(run_body(R"({"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview"})"),
+                       400, "admission.k8s.io/v2");
+}
+
+TEST_F(Admission, MissingRequestOrObjectHasNoContentToDecode) {
+  for (const char* body :
+       {R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"})",
+        R"({"apiVersion":"admission.k8s.io/v1beta1","request":null})",
+        R"({"apiVersion":"admission.k8s.io/v1beta1","request":{"uid":"u"}})",
+        R"({"apiVersion":"admission.k8s.io/v1beta1","request":{"uid":"u","object":null}})"}) {
+    SCOPED_TRACE(body);
+    Answer a = run_body(body);
+    EXPECT_EQ(a.result.outcome, "error");
+    EXPECT_EQ(a.code(), 400);
+    EXPECT_EQ(a.message(), "there is no content to decode");
+    EXPECT_EQ(a.review.at("kind").as_string(), "AdmissionReview");  // decoded: typed answer
+  }
+}
+
+TEST_F(Admission, ObjectThatIsNotAPodIsABadRequest) {
+  Answer node = run_body(review_body(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})",
+                                     "admission.k8s.io/v1beta1", "u-node"));
+  EXPECT_EQ(node.result.outcome, "error");
+  EXPECT_EQ(node.code(), 400);
+  EXPECT_EQ(node.message(), "unable to decode /v1, Kind=Node into *v1.Pod");
+  EXPECT_EQ(node.review.at("apiVersion").as_string(), "admission.k8s.io/v1beta1");
+  EXPECT_EQ(node.response.at("uid").as_string(), "u-node");
+
+  Answer deploy = run_body(review_body(R"({"apiVersion":"apps/v1","kind":"Deployment"})"));
+  EXPECT_EQ(deploy.message(), "unable to decode apps/v1, Kind=Deployment into *v1.Pod");
+
+  for (const char* object : {"\"pod\"", "[]", "17", "true"}) {
+    SCOPED_TRACE(object);
+    Answer a = run_body(review_body(object));
+    EXPECT_EQ(a.result.outcome, "error");
+    EXPECT_EQ(a.code(), 400);
+  }
+}
+
+TEST_F(Admission, PodTheModelDecoderRefusesIsABadRequest) {
+  for (
+      const char* pod :
+      {R"({"spec":{"containers":{"name":"c"}}})",
+       R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"lots"}}}]}})",
+       R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":1e300}}}]}})",
+       R"({"spec":{"containers":[{"name":"c","securityContext":{"privileged":"yes"}}]}})"}) {
+    SCOPED_TRACE(pod);
+    Answer a = run(pod);
+    EXPECT_EQ(a.result.outcome, "error");
+    EXPECT_EQ(a.code(), 400);
+    EXPECT_THAT(a.message(), StartsWith("couldn't decode the pod: "));
+  }
+}
+
+TEST_F(Admission, HugeNumbersAndDeepNestingNeverCrash) {
+  const std::string big = std::string(400, '9');
+  for (const std::string& pod : std::vector<std::string>{
+           R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":)" + big +
+               "}}}]}}",
+           R"({"spec":{"priority":)" + big + R"(,"containers":[{"name":"c"}]}})",
+           R"({"metadata":{"x":1e999999},"spec":{"containers":[{"name":"c"}]}})",
+           R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1",)"
+           R"("nvidia.com/gpumem-percentage":"9223372036854775807000"}}}]}})"}) {
+    Answer a = run(pod);
+    EXPECT_FALSE(a.result.outcome.empty());
+  }
+  for (size_t depth : {100u, 127u, 1000u, 100000u}) {
+    SCOPED_TRACE(depth);
+    const std::string deep = R"({"spec":{"containers":[{"name":"c"}]},"metadata":{"x":)" +
+                             std::string(depth, '[') + std::string(depth, ']') + "}}";
+    Answer a = run_body(review_body(deep));
+    EXPECT_FALSE(a.result.outcome.empty());
+    if (depth >= 1000) expect_generic_error(a, 400, "");
+  }
+}
+
+TEST_F(Admission, CaseOfKeysMattersAsInKubernetes) {
+  // Go's Kubernetes decoder matches keys exactly: "Spec" is not the spec.
+  Answer a = run(R"({"Spec":{"containers":[{"name":"c","resources":{"limits":)"
+                 R"({"nvidia.com/gpu":"1"}}}]}})");
+  EXPECT_EQ(a.result.outcome, "denied");
+  EXPECT_EQ(a.message(), "pod has no containers");
+}
+
+// --- vendors -------------------------------------------------------------------------------
+
+class OtherVendor final : public device::DeviceBackend {
+ public:
+  std::string_view vendor() const override { return "Acme"; }
+  const device::ResourceNames& resource_names() const override { return names_; }
+  std::string_view to_allocate_annotation() const override { return "acme/to-allocate"; }
+  std::string_view allocated_annotation() const override { return "acme/allocated"; }
+  device::ContainerDeviceRequest request_for(const model::Container&) const override { return {}; }
+  device::NodeDevices node_devices(const model::Node&) const override { return {}; }
+  std::unique_ptr<device::PreparedPod> prepare(const model::Pod&) const override { return nullptr; }
+  bool is_mig_request(const device::PreparedPod&,
+                      std::span<device::DeviceUsage* const>) const override {
+    return false;
+  }
+  device::FitOutcome fit(std::span<device::DeviceUsage* const>,
+                         const device::ContainerDeviceRequest&,
+                         const device::FitContext&) const override {
+    return {};
+  }
+  Status add_usage(device::DeviceUsage&, device::ContainerDevice&) const override {
+    return ok_status();
+  }
+  void allocation_annotations(const device::PodSingleDevice&,
+                              std::map<std::string, std::string>&) const override {}
+
+ private:
+  device::ResourceNames names_{"acme.com/gpu", "", "", "", 1};
+};
+
+TEST(AdmissionVendors, UnknownBackendsAreIgnoredAndNoBackendsMeansNoMutation) {
+  const std::string pod = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                          R"({"acme.com/gpu":"1","nvidia.com/gpu":"1"}}}]}})";
+  device::DeviceRegistry acme_only;
+  acme_only.add(std::make_shared<OtherVendor>());
+  AdmissionResult r = handle_admission(review_body(pod), "application/json", acme_only,
+                                       {"hami-scheduler", true}, {});
+  EXPECT_EQ(r.outcome, "allowed") << r.body;
+
+  device::DeviceRegistry both;
+  both.add(std::make_shared<OtherVendor>());
+  both.add(std::make_shared<device::nvidia::NvidiaBackend>());
+  r = handle_admission(review_body(pod), "application/json", both, {"hami-scheduler", true}, {});
+  EXPECT_EQ(r.outcome, "patched") << r.body;
+
+  device::DeviceRegistry none;
+  r = handle_admission(review_body(pod), "application/json", none, {"hami-scheduler", true}, {});
+  EXPECT_EQ(r.outcome, "allowed") << r.body;
+}
+
+}  // namespace
+}  // namespace hamisim::webhook
