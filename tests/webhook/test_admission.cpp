@@ -8,122 +8,20 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <stdexcept>
 
 #include "device/nvidia/nvidia_backend.h"
 #include "fit/device_config.h"
+#include "json_patch_apply.h"
 #include "webhook/admission.h"
 
 namespace hamisim::webhook {
 namespace {
 
 namespace json = boost::json;
+using ::hamisim::testing::apply_patch;
+using ::hamisim::testing::base64_decode;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-std::string base64_decode(std::string_view in) {
-  auto index = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    throw std::runtime_error("not base64");
-  };
-  if (in.size() % 4 != 0) throw std::runtime_error("base64 length");
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 4) {
-    uint32_t n = 0;
-    int pad = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      n <<= 6;
-      if (in[i + j] == '=') {
-        ++pad;
-      } else {
-        n |= index(in[i + j]);
-      }
-    }
-    out += char(n >> 16);
-    if (pad < 2) out += char((n >> 8) & 0xff);
-    if (pad < 1) out += char(n & 0xff);
-  }
-  return out;
-}
-
-// RFC 6902 add/remove/replace with RFC 6901 pointers: enough to check the webhook's patches.
-std::vector<std::string> pointer_tokens(const std::string& path) {
-  std::vector<std::string> out;
-  if (path.empty()) return out;
-  if (path[0] != '/') throw std::runtime_error("bad pointer " + path);
-  size_t pos = 1;
-  while (true) {
-    const size_t next = path.find('/', pos);
-    std::string raw = path.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    std::string token;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-        token += raw[i + 1] == '0' ? '~' : '/';
-        ++i;
-      } else if (raw[i] == '~') {
-        throw std::runtime_error("bad escape in " + path);
-      } else {
-        token += raw[i];
-      }
-    }
-    out.push_back(token);
-    if (next == std::string::npos) break;
-    pos = next + 1;
-  }
-  return out;
-}
-
-json::value apply_patch(json::value doc, const json::array& ops) {
-  for (const auto& op_v : ops) {
-    const json::object& op = op_v.as_object();
-    const std::string kind(op.at("op").as_string());
-    const std::vector<std::string> tokens = pointer_tokens(std::string(op.at("path").as_string()));
-    if (tokens.empty()) {
-      if (kind == "remove") throw std::runtime_error("remove root");
-      doc = op.at("value");
-      continue;
-    }
-    json::value* parent = &doc;
-    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-      if (parent->is_object()) {
-        parent = &parent->as_object().at(tokens[i]);
-      } else {
-        parent = &parent->as_array().at(std::stoul(tokens[i]));
-      }
-    }
-    const std::string& last = tokens.back();
-    if (parent->is_object()) {
-      json::object& o = parent->as_object();
-      if (kind == "add") {
-        o[last] = op.at("value");
-      } else if (kind == "replace") {
-        o.at(last) = op.at("value");
-      } else if (kind == "remove") {
-        if (!o.erase(last)) throw std::runtime_error("remove missing " + last);
-      } else {
-        throw std::runtime_error("unexpected op " + kind);
-      }
-    } else {
-      json::array& a = parent->as_array();
-      if (kind == "add" && last == "-") {
-        a.push_back(op.at("value"));
-      } else if (kind == "add") {
-        a.insert(a.begin() + std::stol(last), op.at("value"));
-      } else if (kind == "replace") {
-        a.at(std::stoul(last)) = op.at("value");
-      } else if (kind == "remove") {
-        a.erase(a.begin() + std::stol(last));
-      } else {
-        throw std::runtime_error("unexpected op " + kind);
-      }
-    }
-  }
-  return doc;
-}
 
 std::string review_body(std::string_view pod, std::string_view api_version = "admission.k8s.io/v1",
                         std::string_view uid = "705ab4f5-6393-11e8-b7cc-42010a800002") {
