@@ -56,7 +56,7 @@ std::vector<fs::path> manifest_files() {
 }
 
 const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                                              "ClusterIssuer"};
+                                              "ClusterIssuer", "MutatingWebhookConfiguration"};
 
 class Manifests : public ::testing::Test {
  protected:
@@ -474,6 +474,101 @@ TEST_F(Manifests, CaSchedulerConfigPassesDoctorOfflineAndMatchesTheService) {
   }
   EXPECT_TRUE(config_mounted);
   EXPECT_TRUE(tls_mounted);
+}
+
+// HAMi's webhook, served by the live sidecar: HAMi's registration (name, failure and
+// reinvocation policies, versions, pods CREATE), a Service that selects the live pods and
+// reaches the sidecar's listener, and a CA bundle cert-manager injects from the certificate
+// that names that Service.
+TEST_F(Manifests, MutatingWebhookReachesTheLiveSidecarLikeHamis) {
+  const auto configs = of_kind("MutatingWebhookConfiguration");
+  ASSERT_EQ(configs.size(), 1u);
+  const Object& mwc = *configs[0];
+  EXPECT_EQ(mwc.file, "live/mutating-webhook.yaml");
+  ASSERT_EQ(mwc.node["apiVersion"].as<std::string>(), "admissionregistration.k8s.io/v1");
+  ASSERT_EQ(mwc.node["webhooks"].size(), 1u);
+  const YAML::Node w = mwc.node["webhooks"][0];
+  EXPECT_EQ(w["name"].as<std::string>(""), "vgpu.hami.io");
+  EXPECT_EQ(w["failurePolicy"].as<std::string>(""), "Ignore");
+  EXPECT_EQ(w["reinvocationPolicy"].as<std::string>(""), "Never");
+  EXPECT_EQ(w["sideEffects"].as<std::string>(""), "None");
+  std::vector<std::string> versions;
+  for (const auto& v : w["admissionReviewVersions"]) versions.push_back(v.as<std::string>());
+  EXPECT_EQ(versions, (std::vector<std::string>{"v1", "v1beta1"}));
+  ASSERT_EQ(w["rules"].size(), 1u);
+  const YAML::Node rule = w["rules"][0];
+  const auto list = [](const YAML::Node& n) {
+    std::vector<std::string> out;
+    for (const auto& v : n) out.push_back(v.as<std::string>());
+    return out;
+  };
+  EXPECT_EQ(list(rule["operations"]), std::vector<std::string>{"CREATE"});
+  EXPECT_EQ(list(rule["apiGroups"]), std::vector<std::string>{""});
+  EXPECT_EQ(list(rule["apiVersions"]), std::vector<std::string>{"v1"});
+  EXPECT_EQ(list(rule["resources"]), std::vector<std::string>{"pods"});
+  const int timeout = w["timeoutSeconds"].as<int>(10);
+  EXPECT_GE(timeout, 1);
+  EXPECT_LE(timeout, 30);  // the API server's limit
+
+  // Neither the control plane nor hamisim's own namespace is mutated.
+  const Object& live = must("Deployment", "hamisim", "hamisim-scheduler");
+  std::set<std::string> excluded;
+  for (const auto& e : w["namespaceSelector"]["matchExpressions"]) {
+    if (e["key"].as<std::string>() == "kubernetes.io/metadata.name" &&
+        e["operator"].as<std::string>() == "NotIn") {
+      for (const auto& v : e["values"]) excluded.insert(v.as<std::string>());
+    }
+  }
+  EXPECT_THAT(excluded, Contains("kube-system"));
+  EXPECT_THAT(excluded, Contains(live.ns));
+
+  // clientConfig names a Service of deploy/ on one of its ports, at the /webhook route.
+  const YAML::Node svc_ref = w["clientConfig"]["service"];
+  ASSERT_TRUE(svc_ref);
+  EXPECT_FALSE(w["clientConfig"]["url"]) << "the API server must go through the Service";
+  EXPECT_EQ(svc_ref["path"].as<std::string>(""), "/webhook");
+  const Object& svc =
+      must("Service", svc_ref["namespace"].as<std::string>(), svc_ref["name"].as<std::string>());
+  const int port = svc_ref["port"].as<int>(443);
+  YAML::Node target;
+  for (const auto& p : svc.node["spec"]["ports"]) {
+    if (p["port"].as<int>() == port) target = p["targetPort"];
+  }
+  ASSERT_TRUE(target) << "Service " << svc.name << " has no port " << port;
+
+  // The Service selects the live pods and lands on the sidecar's listener.
+  const YAML::Node pod = live.node["spec"]["template"]["spec"];
+  EXPECT_TRUE(labels_match(svc.node["spec"]["selector"],
+                           live.node["spec"]["template"]["metadata"]["labels"]));
+  EXPECT_FALSE(labels_match(svc.node["spec"]["selector"],
+                            must("Deployment", "hamisim", "hamisim-simulation")
+                                .node["spec"]["template"]["metadata"]["labels"]));
+  const YAML::Node sidecar = container(pod, "hamisim");
+  const std::string listen = flags(sidecar).at("--listen");
+  const std::string listen_port = listen.substr(listen.rfind(':') + 1);
+  std::string target_port = target.as<std::string>();
+  for (const auto& p : sidecar["ports"]) {
+    if (p["name"].as<std::string>("") == target_port)
+      target_port = p["containerPort"].as<std::string>();
+  }
+  EXPECT_EQ(target_port, listen_port) << "targetPort is not the sidecar's --listen port";
+
+  // cert-manager injects the CA of the certificate that names the Service.
+  const std::string inject =
+      mwc.node["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].as<std::string>("");
+  const size_t slash = inject.find('/');
+  ASSERT_NE(slash, std::string::npos) << "cert-manager.io/inject-ca-from: " << inject;
+  const Object& cert = must("Certificate", inject.substr(0, slash), inject.substr(slash + 1));
+  EXPECT_EQ(cert.ns, svc.ns);
+  std::vector<std::string> dns;
+  for (const auto& n : cert.node["spec"]["dnsNames"]) dns.push_back(n.as<std::string>());
+  // The API server calls <service>.<namespace>.svc.
+  EXPECT_THAT(dns, Contains(svc.name + "." + svc.ns + ".svc"));
+  EXPECT_EQ(cert.node["spec"]["issuerRef"]["name"].as<std::string>(""), "hamisim-ca");
+  std::set<std::string> usages;
+  for (const auto& u : cert.node["spec"]["usages"]) usages.insert(u.as<std::string>());
+  EXPECT_THAT(usages, Contains("server auth"));
+  EXPECT_FALSE(w["clientConfig"]["caBundle"]) << "cert-manager injects it";
 }
 
 TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
