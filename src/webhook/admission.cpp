@@ -45,6 +45,9 @@ Verdict denied(std::string message) {
 Verdict allowed(std::string message) {
   return {true, 200, std::move(message), "", "", "allowed"};
 }
+Verdict patched(std::string patch) {
+  return {true, 200, "", "", std::move(patch), "patched"};
+}
 
 // An AdmissionReview holding `verdict`. Without `api_version` the review is written without
 // kind and apiVersion, as controller-runtime does for a request it could not decode (it has no
@@ -163,10 +166,10 @@ bool is_privileged(const json::object& container) {
 }
 
 // HAMi's webhook.Handle, steps 2-8 (reference §10), on a pod that decoded.
-Verdict admit(const json::object& original, const Review& review,
+Verdict admit(const json::value& original, const Review& review,
               const device::DeviceRegistry& registry, const WebhookOptions& options,
               const QuotaCheck& quota_check) {
-  json::object pod = original;
+  json::object pod = original.get_object();
   json::object& spec = ensure_object(pod, "spec");
 
   const json::value* containers_v = find(spec, "containers");
@@ -231,9 +234,9 @@ Verdict admit(const json::object& original, const Review& review,
     }
   }
 
-  const json::array ops = diff(json::value(original), mutated);
-  if (ops.empty()) return {true, 200, "", "", "", "allowed"};
-  return {true, 200, "", "", base64_encode(json::serialize(ops)), "patched"};
+  const json::array ops = diff(original, mutated);
+  if (ops.empty()) return allowed("");
+  return patched(base64_encode(json::serialize(ops)));
 }
 
 AdmissionResult handle(std::string_view body, std::string_view content_type,
@@ -272,7 +275,7 @@ AdmissionResult handle(std::string_view body, std::string_view content_type,
   if (auto pod = model::decode_pod_json(json::serialize(*review->object)); !pod) {
     return answer(errored(400, "couldn't decode the pod: " + pod.error().message));
   }
-  return answer(admit(*object, *review, registry, options, quota_check));
+  return answer(admit(*review->object, *review, registry, options, quota_check));
 }
 
 }  // namespace
