@@ -3,10 +3,19 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <thread>
 
 #include "fit/device_config.h"
 #include "fit/inventory.h"
+#include "kube/kube_config.h"
+#include "kube/kube_source.h"
+#include "live/live_scheduler.h"
+#include "live/time_format.h"
 #include "profile/device_profiles.h"
 #include "profile/profile_inventory.h"
 #include "server/extender_service.h"
@@ -14,12 +23,92 @@
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/plan_api.h"
+#include "state/snapshot_source.h"
 
 namespace hamisim::cli {
 namespace {
 
 std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+// The events' source component: HAMi uses --scheduler-name, which may be empty.
+std::string event_component(const ServeOptions& o) {
+  return o.scheduler_name.empty() ? "hami-scheduler" : o.scheduler_name;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+// The cluster source the flags ask for, or null for a simulation-only service. Errors name
+// the flag.
+Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(const ServeOptions& o) {
+  const int chosen =
+      int(!o.cluster_snapshot.empty()) + int(!o.kubeconfig.empty()) + int(o.in_cluster);
+  if (chosen > 1) {
+    return make_error("--cluster-snapshot, --kubeconfig and --in-cluster are exclusive");
+  }
+  if (!o.snapshot_out.empty() && o.cluster_snapshot.empty()) {
+    return make_error("--snapshot-out needs --cluster-snapshot");
+  }
+  if (o.snapshot_device_plugin && o.cluster_snapshot.empty()) {
+    return make_error("--snapshot-device-plugin needs --cluster-snapshot");
+  }
+  if (!o.cluster_snapshot.empty()) {
+    auto source = state::SnapshotSource::load(
+        o.cluster_snapshot,
+        {.play_device_plugin = o.snapshot_device_plugin, .scheduler_name = event_component(o)});
+    if (!source) return make_error("--cluster-snapshot: " + source.error().message);
+    return std::unique_ptr<state::ClusterSource>(std::move(source).value());
+  }
+  if (o.kubeconfig.empty() && !o.in_cluster) return std::unique_ptr<state::ClusterSource>();
+  auto config = o.in_cluster ? kube::in_cluster_config()
+                             : kube::load_kubeconfig(o.kubeconfig, o.kube_context);
+  if (!config) {
+    return make_error(std::string(o.in_cluster ? "--in-cluster: " : "--kubeconfig: ") +
+                      config.error().message);
+  }
+  kube::ClientOptions client;
+  client.qps = o.kube_qps;
+  client.burst = o.kube_burst;
+  client.user_agent = "hamisim/" + event_component(o);
+  kube::KubeSourceOptions source_options;
+  source_options.scheduler_name = event_component(o);
+  if (o.leader_elect) {
+    source_options.lease_namespace = o.leader_elect_resource_namespace;
+    source_options.lease_name = o.leader_elect_resource_name;
+  }
+  auto source = kube::KubeSource::create(*config, client, source_options);
+  if (!source) return make_error("cluster source: " + source.error().message);
+  return std::unique_ptr<state::ClusterSource>(std::move(source).value());
+}
+
+Result<live::LiveOptions> live_options(const ServeOptions& o) {
+  live::LiveOptions lo;
+  lo.scheduler_name = event_component(o);
+  lo.policy = fit::FitPolicy{o.gpu_policy, o.node_policy};
+  auto timeout = live::parse_go_duration(o.node_lock_timeout);
+  if (!timeout) return make_error("--node-lock-timeout: " + timeout.error().message);
+  lo.node_lock_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
+  auto retry = live::parse_go_duration(o.node_lock_retry_timeout);
+  if (!retry) return make_error("--node-lock-retry-timeout: " + retry.error().message);
+  lo.node_lock_retry_timeout = *retry;
+  if (o.leader_elect) {
+    if (o.leader_elect_resource_name.empty()) {
+      return make_error(
+          "--leader-elect needs --leader-elect-resource-name (the kube-scheduler "
+          "Lease to observe)");
+    }
+    lo.leader = {.enabled = true,
+                 .lease_namespace = o.leader_elect_resource_namespace,
+                 .lease_name = o.leader_elect_resource_name,
+                 .identity = hostname()};
+    if (lo.leader.identity.empty()) return make_error("--leader-elect: the hostname is empty");
+  }
+  return lo;
 }
 
 }  // namespace
@@ -83,6 +172,43 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
                  "Paths that decide /readyz: simulation, live, all")
       ->check(CLI::IsMember({"simulation", "live", "all"}))
       ->capture_default_str();
+
+  // Live path. Without a cluster source the service is simulation-only.
+  app.add_option("--kubeconfig", o.kubeconfig,
+                 "Live path: the cluster's kubeconfig (list+watch Nodes, Pods, ResourceQuotas)");
+  app.add_option("--context", o.kube_context, "Live path: kubeconfig context (default: current)");
+  app.add_flag("--in-cluster", o.in_cluster,
+               "Live path: use the pod's service account to reach the API server");
+  app.add_option("--cluster-snapshot", o.cluster_snapshot,
+                 "Live path without a cluster: Kubernetes List files (JSON/YAML) or directories; "
+                 "writes go to memory")
+      ->expected(1, -1);
+  app.add_option("--snapshot-out", o.snapshot_out,
+                 "With --cluster-snapshot: write every object to this file on shutdown");
+  app.add_flag("--snapshot-device-plugin", o.snapshot_device_plugin,
+               "With --cluster-snapshot: play the device plugin after each bind (bind-phase "
+               "success, node lock released)");
+  app.add_option("--kube-qps", o.kube_qps, "API requests per second (not watches)")
+      ->capture_default_str();
+  app.add_option("--kube-burst", o.kube_burst, "API request burst")->capture_default_str();
+  app.add_option("--scheduler-name", o.scheduler_name,
+                 "Scheduler name the webhook writes into pods; events' source component");
+  app.add_flag("--force-overwrite-default-scheduler", o.force_overwrite_default_scheduler,
+               "Webhook: take over pods asking for default-scheduler")
+      ->capture_default_str();
+  app.add_option("--node-lock-timeout", o.node_lock_timeout,
+                 "Age after which a node lock is expired (Go duration)")
+      ->capture_default_str();
+  app.add_option("--node-lock-retry-timeout", o.node_lock_retry_timeout,
+                 "How long a PodGroup member's bind waits for a locked node (0: no wait)")
+      ->capture_default_str();
+  app.add_flag("--leader-elect", o.leader_elect,
+               "Serve the live path only while the co-located kube-scheduler holds its Lease");
+  app.add_option("--leader-elect-resource-name", o.leader_elect_resource_name,
+                 "The kube-scheduler Lease to observe");
+  app.add_option("--leader-elect-resource-namespace", o.leader_elect_resource_namespace,
+                 "Namespace of that Lease")
+      ->capture_default_str();
 }
 
 int run_serve(const ServeOptions& o) {
@@ -122,10 +248,29 @@ int run_serve(const ServeOptions& o) {
                  o.device_profiles_path);
   }
   const profile::ProfileInventoryProvider inventory(registry, profiles);
+
+  auto source = make_cluster_source(o);
+  if (!source) {
+    spdlog::error("{}", source.error().message);
+    return 2;
+  }
+  std::unique_ptr<live::LiveScheduler> live;
+  if (*source) {
+    auto lo = live_options(o);
+    if (!lo) {
+      spdlog::error("{}", lo.error().message);
+      return 2;
+    }
+    live = std::make_unique<live::LiveScheduler>(registry, **source, std::move(lo).value());
+  }
+
   server::MetricsRegistry metrics;
   server::ExtenderServiceOptions service_options;
   service_options.reject_legacy_nodes_filter = o.legacy_nodes_filter == "reject";
   service_options.readyz_scope = o.readyz_scope;
+  service_options.live = live.get();
+  service_options.scheduler_name = o.scheduler_name;
+  service_options.force_overwrite_default_scheduler = o.force_overwrite_default_scheduler;
   server::ExtenderService service(registry, inventory, fit::FitPolicy{o.gpu_policy, o.node_policy},
                                   metrics, service_options);
 
@@ -147,6 +292,11 @@ int run_serve(const ServeOptions& o) {
   sc.body_timeout = seconds(o.body_timeout_s);
   sc.idle_timeout = seconds(o.idle_timeout_s);
   sc.threads = o.threads;
+  if (live && sc.threads == 0) {
+    // A bind may wait for a node lock (retries, PodGroup waits): extra workers keep such
+    // waits from starving the other routes.
+    sc.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 8;
+  }
 
   // The what-if API plans in process with the same registry and profiles as the filters.
   auto planning = planner::scaleup::Planning::create(shared_registry, profiles, std::nullopt,
@@ -165,12 +315,29 @@ int run_serve(const ServeOptions& o) {
     return 2;
   }
   (*server)->shutdown_on_signals(seconds(o.shutdown_grace_s));
+  if (live) {
+    spdlog::info("live path: {}", (*source)->describe());
+    live->start();
+  }
   (*server)->start();
   spdlog::info("hamisim serve: listening on {} (port {}), metrics on {}, {} device backend(s)",
                o.listen, (*server)->port(), o.metrics_listen, registry.backends().size());
   (*server)->wait();
+  int status = 0;
+  if (live) {
+    live->stop();
+    if (!o.snapshot_out.empty()) {
+      auto* snapshot = static_cast<state::SnapshotSource*>(source->get());
+      if (Status s = snapshot->write_snapshot(o.snapshot_out); !s) {
+        spdlog::error("--snapshot-out: {}", s.error().message);
+        status = 1;
+      } else {
+        spdlog::info("wrote the cluster snapshot to {}", o.snapshot_out);
+      }
+    }
+  }
   spdlog::info("hamisim serve: stopped");
-  return 0;
+  return status;
 }
 
 }  // namespace hamisim::cli

@@ -31,6 +31,23 @@ struct ServeOptions {
   std::string node_policy = "binpack";
   std::string legacy_nodes_filter = "simulate";  // simulate | reject
   std::string readyz_scope = "all";
+
+  // Live path (spec §4.4, §4.5): the cluster source and HAMi's scheduler flags.
+  std::string kubeconfig;
+  std::string kube_context;
+  bool in_cluster = false;
+  std::vector<std::string> cluster_snapshot;
+  std::string snapshot_out;
+  bool snapshot_device_plugin = false;
+  double kube_qps = 300;
+  int kube_burst = 600;
+  std::string scheduler_name;
+  bool force_overwrite_default_scheduler = true;
+  std::string node_lock_timeout = "5m";
+  std::string node_lock_retry_timeout = "28s";
+  bool leader_elect = false;
+  std::string leader_elect_resource_name;
+  std::string leader_elect_resource_namespace = "kube-system";
 };
 
 void add_serve_options(CLI::App& app, ServeOptions& options);

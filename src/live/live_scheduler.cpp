@@ -455,9 +455,20 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
     return fmt::format("{}node \"{}\" not found", kInvalid, request.node);
   }
 
+  // Binding a device pod where no filter allocated its devices would leave the device plugin
+  // nothing to allocate (HAMi does not check; kube-scheduler only binds where we filtered).
+  const device::PodRequests requests = registry_.requests_for(pod);
+  const std::string* assigned =
+      model::find_annotation(pod.metadata, device::kAssignedNodeAnnotation);
+  if (device::has_device_requests(requests) && (assigned == nullptr || *assigned != request.node)) {
+    return fmt::format(
+        "{}pod {}/{} has no device allocation on node {} ({} is \"{}\"); the "
+        "live /filter must choose the node first",
+        kInvalid, pod.metadata.namespace_, pod.metadata.name, request.node,
+        device::kAssignedNodeAnnotation, assigned ? *assigned : "");
+  }
   // Every vendor HAMi ships except Cambricon shares one lock key, so the node is locked once
   // when any regular container asks for a managed device (init containers do not lock).
-  const device::PodRequests requests = registry_.requests_for(pod);
   const bool needs_lock =
       std::any_of(requests.begin() + std::min(requests.size(), pod.spec.init_containers.size()),
                   requests.end(), [](const auto& r) { return !r.empty(); });

@@ -26,11 +26,18 @@ std::string PodManager::allocation_source(const model::Pod& pod) const {
 }
 
 void PodManager::on_pod(state::EventType type, const model::Pod& pod) {
+  const std::string& uid = pod.metadata.uid;
+  if (type == state::EventType::kDeleted) {
+    // By uid, whatever the last seen object says: after a relist the source reports a
+    // vanished pod as it last saw it, which may predate the filter's annotations while the
+    // filter's reservation is already here.
+    std::unique_lock lock(mutex_);
+    erase_locked(uid);
+    return;
+  }
   const std::string* node = model::find_annotation(pod.metadata, device::kAssignedNodeAnnotation);
   if (node == nullptr) return;  // never placed by a HAMi filter
-  const std::string& uid = pod.metadata.uid;
-  const bool terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-  if (type == state::EventType::kDeleted || terminal) {
+  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed") {
     std::unique_lock lock(mutex_);
     erase_locked(uid);
     return;

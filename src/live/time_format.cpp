@@ -115,6 +115,41 @@ std::string format_go_duration(std::chrono::milliseconds d) {
   return fmt::format("{}{}h{}m{}s", sign, minutes / 60, minutes % 60, seconds);
 }
 
+Result<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
+  auto bad = [&] {
+    return make_error("invalid duration \"" + std::string(text) +
+                      "\" (use e.g. 5m, 28s, 1m30s, 300ms)");
+  };
+  if (text == "0") return std::chrono::milliseconds(0);
+  if (text.empty()) return bad();
+  double total_ms = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t start = pos;
+    while (pos < text.size() && ((text[pos] >= '0' && text[pos] <= '9') || text[pos] == '.')) ++pos;
+    if (pos == start) return bad();
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
+    if (ec != std::errc() || end != text.data() + pos) return bad();
+    const size_t unit_start = pos;
+    while (pos < text.size() && text[pos] >= 'a' && text[pos] <= 'z') ++pos;
+    const std::string_view unit = text.substr(unit_start, pos - unit_start);
+    if (unit == "h") {
+      total_ms += value * 3'600'000;
+    } else if (unit == "m") {
+      total_ms += value * 60'000;
+    } else if (unit == "s") {
+      total_ms += value * 1000;
+    } else if (unit == "ms") {
+      total_ms += value;
+    } else {
+      return bad();
+    }
+  }
+  if (total_ms > 1e12) return bad();
+  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+}
+
 std::string unix_seconds(WallTime t) {
   return std::to_string(
       std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());

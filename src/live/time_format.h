@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/result.h"
+
 namespace hamisim::live {
 
 using WallTime = std::chrono::system_clock::time_point;
@@ -19,6 +21,9 @@ std::string format_handshake_time(WallTime t);
 std::optional<WallTime> parse_handshake_time(std::string_view text);
 // Go time.Duration.String() at millisecond precision: "5m0s", "28s", "1.5s", "300ms".
 std::string format_go_duration(std::chrono::milliseconds d);
+// Go time.ParseDuration for the units flags use (h, m, s, ms; decimals allowed): "5m",
+// "28s", "1m30s", "1.5s", "0". Errors name the text.
+Result<std::chrono::milliseconds> parse_go_duration(std::string_view text);
 // Decimal Unix seconds (hami.io/vgpu-time, hami.io/bind-time).
 std::string unix_seconds(WallTime t);
 

@@ -2,6 +2,7 @@
 
 #include "device/allocation.h"
 #include "model/json_writer.h"
+#include "webhook/admission.h"
 
 namespace hamisim::server {
 namespace {
@@ -27,7 +28,7 @@ std::string echo_node_names(const std::vector<std::string>& names) {
 }
 
 constexpr std::string_view kNoLiveSource =
-    "no live cluster source (start with --kubeconfig or --cluster-snapshot)";
+    "no live cluster source (start with --kubeconfig, --in-cluster or --cluster-snapshot)";
 
 }  // namespace
 
@@ -45,7 +46,9 @@ ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
           "hamisim_profile_warnings_total",
           "Template nodes answered with a warning about their device description (a warm sample "
           "diverging from its profile, a profile that real nodes do not match), by profile",
-          {"profile"})) {}
+          {"profile"})),
+      webhook_outcomes_(metrics.counter("hamisim_webhook_admissions_total",
+                                        "Admission reviews answered, by outcome", {"outcome"})) {}
 
 std::vector<Route> ExtenderService::routes() {
   auto bind_to = [this](HttpResponse (ExtenderService::*fn)(const HttpRequest&)) {
@@ -62,21 +65,25 @@ std::vector<Route> ExtenderService::routes() {
   };
 }
 
+void ExtenderService::record_outcome(std::string_view route, fit::FitClass fit_class,
+                                     std::string_view reason) {
+  const std::string_view cls = fit::to_string(fit_class);
+  // Label by reason *name* ("CardInsufficientMemory"), never the counted text, so the
+  // number of series stays bounded.
+  const auto names = device::parse_reasons(reason);
+  if (names.empty()) {
+    const bool bare = fit_class == fit::FitClass::kInsufficientCapacity ||
+                      fit_class == fit::FitClass::kConstraintMismatch;
+    fit_outcomes_.labels({route, cls, bare ? reason : std::string_view()}).inc();
+    return;
+  }
+  for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
+}
+
 void ExtenderService::record(std::string_view route, const SimulationResult& result) {
   for (const NodeOutcome& o : result.outcomes) {
     if (o.notes > 0) profile_notes_.labels({o.profile}).inc();
-    const std::string_view cls = fit::to_string(o.fit_class);
-    // Label by reason *name* ("CardInsufficientMemory"), never the counted text, so the
-    // number of series stays bounded.
-    const auto names = device::parse_reasons(o.reason);
-    if (names.empty()) {
-      const bool bare = o.fit_class == fit::FitClass::kInsufficientCapacity ||
-                        o.fit_class == fit::FitClass::kConstraintMismatch;
-      fit_outcomes_.labels({route, cls, bare ? std::string_view(o.reason) : std::string_view()})
-          .inc();
-      continue;
-    }
-    for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
+    record_outcome(route, o.fit_class, o.reason);
   }
 }
 
@@ -117,8 +124,44 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
         true);
   }
   if (!prepared->requests_devices()) return filter_reply(echo_node_names(args->node_names), false);
-  return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)),
-                      true);
+  if (options_.live == nullptr) {
+    return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)),
+                        true);
+  }
+  // A null NodeNames is an empty list (HAMi dereferenced it and crashed).
+  return live_filter(*prepared, args->node_names);
+}
+
+HttpResponse ExtenderService::live_filter(const fit::PreparedPod& pod,
+                                          const std::vector<std::string>& names) {
+  live::LiveFilterResult result = options_.live->filter(pod, names);
+  if (result.kind == live::LiveFilterResult::Kind::kError) {
+    return filter_reply(encode_filter_error(result.error), true);
+  }
+  for (const auto& [node, reason] : result.failed_nodes) {
+    record_outcome("filter",
+                   reason == fit::kNodeUnregistered ? fit::FitClass::kNoDeviceDescription
+                                                    : fit::classify_failure(reason),
+                   reason);
+  }
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("Nodes").null();
+  if (result.kind == live::LiveFilterResult::Kind::kChosen) {
+    record_outcome("filter", fit::FitClass::kFits, "");
+    // Exactly one node, and no FailedNodes on success (HAMi's shape).
+    w.key("NodeNames").begin_array().string(result.node).end_array();
+    w.key("FailedNodes").null();
+  } else {
+    w.key("NodeNames").null();
+    w.key("FailedNodes").begin_object();
+    for (const auto& [node, reason] : result.failed_nodes) w.key(node).string(reason);
+    w.end_object();
+  }
+  w.key("FailedAndUnresolvableNodes").null();
+  w.key("Error").string("");
+  w.end_object();
+  return filter_reply(w.take(), false);
 }
 
 HttpResponse ExtenderService::bind(const HttpRequest& request) {
@@ -127,13 +170,33 @@ HttpResponse ExtenderService::bind(const HttpRequest& request) {
     return filter_reply(encode_binding_result(std::string(kInvalidRequest) + args.error().message),
                         true);
   }
-  return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)),
-                      true);
+  if (options_.live == nullptr) {
+    return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)),
+                        true);
+  }
+  if (args->pod_name.empty() || args->node.empty()) {
+    return filter_reply(
+        encode_binding_result(std::string(kInvalidRequest) + "PodName and Node are required"),
+        true);
+  }
+  const std::string error =
+      options_.live->bind({args->pod_name, args->pod_namespace, args->pod_uid, args->node});
+  return filter_reply(encode_binding_result(error), !error.empty());
 }
 
-HttpResponse ExtenderService::webhook(const HttpRequest&) {
-  HttpResponse r = HttpResponse::error(503, std::string(kNotReady) + std::string(kNoLiveSource));
-  r.outcome = "error";
+HttpResponse ExtenderService::webhook(const HttpRequest& request) {
+  webhook::QuotaCheck quota;
+  if (options_.live != nullptr) {
+    quota = [live = options_.live](const model::Pod& pod) {
+      return live->admission_quota_check(pod);
+    };
+  }
+  webhook::AdmissionResult result = webhook::handle_admission(
+      request.body, request.content_type, registry_,
+      {options_.scheduler_name, options_.force_overwrite_default_scheduler}, quota);
+  webhook_outcomes_.labels({result.outcome}).inc();
+  HttpResponse r = HttpResponse::json(result.http_status, std::move(result.body));
+  if (result.outcome == "error") r.outcome = "error";
   return r;
 }
 
@@ -146,13 +209,18 @@ HttpResponse ExtenderService::healthz(const HttpRequest&) {
 
 HttpResponse ExtenderService::readyz(const HttpRequest&) {
   // Simulation is ready once configuration is loaded, which happened before the server
-  // started; the live path is not configured in this build of the service.
+  // started. Live is ready once its source synced, this replica leads and a registration pass
+  // finished; a service without a live source is simulation-only ("all" then means simulation).
   const bool simulation_ready = !registry_.backends().empty();
-  const bool live_configured = false;
+  live::LiveReadiness live{false, std::string(kNoLiveSource)};
+  if (options_.live != nullptr) live = options_.live->readiness();
   bool ready = true;
   if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all")
     ready &= simulation_ready;
-  if (options_.readyz_scope == "live") ready &= live_configured;
+  if (options_.readyz_scope == "live" ||
+      (options_.readyz_scope == "all" && options_.live != nullptr)) {
+    ready &= live.ready;
+  }
   model::JsonWriter w;
   w.begin_object();
   w.key("ready").boolean(ready);
@@ -163,8 +231,10 @@ HttpResponse ExtenderService::readyz(const HttpRequest&) {
   w.key("detail").string(std::to_string(registry_.backends().size()) + " device backend(s) loaded");
   w.end_object();
   w.key("live").begin_object();
-  w.key("state").string("not configured");
-  w.key("detail").string(kNoLiveSource);
+  w.key("state").string(options_.live == nullptr ? "not configured"
+                        : live.ready             ? "ready"
+                                                 : "not ready");
+  w.key("detail").string(live.detail);
   w.end_object();
   w.end_object();
   w.end_object();

@@ -1,7 +1,7 @@
 #pragma once
 // The extender routes of `hamisim serve` (spec §4.1): /filter-simulation, /filter, /bind,
 // /webhook, /healthz, /readyz, wired to the simulation filter and (when configured) the live
-// cluster state.
+// scheduler. Only the wire format lives here; the decisions are in src/fit and src/live.
 
 #include <string>
 #include <vector>
@@ -9,6 +9,7 @@
 #include "device/registry.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
+#include "live/live_scheduler.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/simulation_filter.h"
@@ -21,6 +22,11 @@ struct ExtenderServiceOptions {
   bool reject_legacy_nodes_filter = false;
   // Which paths decide /readyz's status: "simulation", "live" or "all".
   std::string readyz_scope = "all";
+  // The live path; null in a simulation-only service (live routes answer `not ready:`).
+  live::LiveScheduler* live = nullptr;
+  // /webhook: --scheduler-name and --force-overwrite-default-scheduler.
+  std::string scheduler_name;
+  bool force_overwrite_default_scheduler = true;
 };
 
 class ExtenderService {
@@ -39,6 +45,8 @@ class ExtenderService {
 
  private:
   void record(std::string_view route, const SimulationResult& result);
+  void record_outcome(std::string_view route, fit::FitClass fit_class, std::string_view reason);
+  HttpResponse live_filter(const fit::PreparedPod& pod, const std::vector<std::string>& names);
 
   const device::DeviceRegistry& registry_;
   fit::FitPolicy policy_;
@@ -46,6 +54,7 @@ class ExtenderService {
   ExtenderServiceOptions options_;
   CounterFamily& fit_outcomes_;
   CounterFamily& profile_notes_;
+  CounterFamily& webhook_outcomes_;
 };
 
 }  // namespace hamisim::server

@@ -84,6 +84,20 @@ TEST(LiveScheduler, BindSetsAllocatingAndLeavesTheLockForTheDevicePlugin) {
   EXPECT_TRUE(h.pod("p2").spec.node_name.empty());
 }
 
+TEST(LiveScheduler, BindRefusesADevicePodNoFilterPlacedThere) {
+  Harness h({node_json("gpu-1"), node_json("gpu-2"), pod_json("p1", 1000), pod_json("p2", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  EXPECT_EQ(h.bind("p1", "gpu-1"),
+            "invalid request: pod default/p1 has no device allocation on node gpu-1 "
+            "(hami.io/vgpu-node is \"\"); the live /filter must choose the node first");
+  auto r = h.filter("p2", {"gpu-1"});
+  ASSERT_EQ(r.kind, Kind::kChosen);
+  EXPECT_NE(h.bind("p2", "gpu-2"), "");
+  EXPECT_TRUE(h.pod("p2").spec.node_name.empty());
+  EXPECT_EQ(h.node_annotation("gpu-2", "hami.io/mutex.lock"), "");
+  EXPECT_EQ(h.bind("p2", "gpu-1"), "");
+}
+
 TEST(LiveScheduler, UnregisteredAndUnknownNodesAreNamed) {
   Harness h(
       {node_json("gpu-1"), node_json("cpu-1", 0, "", /*registered=*/false), pod_json("p1", 20000)});
@@ -125,6 +139,7 @@ TEST(LiveScheduler, BindToAnUnknownNodeFailsAndReleasesTheReservation) {
   Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
   ASSERT_TRUE(h.wait_ready());
   ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  ASSERT_TRUE(eventually([&] { return h.pod_annotation("p1", "hami.io/vgpu-node") == "gpu-1"; }));
   EXPECT_EQ(h.bind("p1", "gpu-9"), "invalid request: node \"gpu-9\" not found");
   EXPECT_EQ(h.scheduler->pods().size(), 0u);
   EXPECT_EQ(event_reasons(h, "BindingFailed").size(), 1u);

@@ -61,3 +61,25 @@ TEST(TimeFormat, UnixSeconds) {
 
 }  // namespace
 }  // namespace hamisim::live
+
+namespace hamisim::live {
+namespace {
+
+TEST(TimeFormat, ParsesGoDurations) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(*parse_go_duration("5m"), milliseconds(300000));
+  EXPECT_EQ(*parse_go_duration("28s"), milliseconds(28000));
+  EXPECT_EQ(*parse_go_duration("1m30s"), milliseconds(90000));
+  EXPECT_EQ(*parse_go_duration("1.5s"), milliseconds(1500));
+  EXPECT_EQ(*parse_go_duration("300ms"), milliseconds(300));
+  EXPECT_EQ(*parse_go_duration("0"), milliseconds(0));
+  EXPECT_EQ(*parse_go_duration("1h"), milliseconds(3600000));
+  for (const char* bad : {"", "5", "m", "5x", "-5s", "5 m", "1e3s", "99999999999h"}) {
+    auto r = parse_go_duration(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("invalid duration"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hamisim::live
