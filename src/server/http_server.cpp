@@ -150,7 +150,7 @@ struct FileStamp {
 FileStamp stamp_of(const std::string& path) {
   FileStamp f;
   if (path.empty()) return f;
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) return f;
   f.exists = true;
   f.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
@@ -868,6 +868,12 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
   }
   if (config.max_body_bytes == 0) return make_error("--max-body-bytes must be positive");
 
+  // Health probes are also served on the plain metrics listener: kubelet cannot present the
+  // client certificate the main listener may require.
+  std::vector<Route> probe_routes;
+  for (const Route& r : user_routes) {
+    if (r.group == AuthGroup::kNone && r.method == "GET") probe_routes.push_back(r);
+  }
   auto table = RouteTable::build(std::move(user_routes));
   if (!table) return table.error();
   routes = std::move(table.value());
@@ -902,13 +908,13 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
   allow[size_t(AuthGroup::kWebhook)] = &config.allow_webhook_clients;
 
   if (metrics_ep) {
-    auto mt =
-        RouteTable::build({Route{"GET", "/metrics", AuthGroup::kNone, [this](const HttpRequest&) {
+    probe_routes.push_back(Route{"GET", "/metrics", AuthGroup::kNone, [this](const HttpRequest&) {
                                    HttpResponse r;
                                    r.content_type = MetricsRegistry::kContentType;
                                    r.body = metrics->render();
                                    return r;
-                                 }}});
+                                 }});
+    auto mt = RouteTable::build(std::move(probe_routes));
     metrics_routes = std::move(mt.value());
   }
 

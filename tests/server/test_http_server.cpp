@@ -845,11 +845,13 @@ TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
   must(testing::http_request(plain_client(*server), "GET", "/nope/with/a/long/path"));
   must(testing::http_request(plain_client(*server), "POST", "/throw", "{}"));
 
-  // The extender listener does not serve /metrics; the metrics listener serves only that.
+  // The extender listener does not serve /metrics; the metrics listener serves it and the
+  // open GET probes (kubelet has no client certificate for the main listener), nothing else.
   EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/metrics")).status, 404);
   ClientOptions m;
   m.port = server->metrics_port();
-  EXPECT_EQ(must(testing::http_request(m, "GET", "/healthz")).status, 404);
+  EXPECT_EQ(must(testing::http_request(m, "POST", "/filter", "{}")).status, 404);
+  EXPECT_EQ(must(testing::http_request(m, "POST", "/webhook", "{}")).status, 404);
   auto r = must(testing::http_request(m, "GET", "/metrics"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
@@ -866,6 +868,10 @@ TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
   EXPECT_THAT(r.body, HasSubstr("hamisim_http_inflight_requests{group=\"live\"} 0\n"));
   EXPECT_THAT(r.body, HasSubstr("hamisim_fit_outcomes_total{class=\"fit\",reason=\"none\"} 1\n"));
   EXPECT_THAT(r.body, ::testing::Not(HasSubstr("/nope")));  // raw paths never become labels
+
+  auto probe = must(testing::http_request(m, "GET", "/healthz"));
+  EXPECT_EQ(probe.status, 200);
+  EXPECT_EQ(probe.body, "ok");
 }
 
 TEST(HttpServer, RouteCanSetItsOwnOutcome) {
