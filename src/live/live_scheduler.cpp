@@ -116,13 +116,14 @@ void LiveScheduler::on_node(state::EventType type, const model::Node& node) {
   const std::string& name = node.metadata.name;
   if (type == state::EventType::kDeleted) {
     {
+      // Under observed_mutex_ so that a registration pass cannot re-add it (see there).
       std::lock_guard lock(observed_mutex_);
       observed_.erase(name);
+      nodes_.remove_node(name);
     }
     node_lock_.forget(name);
-    nodes_.remove_node(name);
     {
-      std::lock_guard lock(register_mutex_);
+      std::lock_guard lock(reported_mutex_);
       reported_.erase(name);
     }
     notify_registration();
@@ -194,9 +195,9 @@ LiveScheduler::Health LiveScheduler::check_health(const device::DeviceBackend& b
                                                   const model::Node& node) {
   const Health generic = handshake(backend, node);
   if (backend.vendor() != device::kNvidiaVendor) return generic;
-  // NVIDIA also watches the advertised GPU count and the registration text (register_mutex_
-  // is held by the pass).
+  // NVIDIA also watches the advertised GPU count and the registration text.
   const int64_t current = allocatable_count(node, backend.resource_names().count);
+  std::lock_guard lock(reported_mutex_);
   Reported& r = reported_[node.metadata.name];
   if (current == 0) {
     if (r.gpu_count == 0) return generic;
@@ -216,7 +217,10 @@ LiveScheduler::Health LiveScheduler::check_health(const device::DeviceBackend& b
 }
 
 void LiveScheduler::node_cleanup(const std::string& node) {
-  reported_.erase(node);
+  {
+    std::lock_guard lock(reported_mutex_);
+    reported_.erase(node);
+  }
   auto patched = source_.patch_node_annotations(
       node, {{std::string(device::kNvidiaHandshakeAnnotation), std::nullopt}}, "");
   if (!patched && patched.code() != state::ApiCode::kNotFound) {
@@ -262,6 +266,9 @@ void LiveScheduler::register_pass() {
       if (!health.need_update) continue;
       const std::string* cordon =
           model::find_annotation(node->metadata, device::kDeviceCordonAnnotation);
+      // A node deleted while this pass ran must not come back from the pass's copy.
+      std::lock_guard lock(observed_mutex_);
+      if (!observed_.contains(name)) break;
       nodes_.set_vendor_devices(
           name, vendor, std::move(found.devices),
           cordon ? device::parse_cordon(*cordon) : std::set<std::string, std::less<>>{});
@@ -303,6 +310,10 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     return out;
   }
   const model::Pod& pod = *prepared.pod;
+  // From the usage read to the reservation, one filter at a time: two filters that both read
+  // a device's usage before either reserves would both fit on it (HAMi relies on
+  // kube-scheduler filtering one pod at a time; concurrent callers must not over-commit).
+  std::unique_lock reserving(filter_mutex_);
   // A reservation left by an earlier filter whose bind failed (HAMi f852784d).
   pods_.evict(pod.metadata.uid);
 
@@ -330,6 +341,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   }
 
   if (fits.empty()) {
+    reserving.unlock();
     // One Warning per reason type, naming the nodes (HAMi calcScore), then the summary.
     std::map<std::string, std::vector<std::string>> by_reason;
     for (const auto& [node, reason] : out.failed_nodes) {
@@ -359,8 +371,11 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
 
   model::Pod reserved = pod;
   for (const auto& [k, v] : annotations) reserved.metadata.annotations[k] = v;
-  if (Status s = pods_.reserve(reserved); !s) {
-    out.error = std::string(kInternal) + "recording the allocation: " + s.error().message;
+  Status reserved_status = pods_.reserve(reserved);
+  reserving.unlock();
+  if (!reserved_status) {
+    out.error =
+        std::string(kInternal) + "recording the allocation: " + reserved_status.error().message;
     return out;
   }
   state::MetadataPatch annotation_patch;

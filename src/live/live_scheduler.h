@@ -134,7 +134,11 @@ class LiveScheduler final : public state::ClusterHandler {
   mutable std::mutex observed_mutex_;
   std::unordered_map<std::string, std::shared_ptr<const model::Node>> observed_;
 
-  std::mutex register_mutex_;  // serializes passes; guards reported_
+  // Serializes filters from their usage read to their reservation.
+  std::mutex filter_mutex_;
+
+  std::mutex register_mutex_;  // serializes passes (held across their API calls)
+  std::mutex reported_mutex_;  // never held across an API call: the source thread takes it
   std::unordered_map<std::string, Reported> reported_;
 
   std::atomic<bool> source_synced_{false};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "device/codec.h"
 
@@ -42,23 +43,54 @@ void PodManager::on_pod(state::EventType type, const model::Pod& pod) {
     erase_locked(uid);
     return;
   }
+  // A terminating pod keeps what it holds until it is gone (HAMi c5a59d11); one that is not
+  // cached is not added.
+  if (pod.metadata.deletion_timestamp.has_value()) return;
   std::string source = allocation_source(pod);
-  {
-    std::shared_lock lock(mutex_);
+  enum class Verdict { kKeep, kConfirm, kReplace };
+  auto judge = [&](const PodRecord* r) {
+    if (r == nullptr) return Verdict::kReplace;
+    const bool same = r->source == source && r->node == *node;
+    // An unconfirmed reservation is only confirmed by its own annotations; other ones are
+    // older than the filter's patch.
+    if (r->unconfirmed) return same ? Verdict::kConfirm : Verdict::kKeep;
+    return same ? Verdict::kKeep : Verdict::kReplace;
+  };
+  auto find = [&]() -> PodRecord* {
     auto it = pods_.find(uid);
-    // A terminating pod keeps what it holds until it is gone (HAMi c5a59d11); one that is not
-    // cached is not added.
-    if (pod.metadata.deletion_timestamp.has_value()) return;
-    if (it != pods_.end() && it->second.source == source && it->second.node == *node) return;
+    return it == pods_.end() ? nullptr : &it->second;
+  };
+  std::optional<fit::PodAllocation> allocation;
+  while (true) {
+    Verdict verdict;
+    {
+      std::shared_lock lock(mutex_);
+      verdict = judge(find());
+    }
+    if (verdict == Verdict::kKeep) return;
+    if (verdict == Verdict::kReplace && !allocation) {
+      auto decoded = fit::decode_pod_allocation(pod, registry_);
+      if (!decoded) {
+        if (on_bad_pod) on_bad_pod(pod, decoded.error().message);
+        return;
+      }
+      allocation = std::move(decoded).value();
+    }
+    std::unique_lock lock(mutex_);
+    PodRecord* record = find();
+    switch (judge(record)) {
+      case Verdict::kKeep:
+        return;
+      case Verdict::kConfirm:
+        record->unconfirmed = false;
+        return;
+      case Verdict::kReplace:
+        if (!allocation) break;  // changed meanwhile: decode outside the lock first
+        put_locked(PodRecord{uid, pod.metadata.namespace_, pod.metadata.name, *node,
+                             std::move(*allocation), std::move(source)});
+        return;
+    }
   }
-  auto allocation = fit::decode_pod_allocation(pod, registry_);
-  if (!allocation) {
-    if (on_bad_pod) on_bad_pod(pod, allocation.error().message);
-    return;
-  }
-  std::unique_lock lock(mutex_);
-  put_locked(PodRecord{uid, pod.metadata.namespace_, pod.metadata.name, *node,
-                       std::move(allocation).value(), std::move(source)});
 }
 
 Status PodManager::reserve(const model::Pod& pod) {
@@ -69,7 +101,8 @@ Status PodManager::reserve(const model::Pod& pod) {
   if (!allocation) return make_error(allocation.error().message);
   std::unique_lock lock(mutex_);
   put_locked(PodRecord{pod.metadata.uid, pod.metadata.namespace_, pod.metadata.name, *node,
-                       std::move(allocation).value(), allocation_source(pod)});
+                       std::move(allocation).value(), allocation_source(pod),
+                       /*unconfirmed=*/true});
   return Ok{};
 }
 

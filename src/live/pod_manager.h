@@ -5,7 +5,10 @@
 //
 // Difference from HAMi, on purpose: an update whose allocated annotations changed is decoded
 // again (HAMi keeps the first decode), so after any sequence of events the manager holds
-// exactly what the pod objects say. A filter reservation stands until the pod's next event.
+// exactly what the pod objects say. A filter reservation stands until an event carries the
+// annotations it was made from (the filter's patch came back); events with other annotations
+// before that are older than the patch (a lagging watch, a refilter that moved the pod) and do
+// not replace it. A delete or a terminal phase always removes the entry.
 
 #include <functional>
 #include <set>
@@ -31,6 +34,8 @@ struct PodRecord {
   // The annotation values the allocation was decoded from; an event carrying the same values
   // needs no decoding.
   std::string source;
+  // Made by the live filter and not yet seen in an event.
+  bool unconfirmed = false;
 };
 
 class PodManager {
