@@ -5,7 +5,9 @@
 //
 // Threads: the source thread calls the ClusterHandler methods; the registration thread runs
 // passes (API writes included); filter and bind run on server workers, concurrently. Filters
-// read immutable node snapshots and take the pod manager's read lock per node.
+// read immutable node snapshots and take the pod manager's read lock per node; from the usage
+// read to the reservation they run one at a time, so concurrent filters never over-commit a
+// device (their API writes and events run in parallel).
 
 #include <atomic>
 #include <chrono>
@@ -85,8 +87,15 @@ class LiveScheduler final : public state::ClusterHandler {
   std::optional<std::string> admission_quota_check(const model::Pod& pod) const;
 
   LiveReadiness readiness() const;
+  bool synced() const { return source_synced_; }  // the initial lists were delivered
+  bool leading() const { return leader_.is_leader(options_.steady_now()); }
   // Runs one registration pass now, on the calling thread (tests, and the first pass).
   void register_now();
+
+  // The latest Node objects from the source (device-profile reconciliation reads them).
+  std::vector<model::Node> observed_nodes() const;
+  // Queues an Event (never blocks).
+  void record_event(state::PodEvent event) { source_.record_event(std::move(event)); }
 
   const PodManager& pods() const { return pods_; }
   const NodeManager& nodes() const { return nodes_; }

@@ -120,6 +120,40 @@ TEST(PodManager, QuotaUsageFollowsReservationsEvictionsAndDeletes) {
   EXPECT_TRUE(m.quota.fits("team", "NVIDIA", 5000, 0));
 }
 
+TEST(PodManager, AReservationStandsUntilItsOwnEventArrives) {
+  Managers m;
+  auto first = placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,3000,0:;");
+  auto second = placed_pod("a", "u1", "n2", "GPU-0,NVIDIA,3000,0:;");
+  ASSERT_TRUE(m.pods.reserve(first));
+  m.pods.evict("u1");                   // filtered again...
+  ASSERT_TRUE(m.pods.reserve(second));  // ...onto n2
+  // The first filter's patch comes back late: older than the reservation, ignored.
+  m.pods.on_pod(EventType::kModified, first);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 0);
+  EXPECT_EQ(m.node_mem("n2", "GPU-0"), 3000);
+  // So is an event from before any filter.
+  auto unplaced = model::decode_pod_json(testing::pod_json("a", 1000));
+  unplaced->metadata.uid = "u1";
+  m.pods.on_pod(EventType::kModified, *unplaced);
+  EXPECT_EQ(m.node_mem("n2", "GPU-0"), 3000);
+  // Its own patch confirms it; from then on every change is decoded again.
+  m.pods.on_pod(EventType::kModified, second);
+  m.pods.on_pod(EventType::kModified, first);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 3000);
+  EXPECT_EQ(m.node_mem("n2", "GPU-0"), 0);
+}
+
+TEST(PodManager, ADeleteRemovesTheEntryWhateverTheLastSeenObjectSays) {
+  Managers m;
+  // Reserved by a filter; the source only ever saw the pod before the filter's patch.
+  ASSERT_TRUE(m.pods.reserve(placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,3000,0:;")));
+  auto seen = model::decode_pod_json(testing::pod_json("a", 1000));
+  seen->metadata.uid = "u1";
+  m.pods.on_pod(EventType::kDeleted, *seen);
+  EXPECT_EQ(m.pods.size(), 0u);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 0);
+}
+
 TEST(QuotaManager, UpdatesReplaceLimitsAndDeletesClearThem) {
   Managers m;
   m.quota.on_quota(EventType::kAdded, quota("q", "team", 1000));
