@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/profile_reconciler.h"
 #include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "kube/kube_config.h"
@@ -209,6 +210,10 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--leader-elect-resource-namespace", o.leader_elect_resource_namespace,
                  "Namespace of that Lease")
       ->capture_default_str();
+  app.add_option("--profile-reconcile-interval", o.profile_reconcile_interval,
+                 "With a live source and --device-profiles: how often real nodes are compared "
+                 "with their profiles")
+      ->capture_default_str();
 }
 
 int run_serve(const ServeOptions& o) {
@@ -247,7 +252,7 @@ int run_serve(const ServeOptions& o) {
     spdlog::info("loaded {} device profile(s) from {}", profiles->profiles.size(),
                  o.device_profiles_path);
   }
-  const profile::ProfileInventoryProvider inventory(registry, profiles);
+  profile::ProfileInventoryProvider inventory(registry, profiles);
 
   auto source = make_cluster_source(o);
   if (!source) {
@@ -315,15 +320,28 @@ int run_serve(const ServeOptions& o) {
     return 2;
   }
   (*server)->shutdown_on_signals(seconds(o.shutdown_grace_s));
+  std::unique_ptr<ProfileReconciler> reconciler;
   if (live) {
     spdlog::info("live path: {}", (*source)->describe());
     live->start();
+    if (!profiles->profiles.empty()) {
+      auto interval = live::parse_go_duration(o.profile_reconcile_interval);
+      if (!interval || interval->count() <= 0) {
+        spdlog::error("--profile-reconcile-interval: {}",
+                      interval ? "must be positive" : interval.error().message);
+        return 2;
+      }
+      reconciler = std::make_unique<ProfileReconciler>(registry, profiles, inventory, *live,
+                                                       metrics, *interval);
+      reconciler->start();
+    }
   }
   (*server)->start();
   spdlog::info("hamisim serve: listening on {} (port {}), metrics on {}, {} device backend(s)",
                o.listen, (*server)->port(), o.metrics_listen, registry.backends().size());
   (*server)->wait();
   int status = 0;
+  if (reconciler) reconciler->stop();
   if (live) {
     live->stop();
     if (!o.snapshot_out.empty()) {

@@ -48,6 +48,7 @@ struct ServeOptions {
   bool leader_elect = false;
   std::string leader_elect_resource_name;
   std::string leader_elect_resource_namespace = "kube-system";
+  std::string profile_reconcile_interval = "5m";
 };
 
 void add_serve_options(CLI::App& app, ServeOptions& options);

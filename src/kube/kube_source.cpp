@@ -541,8 +541,8 @@ void KubeSource::Impl::send_events(std::vector<QueuedEvent> batch, Clock::time_p
     w.end_object();
     w.key("involvedObject").begin_object();
     w.key("apiVersion").string("v1");
-    w.key("kind").string("Pod");
-    w.key("namespace").string(ns);
+    w.key("kind").string(e.kind);
+    if (e.kind != "Node") w.key("namespace").string(ns);  // nodes are cluster-scoped
     w.key("name").string(e.pod_name);
     if (!e.pod_uid.empty()) w.key("uid").string(e.pod_uid);
     w.end_object();

@@ -310,6 +310,11 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     return out;
   }
   const model::Pod& pod = *prepared.pod;
+  if (pod.metadata.uid.empty() || pod.metadata.name.empty()) {
+    // Reservations are kept by uid; kube-scheduler always sends the whole pod.
+    out.error = std::string(kInvalid) + "Pod: metadata.name and metadata.uid are required";
+    return out;
+  }
   // From the usage read to the reservation, one filter at a time: two filters that both read
   // a device's usage before either reserves would both fit on it (HAMi relies on
   // kube-scheduler filtering one pod at a time; concurrent callers must not over-commit).
@@ -520,6 +525,19 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
         fmt::format("Successfully binding node [{}] to {}/{}", request.node,
                     pod.metadata.namespace_, pod.metadata.name));
   return {};
+}
+
+std::vector<model::Node> LiveScheduler::observed_nodes() const {
+  std::vector<model::Node> out;
+  {
+    std::lock_guard lock(observed_mutex_);
+    out.reserve(observed_.size());
+    for (const auto& [name, node] : observed_) out.push_back(*node);
+  }
+  std::sort(out.begin(), out.end(), [](const model::Node& a, const model::Node& b) {
+    return a.metadata.name < b.metadata.name;
+  });
+  return out;
 }
 
 std::optional<std::string> LiveScheduler::admission_quota_check(const model::Pod& pod) const {

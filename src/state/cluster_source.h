@@ -97,14 +97,16 @@ class ClusterHandler {
 // One metadata key to set (value) or delete (nullopt) in a merge patch.
 using MetadataPatch = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
-// A core/v1 Event about a pod, as HAMi records them (source component: the scheduler name).
+// A core/v1 Event about a pod, as HAMi records them (source component: the scheduler name),
+// or, with kind "Node", about a node (namespace "default", as kubelet files node events).
 struct PodEvent {
   std::string namespace_;
-  std::string pod_name;
+  std::string pod_name;  // the involved object's name
   std::string pod_uid;
   std::string type;  // "Normal" or "Warning"
   std::string reason;
   std::string message;
+  std::string kind = "Pod";  // involvedObject.kind: "Pod" or "Node"
 };
 
 class ClusterSource {

@@ -324,7 +324,8 @@ void SnapshotSource::record_event(PodEvent event) {
   w.begin_object();
   w.key("metadata").begin_object().key("generateName").string(event.pod_name + ".").end_object();
   w.key("involvedObject").begin_object();
-  w.key("kind").string("Pod").key("namespace").string(event.namespace_);
+  w.key("kind").string(event.kind);
+  if (event.kind != "Node") w.key("namespace").string(event.namespace_);
   w.key("name").string(event.pod_name).key("uid").string(event.pod_uid);
   w.end_object();
   w.key("type").string(event.type).key("reason").string(event.reason);

@@ -679,3 +679,67 @@ TEST(RunProcess, ReportsAProgramThatCannotStart) {
 
 }  // namespace
 }  // namespace hamisim
+
+namespace hamisim {
+namespace {
+
+// `serve` for `seconds`, then SIGTERM (coreutils timeout), as an operator stops it.
+ProcessResult serve_for(int seconds, std::vector<std::string> args) {
+  args.insert(args.begin(), {"/usr/bin/timeout", "-s", "TERM", std::to_string(seconds), HAMISIM_BIN,
+                             "serve", "--listen", "127.0.0.1:0", "--metrics-listen", ""});
+  return testing::run_process(args);
+}
+
+TEST(CliServe, LiveSnapshotReconcilesDeviceProfilesAndWritesTheSnapshotOnShutdown) {
+  const std::string out =
+      (fs::temp_directory_path() / ("hamisim-cli-serve-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  auto r = serve_for(2, {"--cluster-snapshot", kProfilesDir + "/nodes.yaml", "--device-profiles",
+                         kProfilesDir + "/device-profiles.yaml", "--snapshot-out", out});
+  ASSERT_TRUE(r.spawn_error.empty()) << describe(r);
+  EXPECT_EQ(r.exit_code, 124) << describe(r);  // timeout's code: serve ran until SIGTERM
+  EXPECT_THAT(r.err, HasSubstr("node aks-gpua100-1 does not match device profile nd96-a100-80g"));
+  EXPECT_THAT(r.err, HasSubstr("wrote the cluster snapshot to " + out));
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const json::value dump = parse_json(text);
+  int mismatch_events = 0;
+  for (const auto& item : dump.at("items").as_array()) {
+    const auto& o = item.as_object();
+    if (o.at("kind") != "Event" || o.at("reason") != "DeviceProfileMismatch") continue;
+    ++mismatch_events;
+    EXPECT_EQ(o.at("involvedObject").at("kind"), "Node");
+    EXPECT_EQ(o.at("involvedObject").at("name"), "aks-gpua100-1");
+  }
+  EXPECT_EQ(mismatch_events, 1);
+  fs::remove(out);
+}
+
+TEST(CliServe, LiveSourceFlagsAreCheckedBeforeStarting) {
+  auto both =
+      hamisim({"serve", "--cluster-snapshot", kExamples + "/live", "--kubeconfig", "/nonexistent"});
+  expect_ran(both);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err,
+              HasSubstr("--cluster-snapshot, --kubeconfig and --in-cluster are exclusive"));
+  auto out_alone = hamisim({"serve", "--snapshot-out", "/tmp/x.json"});
+  expect_ran(out_alone);
+  EXPECT_EQ(out_alone.exit_code, 2);
+  EXPECT_THAT(out_alone.err, HasSubstr("--snapshot-out needs --cluster-snapshot"));
+  auto bad_lock = hamisim(
+      {"serve", "--cluster-snapshot", kExamples + "/live", "--node-lock-timeout", "five minutes"});
+  expect_ran(bad_lock);
+  EXPECT_EQ(bad_lock.exit_code, 2);
+  EXPECT_THAT(bad_lock.err, HasSubstr("--node-lock-timeout: invalid duration \"five minutes\""));
+  auto leader = hamisim({"serve", "--cluster-snapshot", kExamples + "/live", "--leader-elect"});
+  expect_ran(leader);
+  EXPECT_EQ(leader.exit_code, 2);
+  EXPECT_THAT(leader.err, HasSubstr("--leader-elect needs --leader-elect-resource-name"));
+  auto missing = hamisim({"serve", "--kubeconfig", "/nonexistent/kubeconfig"});
+  expect_ran(missing);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--kubeconfig: "));
+}
+
+}  // namespace
+}  // namespace hamisim

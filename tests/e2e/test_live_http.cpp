@@ -107,7 +107,7 @@ TEST(LiveHttp, NullNodeNamesIsAnEmptyListAndPlainPodsAreEchoed) {
   LiveServe s;
   ASSERT_TRUE(s.wait_ready());
   const std::string gpu_pod =
-      R"({"Pod":{"metadata":{"name":"workload-1","namespace":"default"},"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":null})";
+      R"({"Pod":{"metadata":{"name":"workload-1","namespace":"default","uid":"5f0c7e2a-0000-4000-8000-000000000001"},"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":null})";
   EXPECT_EQ(
       s.post("/filter", gpu_pod).body,
       R"({"Nodes":null,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":null,"Error":""})");
@@ -116,6 +116,17 @@ TEST(LiveHttp, NullNodeNamesIsAnEmptyListAndPlainPodsAreEchoed) {
   EXPECT_EQ(
       s.post("/filter", cpu_pod).body,
       R"({"Nodes":null,"NodeNames":["a","b"],"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":""})");
+}
+
+TEST(LiveHttp, ALiveFilterNeedsThePodsUid) {
+  LiveServe s;
+  ASSERT_TRUE(s.wait_ready());
+  EXPECT_EQ(
+      s.post(
+           "/filter",
+           R"({"Pod":{"metadata":{"name":"workload-1","namespace":"default"},"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["gpu-node-1"]})")
+          .body,
+      R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":"invalid request: Pod: metadata.name and metadata.uid are required"})");
 }
 
 TEST(LiveHttp, BindErrorsCarryTheirClass) {
