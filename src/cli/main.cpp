@@ -49,10 +49,13 @@ int main(int argc, char** argv) {
       "check", "Compare real nodes' registrations with their profiles (exit 1 on any mismatch)");
   check_cmd->add_option("--device-profiles", check.device_profiles_path, "Device profiles (YAML)")
       ->required();
-  check_cmd
-      ->add_option("--cluster", check.cluster_paths,
-                   "Nodes as a Kubernetes List (kubectl get nodes -o json); files or directories")
-      ->required();
+  check_cmd->add_option(
+      "--cluster", check.cluster_paths,
+      "Nodes as a Kubernetes List (kubectl get nodes -o json); files or directories");
+  check_cmd->add_option("--kubeconfig", check.kubeconfig, "Read the nodes from this cluster");
+  check_cmd->add_option("--context", check.kube_context, "kubeconfig context (default: current)");
+  check_cmd->add_flag("--in-cluster", check.in_cluster,
+                      "Read the nodes with the pod's service account");
   check_cmd->add_option("--device-config-file", check.device_config_path,
                         "HAMi device-config.yaml");
   check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();

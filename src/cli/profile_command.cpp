@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "fit/device_config.h"
+#include "kube/client.h"
+#include "kube/kube_config.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "profile/device_profiles.h"
@@ -14,6 +16,28 @@ namespace {
 int input_error(const std::string& message) {
   std::fprintf(stderr, "hamisim profile check: %s\n", message.c_str());
   return 2;
+}
+
+// Every Node of the cluster the kubeconfig (or the pod's service account) points to.
+Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o) {
+  const std::string flag = o.in_cluster ? "--in-cluster" : "--kubeconfig";
+  auto config = o.in_cluster ? kube::in_cluster_config()
+                             : kube::load_kubeconfig(o.kubeconfig, o.kube_context);
+  if (!config) return make_error(flag + ": " + config.error().message);
+  auto client = kube::KubeClient::create(*config);
+  if (!client) return make_error(flag + ": " + client.error().message);
+  auto body = (*client)->get("/api/v1/nodes", "the node list");
+  if (!body) return make_error(body.error().message);
+  std::vector<model::Node> nodes;
+  auto listed = kube::for_each_list_item(*body, [&](std::string_view item) -> Status {
+    auto node =
+        model::decode_node_json_in_buffer(item, "items[" + std::to_string(nodes.size()) + "]");
+    if (!node) return make_error("the node list: " + node.error().message);
+    nodes.push_back(std::move(node).value());
+    return Ok{};
+  });
+  if (!listed) return make_error(listed.error().message);
+  return nodes;
 }
 
 }  // namespace
@@ -31,11 +55,19 @@ int run_profile_check(const ProfileCheckOptions& o) {
   const device::DeviceRegistry registry = fit::build_registry(config);
   auto profiles = profile::load_device_profiles(o.device_profiles_path, registry);
   if (!profiles) return input_error(profiles.error().message);
+  const int sources =
+      int(!o.cluster_paths.empty()) + int(!o.kubeconfig.empty()) + int(o.in_cluster);
+  if (sources != 1) return input_error("give exactly one of --cluster, --kubeconfig, --in-cluster");
   model::ObjectSet cluster;
   for (const auto& path : o.cluster_paths) {
     auto objects = model::load_objects(path);
     if (!objects) return input_error(objects.error().message);
     cluster.append(std::move(objects).value());
+  }
+  if (o.cluster_paths.empty()) {
+    auto nodes = list_cluster_nodes(o);
+    if (!nodes) return input_error(nodes.error().message);
+    cluster.nodes = std::move(nodes).value();
   }
   const profile::ReconcileReport report = profile::reconcile(*profiles, cluster.nodes, registry);
 

@@ -8,7 +8,11 @@ namespace hamisim::cli {
 
 struct ProfileCheckOptions {
   std::string device_profiles_path;
+  // Where the real nodes come from: exactly one of these.
   std::vector<std::string> cluster_paths;
+  std::string kubeconfig;
+  std::string kube_context;
+  bool in_cluster = false;
   std::string device_config_path;
   std::string output = "table";  // table | json
 };

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "fake_apiserver.h"
 #include "run_process.h"
+#include "state/object_store.h"
 
 #ifndef HAMISIM_BIN
 #error "HAMISIM_BIN must name the hamisim binary"
@@ -739,6 +741,50 @@ TEST(CliServe, LiveSourceFlagsAreCheckedBeforeStarting) {
   expect_ran(missing);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("--kubeconfig: "));
+}
+
+}  // namespace
+}  // namespace hamisim
+
+namespace hamisim {
+namespace {
+
+// `profile check --kubeconfig` against a fake API server holding examples/profiles/nodes.yaml
+// (as JSON in tests/cli/fixtures): the same verdicts as `--cluster` on the file.
+TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
+  state::ObjectStore store;
+  std::ifstream in(std::string(HAMISIM_CLI_FIXTURES) + "/profile-nodes.json");
+  const std::string nodes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(store.load(nodes));
+  hamisim::testing::FakeApiServer server(store);
+  ASSERT_TRUE(server.start());
+  const fs::path kubeconfig =
+      fs::temp_directory_path() / ("hamisim-cli-kubeconfig-" + std::to_string(::getpid()));
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n"
+                               "    server: "
+                            << server.url()
+                            << "\nusers:\n- name: nobody\n  user: {}\ncontexts:\n- name: fake\n"
+                               "  context: {cluster: fake, user: nobody}\ncurrent-context: fake\n";
+  const std::string profiles = kProfilesDir + "/device-profiles.yaml";
+  auto from_cluster = hamisim({"profile", "check", "--device-profiles", profiles, "--kubeconfig",
+                               kubeconfig.string(), "-o", "json"});
+  auto from_file = hamisim({"profile", "check", "--device-profiles", profiles, "--cluster",
+                            kProfilesDir + "/nodes.yaml", "-o", "json"});
+  expect_ran(from_cluster);
+  EXPECT_EQ(from_cluster.exit_code, 1) << describe(from_cluster);  // aks-gpua100-1 mismatches
+  EXPECT_EQ(from_cluster.out, from_file.out);
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/nodes"), 1);
+
+  auto both = hamisim({"profile", "check", "--device-profiles", profiles, "--kubeconfig",
+                       kubeconfig.string(), "--cluster", kProfilesDir + "/nodes.yaml"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("give exactly one of --cluster, --kubeconfig, --in-cluster"));
+  server.stop();
+  auto down = hamisim(
+      {"profile", "check", "--device-profiles", profiles, "--kubeconfig", kubeconfig.string()});
+  EXPECT_EQ(down.exit_code, 2) << describe(down);
+  EXPECT_THAT(down.err, HasSubstr("hamisim profile check: "));
+  fs::remove(kubeconfig);
 }
 
 }  // namespace
