@@ -2,17 +2,55 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 
 namespace hamisim::live {
 namespace {
 
-std::tm local_tm(WallTime t) {
-  const std::time_t s = std::chrono::system_clock::to_time_t(t);
+std::tm local_tm(std::time_t s) {
   std::tm tm{};
   localtime_r(&s, &tm);
   return tm;
+}
+
+std::tm local_tm(WallTime t) {
+  return local_tm(std::chrono::system_clock::to_time_t(t));
+}
+
+// timegm without timegm (H. Hinnant's days_from_civil): pure arithmetic. glibc's timegm and
+// mktime write process-wide state on every call (timegm's offset cache; mktime re-reads TZ
+// and reallocates it) under locks TSan cannot see, so concurrent callers (binds parsing node
+// locks, two registration passes) are reported as data races.
+std::time_t utc_seconds(const std::tm& tm) {
+  const unsigned m = static_cast<unsigned>(tm.tm_mon + 1);
+  const long long y = tm.tm_year + 1900LL - (m <= 2 ? 1 : 0);
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const long long yoe = y - era * 400;
+  const long long doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + tm.tm_mday - 1;
+  const long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long long days = era * 146097 + doe - 719468;
+  return static_cast<std::time_t>(days * 86400 + tm.tm_hour * 3600LL + tm.tm_min * 60LL +
+                                  tm.tm_sec);
+}
+
+// mktime (tm_isdst = -1) without mktime: the fields read as UTC, shifted by the zone's offset
+// in effect a day before or a day after (DST changes are further apart). An offset is right
+// when the instant it gives has that offset; when both are (the repeated hour after a DST
+// end) the earlier instant wins, as glibc's mktime chooses; when neither is (the hour skipped
+// at a DST start) the offset before the change is used.
+std::time_t local_seconds(const std::tm& tm) {
+  const std::time_t as_utc = utc_seconds(tm);
+  const long before = local_tm(as_utc - 86400).tm_gmtoff;
+  const long after = local_tm(as_utc + 86400).tm_gmtoff;
+  const std::time_t a = as_utc - before;
+  const std::time_t b = as_utc - after;
+  const bool a_ok = local_tm(a).tm_gmtoff == before;
+  const bool b_ok = local_tm(b).tm_gmtoff == after;
+  if (a_ok && b_ok) return std::min(a, b);
+  if (b_ok) return b;
+  return a;
 }
 
 // Parses exactly `n` digits at text[pos].
@@ -77,7 +115,7 @@ std::optional<WallTime> parse_rfc3339(std::string_view text) {
     }
     offset = (zone[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
   }
-  const std::time_t utc = timegm(&tm);
+  const std::time_t utc = utc_seconds(tm);
   return std::chrono::system_clock::from_time_t(utc - offset);
 }
 
@@ -90,10 +128,7 @@ std::string format_handshake_time(WallTime t) {
 std::optional<WallTime> parse_handshake_time(std::string_view text) {
   std::tm tm;
   if (text.size() != 19 || text[10] != ' ' || !date_time(text, tm)) return std::nullopt;
-  tm.tm_isdst = -1;
-  const std::time_t t = std::mktime(&tm);
-  if (t == -1) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(t);
+  return std::chrono::system_clock::from_time_t(local_seconds(tm));
 }
 
 std::string format_go_duration(std::chrono::milliseconds d) {

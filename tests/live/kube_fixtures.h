@@ -354,6 +354,7 @@ class DevicePluginSim {
     cluster_.store.wake_all();
     thread_.join();
   }
+  // Pods it finished: bind-phase success written and their node lock released.
   int allocated() const { return allocated_; }
 
  private:
@@ -368,8 +369,8 @@ class DevicePluginSim {
         auto done = cluster_.store.merge_patch(
             state::Kind::kPod, o.namespace_, o.name,
             R"({"metadata":{"annotations":{"hami.io/bind-phase":"success"}}})");
-        if (done) ++allocated_;
         release_lock(p->spec.node_name, p->metadata.namespace_, p->metadata.name);
+        if (done) ++allocated_;  // counted once the lock is gone too
       }
     }
   }
