@@ -151,12 +151,17 @@ void LiveScheduler::on_quota(state::EventType type, const model::ResourceQuota& 
 
 void LiveScheduler::on_lease(state::EventType type, const state::Lease& lease) {
   const int change = leader_.on_lease(type, lease, options_.steady_now());
+  if (change != 0) {
+    // A new term: a pass still running from the old one must not mark this one registered.
+    std::lock_guard lock(term_mutex_);
+    ++term_;
+    registered_ = false;
+  }
   if (change > 0) {
     spdlog::info("started leading: {}", leader_.describe(options_.steady_now()));
     notify_registration();
   } else if (change < 0) {
     spdlog::info("stopped leading: {}", leader_.describe(options_.steady_now()));
-    registered_ = false;
   }
 }
 
@@ -229,6 +234,11 @@ void LiveScheduler::node_cleanup(const std::string& node) {
 }
 
 void LiveScheduler::register_pass() {
+  uint64_t term;
+  {
+    std::lock_guard lock(term_mutex_);
+    term = term_;
+  }
   if (!leader_.is_leader(options_.steady_now())) return;
   std::lock_guard pass(register_mutex_);
   std::vector<std::shared_ptr<const model::Node>> nodes;
@@ -275,7 +285,8 @@ void LiveScheduler::register_pass() {
     }
   }
   ++passes_;
-  registered_ = true;
+  std::lock_guard lock(term_mutex_);
+  if (term_ == term) registered_ = true;
 }
 
 // --- Filter ----------------------------------------------------------------------------------

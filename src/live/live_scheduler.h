@@ -152,6 +152,9 @@ class LiveScheduler final : public state::ClusterHandler {
 
   std::atomic<bool> source_synced_{false};
   std::atomic<bool> registered_{false};  // HAMi `synced`: a pass finished while leading
+  // Leadership changes seen; a pass sets registered_ only if none happened while it ran.
+  std::mutex term_mutex_;  // guards term_ and the writes of registered_
+  uint64_t term_ = 0;
   std::atomic<uint64_t> passes_{0};
 
   std::mutex wake_mutex_;

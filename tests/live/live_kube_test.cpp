@@ -156,6 +156,55 @@ TEST(LiveKube, OnlyTheLeaderFiltersAndANewLeaderSeesThePreviousOnesAllocations) 
   EXPECT_TRUE(pods_match_store(r0));
 }
 
+TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
+  // A registration pass is slow (the API server takes 2 s per answer) and the Lease moves
+  // away while it runs. When the Lease comes back, the replica must not be ready before a
+  // pass of its new term has finished (HAMi: OnStoppedLeading waits for the pass's lock).
+  KubeCluster cluster({node_json("gpu-1", 20, R"("hami.io/node-handshake":"Reported_x")"),
+                       testing::lease_json("sched-0_x")});
+  LiveOptions o = testing::leader_options("sched-0");
+  o.register_interval = std::chrono::hours(1);  // passes only when told
+  KubeReplica replica(cluster, o, testing::quick_source_options(true));
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  auto handshake_answered = [&] {
+    ASSERT_TRUE(cluster.store.merge_patch(
+        state::Kind::kNode, "", "gpu-1",
+        R"({"metadata":{"annotations":{"hami.io/node-handshake":"Reported_y"}}})"));
+    // The source has it: the next pass asks for a handshake again (one slow PATCH).
+    ASSERT_TRUE(eventually_for(20s, [&] {
+      for (const auto& n : replica.scheduler->observed_nodes()) {
+        if (testing::annotation(n.metadata, "hami.io/node-handshake") == "Reported_y") return true;
+      }
+      return false;
+    }));
+  };
+  auto move_lease = [&](const std::string& holder) {
+    ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
+                                          R"({"spec":{"holderIdentity":")" + holder + R"("}})"));
+  };
+  handshake_answered();
+  cluster.server->set_delay(2s);
+  std::thread pass([&] { replica.scheduler->register_now(); });
+  ASSERT_TRUE(eventually_for(20s, [&] {
+    return cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1") >= 2;
+  }));  // the pass is in its PATCH
+  move_lease("sched-1_y");
+  ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().ready; }));
+  pass.join();  // it finishes in the other replica's term
+
+  handshake_answered();
+  move_lease("sched-0_z");
+  ASSERT_TRUE(eventually_for(20s, [&] {
+    return replica.scheduler->readiness().detail.find("not the leader") == std::string::npos;
+  }));
+  // Leading again; its first pass is still in its 2 s PATCH.
+  const LiveReadiness r = replica.scheduler->readiness();
+  EXPECT_FALSE(r.ready) << r.detail;
+  EXPECT_EQ(r.detail, "no registration pass has finished since this replica became leader");
+  cluster.server->set_delay(0ms);
+  EXPECT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+}
+
 // ---- 3. Watch drops and 410 Gone mid-stream -----------------------------------------------
 
 TEST(LiveKube, ChangesWhileTheWatchIsDownAreNotLostAfterARelist) {
