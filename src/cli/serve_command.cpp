@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "cli/profile_reconciler.h"
+#ifdef HAMISIM_BENCH_ROUTES
+#include "cli/bench_routes.h"
+#endif
 #include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "kube/kube_config.h"
@@ -313,6 +316,10 @@ int run_serve(const ServeOptions& o) {
   server::PlanApi plan_api(std::move(planning).value());
   std::vector<server::Route> routes = service.routes();
   for (auto& r : plan_api.routes()) routes.push_back(std::move(r));
+#ifdef HAMISIM_BENCH_ROUTES
+  spdlog::warn("benchmark build: serving the no-op route POST /bench/noop");
+  for (auto& r : bench_routes()) routes.push_back(std::move(r));
+#endif
 
   auto server = server::HttpServer::create(sc, std::move(routes), &metrics);
   if (!server) {

@@ -156,6 +156,21 @@ void PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage) co
   for (const std::string& uid : n->second) fit::add_pod_usage(usage, pods_.at(uid).allocation);
 }
 
+PodManager::Totals PodManager::totals() const {
+  Totals t;
+  std::shared_lock lock(mutex_);
+  t.pods = pods_.size();
+  for (const auto& [uid, record] : pods_) {
+    for (const auto& [vendor, charges] : record.allocation.charges) {
+      for (const auto& c : charges) {
+        t.memory += c.usedmem;
+        t.cores += c.usedcores;
+      }
+    }
+  }
+  return t;
+}
+
 size_t PodManager::size() const {
   std::shared_lock lock(mutex_);
   return pods_.size();

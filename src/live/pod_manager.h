@@ -58,6 +58,13 @@ class PodManager {
   void add_node_usage(std::string_view node, fit::NodeUsage& usage) const;
 
   size_t size() const;
+  // Device memory (MiB) and cores all entries hold, for metrics.
+  struct Totals {
+    size_t pods = 0;
+    int64_t memory = 0;
+    int64_t cores = 0;
+  };
+  Totals totals() const;
   // Every entry, sorted by uid (tests, metrics, invariant checks).
   std::vector<PodRecord> list() const;
 

@@ -30,6 +30,40 @@ std::string echo_node_names(const std::vector<std::string>& names) {
 constexpr std::string_view kNoLiveSource =
     "no live cluster source (start with --kubeconfig, --in-cluster or --cluster-snapshot)";
 
+// Gauges of the live state (spec §9), refreshed when /metrics is scraped.
+void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metrics) {
+  auto& nodes = metrics.gauge("hamisim_live_nodes", "Nodes with registered devices");
+  auto& devices = metrics.gauge("hamisim_live_devices", "Registered devices, all vendors");
+  auto& memory =
+      metrics.gauge("hamisim_live_device_memory_mib",
+                    "Device memory: registered (total) and held by pods (allocated)", {"state"});
+  auto& cores =
+      metrics.gauge("hamisim_live_device_cores",
+                    "Device cores: registered (total) and held by pods (allocated)", {"state"});
+  auto& pods = metrics.gauge("hamisim_live_pod_allocations", "Pods holding device allocations");
+  auto& ready = metrics.gauge("hamisim_live_ready", "1 while the live path is ready");
+  metrics.add_collector([&, l = &live] {
+    const auto table = l->nodes().snapshot();
+    int64_t device_count = 0, memory_total = 0, cores_total = 0;
+    for (const auto& [name, node] : *table) {
+      for (const auto& d : node->inventory.devices) {
+        ++device_count;
+        memory_total += d.devmem;
+        cores_total += d.devcore;
+      }
+    }
+    const live::PodManager::Totals held = l->pods().totals();
+    nodes.labels({}).set(static_cast<double>(table->size()));
+    devices.labels({}).set(static_cast<double>(device_count));
+    memory.labels({"total"}).set(static_cast<double>(memory_total));
+    memory.labels({"allocated"}).set(static_cast<double>(held.memory));
+    cores.labels({"total"}).set(static_cast<double>(cores_total));
+    cores.labels({"allocated"}).set(static_cast<double>(held.cores));
+    pods.labels({}).set(static_cast<double>(held.pods));
+    ready.labels({}).set(l->readiness().ready ? 1 : 0);
+  });
+}
+
 }  // namespace
 
 ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
@@ -48,7 +82,9 @@ ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
           "diverging from its profile, a profile that real nodes do not match), by profile",
           {"profile"})),
       webhook_outcomes_(metrics.counter("hamisim_webhook_admissions_total",
-                                        "Admission reviews answered, by outcome", {"outcome"})) {}
+                                        "Admission reviews answered, by outcome", {"outcome"})) {
+  if (options_.live != nullptr) export_live_metrics(*options_.live, metrics);
+}
 
 std::vector<Route> ExtenderService::routes() {
   auto bind_to = [this](HttpResponse (ExtenderService::*fn)(const HttpRequest&)) {

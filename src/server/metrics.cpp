@@ -285,7 +285,16 @@ HistogramFamily& MetricsRegistry::histogram(std::string_view name, std::string_v
   return f;
 }
 
+void MetricsRegistry::add_collector(std::function<void()> collect) {
+  std::lock_guard lock(collectors_mu_);
+  collectors_.push_back(std::move(collect));
+}
+
 std::string MetricsRegistry::render() const {
+  {
+    std::lock_guard collecting(collectors_mu_);
+    for (const auto& collect : collectors_) collect();
+  }
   std::string out;
   std::shared_lock lock(mu_);
   for (const auto& [name, family] : families_) family->render(out);

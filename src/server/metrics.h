@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -177,6 +178,10 @@ class MetricsRegistry {
                              std::vector<std::string> label_names,
                              std::span<const double> upper_bounds = kLatencyBuckets);
 
+  // Runs before every render, to refresh gauges that mirror state owned elsewhere (the live
+  // path's nodes and allocations) only when someone scrapes. Must not call render().
+  void add_collector(std::function<void()> collect);
+
   // Prometheus text format 0.0.4; families sorted by name, series by label values.
   std::string render() const;
 
@@ -185,6 +190,8 @@ class MetricsRegistry {
  private:
   mutable std::shared_mutex mu_;
   std::map<std::string, std::unique_ptr<detail::FamilyBase>, std::less<>> families_;
+  mutable std::mutex collectors_mu_;  // also serializes collection between concurrent scrapes
+  std::vector<std::function<void()>> collectors_;
 };
 
 // --- template implementation ---

@@ -67,6 +67,7 @@ class LiveServe {
     return false;
   }
   state::SnapshotSource& source() { return *source_; }
+  server::MetricsRegistry& metrics() { return metrics_; }
 
  private:
   device::DeviceRegistry registry_ = fit::build_registry({});
@@ -150,6 +151,23 @@ TEST(LiveHttp, WithoutALiveSourceTheLiveRoutesAreNotReady) {
   auto ready = s.get("/readyz");
   EXPECT_EQ(ready.status, 200);  // scope "all" without a live source means simulation only
   EXPECT_NE(ready.body.find(R"("live":{"state":"not configured")"), std::string::npos);
+}
+
+TEST(LiveHttp, MetricsMirrorTheLiveState) {
+  LiveServe s;
+  ASSERT_TRUE(s.wait_ready());
+  ASSERT_EQ(s.post("/filter", example("filter-1.json")).status, 200);
+  const std::string m = s.metrics().render();
+  EXPECT_NE(m.find("hamisim_live_nodes 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("hamisim_live_devices 2\n"), std::string::npos);
+  EXPECT_NE(m.find("hamisim_live_device_memory_mib{state=\"total\"} 22882\n"), std::string::npos);
+  EXPECT_NE(m.find("hamisim_live_device_memory_mib{state=\"allocated\"} 11000\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("hamisim_live_device_cores{state=\"allocated\"} 100\n"), std::string::npos);
+  EXPECT_NE(m.find("hamisim_live_pod_allocations 1\n"), std::string::npos);
+  EXPECT_NE(m.find("hamisim_live_ready 1\n"), std::string::npos);
+  EXPECT_NE(m.find(R"(hamisim_fit_outcomes_total{route="filter",class="Fits")"), std::string::npos)
+      << m;
 }
 
 TEST(LiveHttp, ReadyzNamesTheLiveSource) {
