@@ -7,6 +7,7 @@
 
 #include "cli/doctor_command.h"
 #include "cli/fit_command.h"
+#include "cli/gen_command.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
 #include "cli/serve_command.h"
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
       "(exit 1 on any error or warning)");
   hamisim::cli::add_doctor_options(*doctor_cmd, doctor);
 
+  hamisim::cli::GenCommandOptions gen;
+  CLI::App* gen_cmd = app.add_subcommand(
+      "gen",
+      "Write a seeded synthetic cluster (nodes, running and pending pods, node groups, "
+      "device profiles) for benchmarks");
+  hamisim::cli::add_gen_options(*gen_cmd, gen);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,6 +89,7 @@ int main(int argc, char** argv) {
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);
   if (*doctor_cmd) return hamisim::cli::run_doctor(doctor);
+  if (*gen_cmd) return hamisim::cli::run_gen(gen);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }
