@@ -284,9 +284,34 @@ void LiveScheduler::register_pass() {
           cordon ? device::parse_cordon(*cordon) : std::set<std::string, std::less<>>{});
     }
   }
+  release_vanished_reservations();
   ++passes_;
   std::lock_guard lock(term_mutex_);
   if (term_ == term) registered_ = true;
+}
+
+void LiveScheduler::release_vanished_reservations() {
+  // A reservation is confirmed when the filter's patch comes back through the source. One
+  // still unconfirmed a pass later is checked against the API: a pod that was created,
+  // filtered and deleted while the source's watch was down (and never bound) has no delete
+  // event coming, so its reservation would otherwise hold its devices and quota for good.
+  std::unordered_set<std::string> still;
+  for (const PodRecord& r : pods_.list()) {
+    if (!r.unconfirmed) continue;
+    if (unconfirmed_seen_.contains(r.uid)) {
+      auto current = source_.get_pod(r.namespace_, r.name);
+      const bool gone =
+          current ? current->metadata.uid != r.uid : current.code() == state::ApiCode::kNotFound;
+      if (gone) {
+        spdlog::info("pod {}/{} ({}) is gone: its reservation on {} is released", r.namespace_,
+                     r.name, r.uid, r.node);
+        pods_.evict(r.uid);
+        continue;
+      }
+    }
+    still.insert(r.uid);
+  }
+  unconfirmed_seen_ = std::move(still);
 }
 
 // --- Filter ----------------------------------------------------------------------------------

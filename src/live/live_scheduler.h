@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "device/registry.h"
@@ -125,6 +126,8 @@ class LiveScheduler final : public state::ClusterHandler {
   Health check_health(const device::DeviceBackend& backend, const model::Node& node);
   Health handshake(const device::DeviceBackend& backend, const model::Node& node);
   void node_cleanup(const std::string& node);
+  // Evicts reservations unconfirmed for a whole pass whose pod the API no longer has.
+  void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
   // Sleeps unless stopping; false when stopping.
   bool sleep_unless_stopping(std::chrono::milliseconds d);
@@ -149,6 +152,8 @@ class LiveScheduler final : public state::ClusterHandler {
   std::mutex register_mutex_;  // serializes passes (held across their API calls)
   std::mutex reported_mutex_;  // never held across an API call: the source thread takes it
   std::unordered_map<std::string, Reported> reported_;
+  // Unconfirmed reservations the last pass saw, by uid (register_mutex_).
+  std::unordered_set<std::string> unconfirmed_seen_;
 
   std::atomic<bool> source_synced_{false};
   std::atomic<bool> registered_{false};  // HAMi `synced`: a pass finished while leading

@@ -346,6 +346,29 @@ TEST(LiveKube, ALaggingWatchEventDoesNotUndoANewerReservation) {
   EXPECT_TRUE(pods_match_store(replica));
 }
 
+TEST(LiveKube, AReservationForAPodTheSourceNeverSawIsReleasedWhenThePodIsGone) {
+  // A pod created, filtered and deleted while the watches are down, and never bound (another
+  // kube-scheduler plugin rejected it after our filter). The source never knew the pod, so
+  // its relist has no delete to report, and no bind comes to find it gone.
+  KubeCluster cluster({node_json("gpu-1"), testing::quota_json("default", 100000)});
+  LiveOptions o;
+  o.register_interval = 100ms;
+  KubeReplica replica(cluster, o);
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  ASSERT_TRUE(eventually_for(20s, [&] { return cluster.server->open_watches() == 3; }));
+  cluster.server->fail_next("WATCH", "/", 1 << 30, 503);
+  cluster.server->drop_watches();
+  ASSERT_TRUE(eventually_for(20s, [&] { return cluster.server->open_watches() == 0; }));
+  cluster.create(state::Kind::kPod, pod_json("ghost", 11000));
+  ASSERT_EQ(replica.filter("ghost", {"gpu-1"}).kind, Kind::kChosen);
+  ASSERT_TRUE(cluster.store.remove(state::Kind::kPod, "default", "ghost"));
+  cluster.store.compact();
+  cluster.server->clear_failures();
+  ASSERT_TRUE(eventually_for(20s, [&] { return cluster.server->open_watches() == 3; }));
+  EXPECT_TRUE(pods_match_store(replica, 5s));
+  EXPECT_EQ(replica.quota_used("default"), 0);
+}
+
 // ---- 4. Patch conflicts and failures ------------------------------------------------------
 
 TEST(LiveKube, AFailedAllocationPatchRollsTheReservationBack) {
