@@ -246,6 +246,11 @@ void SnapshotSource::run(ClusterHandler& handler) {
     store_.wait_for_change(delivered_version_,
                            std::chrono::steady_clock::now() + std::chrono::seconds(1));
     if (stopping_) break;
+    ++wakeups_;
+    // Every watched change up to `seen` is fetched below. Advancing to it even when nothing
+    // watched changed (an Event was recorded) keeps wait_for_change from returning at once
+    // forever, which spun a core on an idle snapshot.
+    const uint64_t seen = store_.resource_version();
     std::vector<WatchEvent> events;
     bool gone = false;
     for (Kind kind : kWatched) {
@@ -267,6 +272,7 @@ void SnapshotSource::run(ClusterHandler& handler) {
       deliver(handler, e.type, e.object);
       delivered_version_ = std::max(delivered_version_, e.object.resource_version);
     }
+    delivered_version_ = std::max(delivered_version_, seen);
   }
 }
 

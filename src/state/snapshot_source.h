@@ -53,6 +53,8 @@ class SnapshotSource final : public ClusterSource {
   // Writes every object as one `kind: List` JSON document.
   Status write_snapshot(const std::string& path) const;
   ObjectStore& store() { return store_; }
+  // How often the delivery loop woke up (tests: an idle source must not spin).
+  uint64_t delivery_wakeups() const { return wakeups_; }
 
  private:
   SnapshotSource(Options options, std::string description);
@@ -67,6 +69,7 @@ class SnapshotSource final : public ClusterSource {
   ObjectStore store_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> wakeups_{0};
   uint64_t delivered_version_ = 0;                                        // source thread only
   std::map<std::tuple<Kind, std::string, std::string>, uint64_t> known_;  // source thread only
 };

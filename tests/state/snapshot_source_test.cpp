@@ -145,6 +145,23 @@ TEST(SnapshotSource, PlaysTheDevicePluginWhenAsked) {
   EXPECT_EQ((*source)->get_node("gpu-1")->metadata.annotations.count("hami.io/mutex.lock"), 0u);
 }
 
+// A recorded Event (a kind no handler watches) must not leave the delivery loop spinning.
+TEST(SnapshotSource, StaysIdleAfterAnEventIsRecorded) {
+  auto source = SnapshotSource::load({write_temp("cluster-idle.yaml", kYaml)}, {});
+  ASSERT_TRUE(source);
+  Recorder recorder;
+  (*source)->start(recorder);
+  ASSERT_TRUE(recorder.wait_for("SYNCED"));
+  (*source)->record_event({"ml", "p", "", "Normal", "Test", "hello"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t before = (*source)->delivery_wakeups();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const uint64_t wakeups = (*source)->delivery_wakeups() - before;
+  (*source)->stop();
+  // Idle, the loop wakes once per second at most; a spinning one thousands of times.
+  EXPECT_LE(wakeups, 3u);
+}
+
 TEST(SnapshotSource, ARelistAfterTheHistoryWasOutrunDeliversDeletes) {
   auto source = SnapshotSource::load({write_temp("cluster3.yaml", kYaml)}, {});
   ASSERT_TRUE(source);
