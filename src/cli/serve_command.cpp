@@ -198,7 +198,8 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--scheduler-name", o.scheduler_name,
                  "Scheduler name the webhook writes into pods; events' source component");
   app.add_flag("--force-overwrite-default-scheduler", o.force_overwrite_default_scheduler,
-               "Webhook: take over pods asking for default-scheduler")
+               "Webhook: take over pods asking for default-scheduler (default true; "
+               "--force-overwrite-default-scheduler=false turns it off)")
       ->capture_default_str();
   app.add_option("--node-lock-timeout", o.node_lock_timeout,
                  "Age after which a node lock is expired (Go duration)")
