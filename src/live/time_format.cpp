@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <ctime>
+#include <limits>
 
 namespace hamisim::live {
 namespace {
@@ -68,6 +69,9 @@ bool date_time(std::string_view text, std::tm& tm) {
       !digits(text, 11, 2, h) || !digits(text, 14, 2, mi) || !digits(text, 17, 2, s)) {
     return false;
   }
+  // Years outside what system_clock's nanoseconds hold (1678-2262) would overflow; no lock or
+  // handshake written by a running cluster is that far off.
+  if (y < 1900 || y > 2200) return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
   tm = std::tm{};
   tm.tm_year = y - 1900;
@@ -157,32 +161,55 @@ Result<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
   };
   if (text == "0") return std::chrono::milliseconds(0);
   if (text.empty()) return bad();
-  double total_ms = 0;
+  // Integer arithmetic in nanoseconds, as Go does: "1.001s" must be exactly 1001 ms.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t total_ns = 0;
   size_t pos = 0;
+  auto is_digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
   while (pos < text.size()) {
-    const size_t start = pos;
-    while (pos < text.size() && ((text[pos] >= '0' && text[pos] <= '9') || text[pos] == '.')) ++pos;
-    if (pos == start) return bad();
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
-    if (ec != std::errc() || end != text.data() + pos) return bad();
+    int64_t whole = 0;
+    const size_t whole_start = pos;
+    for (; is_digit(pos); ++pos) {
+      if (whole > (kMax - 9) / 10) return bad();
+      whole = whole * 10 + (text[pos] - '0');
+    }
+    bool has_whole = pos > whole_start;
+    int64_t frac = 0, scale = 1;
+    bool has_frac = false;
+    if (pos < text.size() && text[pos] == '.') {
+      ++pos;
+      for (; is_digit(pos); ++pos) {
+        has_frac = true;
+        if (scale < 1'000'000'000) {  // digits beyond nanoseconds cannot matter
+          frac = frac * 10 + (text[pos] - '0');
+          scale *= 10;
+        }
+      }
+    }
+    if (!has_whole && !has_frac) return bad();
     const size_t unit_start = pos;
-    while (pos < text.size() && text[pos] >= 'a' && text[pos] <= 'z') ++pos;
+    while (pos < text.size() && ((text[pos] >= 'a' && text[pos] <= 'z'))) ++pos;
     const std::string_view unit = text.substr(unit_start, pos - unit_start);
+    int64_t unit_ns;
     if (unit == "h") {
-      total_ms += value * 3'600'000;
+      unit_ns = 3'600'000'000'000;
     } else if (unit == "m") {
-      total_ms += value * 60'000;
+      unit_ns = 60'000'000'000;
     } else if (unit == "s") {
-      total_ms += value * 1000;
+      unit_ns = 1'000'000'000;
     } else if (unit == "ms") {
-      total_ms += value;
+      unit_ns = 1'000'000;
     } else {
       return bad();
     }
+    if (whole > kMax / unit_ns) return bad();
+    // frac < scale <= 1e9 and unit_ns <= 3.6e12: frac * (unit_ns / scale) stays far below kMax.
+    const int64_t part =
+        whole * unit_ns + frac * (unit_ns / scale) + frac * (unit_ns % scale) / scale;
+    if (part > kMax - total_ns) return bad();
+    total_ns += part;
   }
-  if (total_ms > 1e12) return bad();
-  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+  return std::chrono::milliseconds(total_ns / 1'000'000);
 }
 
 std::string unix_seconds(WallTime t) {

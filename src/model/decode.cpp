@@ -1,4 +1,5 @@
 #include "model/decode.h"
+#include "model/yaml_check.h"
 
 #include <fcntl.h>
 #include <simdjson.h>
@@ -1323,6 +1324,12 @@ Result<ObjectSet> decode_objects_json(std::string_view json) {
   return out;
 }
 
+Status check_yaml(std::string_view yaml) {
+  auto docs = convert_yaml(yaml);
+  if (!docs) return docs.error();
+  return Ok{};
+}
+
 Result<std::string> yaml_to_json(std::string_view yaml) {
   auto docs = convert_yaml(yaml);
   if (!docs) return docs.error();
@@ -1355,7 +1362,7 @@ Result<std::string> read_file(const std::string& path) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) != 0) return make_error("cannot stat " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return make_error("cannot read " + path + ": is a directory");
   if (st.st_size > static_cast<off_t>(kMaxFileBytes)) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "model/decode.h"
+#include "model/yaml_check.h"
 #include "profile/device_profiles.h"
 #include "profile/template_node.h"
 
@@ -409,6 +410,9 @@ const NodeGroupSpec* NodeGroups::find(std::string_view name) const {
 Result<NodeGroups> parse_node_groups(std::string_view yaml, std::string_view source) {
   // yaml-cpp reports misuse (a subscript on a scalar, a bad conversion) by throwing; no such
   // exception may leave this function, whatever the input.
+  if (Status s = model::check_yaml(yaml); !s) {
+    return make_error(std::string(source) + ": " + s.error().message);
+  }
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
     std::erase_if(docs, [](const YAML::Node& d) { return d.IsNull(); });

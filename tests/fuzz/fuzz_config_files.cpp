@@ -1,0 +1,36 @@
+// libFuzzer target: every configuration file hamisim reads, from the same bytes —
+// KubeSchedulerConfiguration, kubeconfig, device profiles, node groups and HAMi's device
+// config. Each either loads or is refused with a message naming what was wrong.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "fit/device_config.h"
+#include "kube/kube_config.h"
+#include "planner/extender/scheduler_config.h"
+#include "planner/nodegroups/node_groups.h"
+#include "profile/device_profiles.h"
+
+namespace {
+
+template <class R>
+void expect_message(const R& r) {
+  if (!r.ok() && r.error().message.empty()) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace hamisim;
+  static const device::DeviceRegistry registry = fit::build_registry({});
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  expect_message(planner::extender::parse_scheduler_config(text, "fuzz"));
+  // Relative paths in the kubeconfig resolve under a directory that does not exist.
+  expect_message(kube::parse_kubeconfig(text, "/nonexistent/hamisim-fuzz/kubeconfig"));
+  expect_message(profile::parse_device_profiles(text, "fuzz", registry));
+  expect_message(planner::nodegroups::parse_node_groups(text, "fuzz"));
+  expect_message(fit::parse_device_config(text));
+  return 0;
+}
