@@ -265,6 +265,11 @@ TEST(ExtenderHttp, MutualTlsSeparatesLiveAndSimulationCallers) {
   auto ca_live = http_request(as(pki.autoscaler), "POST", "/filter", seed_args("300"));
   ASSERT_TRUE(ca_live);
   EXPECT_EQ(ca_live->status, 403);
+  auto ca_bind =
+      http_request(as(pki.autoscaler), "POST", "/bind",
+                   R"({"PodName":"p","PodNamespace":"default","PodUID":"u","Node":"n"})");
+  ASSERT_TRUE(ca_bind);
+  EXPECT_EQ(ca_bind->status, 403);
   auto intruder = http_request(as(pki.untrusted), "POST", "/filter-simulation", seed_args("300"));
   EXPECT_TRUE(!intruder || intruder->status != 200);
 }
