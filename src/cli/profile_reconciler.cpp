@@ -71,6 +71,7 @@ void ProfileReconciler::run_once() {
     if (changed && live_.leading()) {
       live_.record_event({.namespace_ = "default",
                           .pod_name = c.node,
+                          .pod_uid = "",
                           .type = "Warning",
                           .reason = "DeviceProfileMismatch",
                           .message = fmt::format("registration differs from device profile {}: {}",
