@@ -37,13 +37,27 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
   return it->second.second;
 }
 
-fit::NodeUsage DeviceCache::usage(const NodeInfo& node, const fit::NodeInventory& inventory) {
-  fit::NodeUsage usage = fit::fresh_usage(inventory);
-  for (const PodInfoPtr& pod : node.pods()) {
-    const fit::PodAllocation& a = allocation(pod);
-    if (!a.empty()) fit::add_pod_usage(usage, a);
+const fit::NodeUsage& DeviceCache::usage(const NodeInfo& node,
+                                         const fit::NodeInventory& inventory) {
+  const std::vector<PodInfoPtr>& pods = node.pods();
+  auto it = usages_.find(node.name());
+  if (it == usages_.end()) it = usages_.emplace(node.name(), CachedUsage{}).first;
+  CachedUsage& cached = it->second;
+  // Reusable when the counted pods are a prefix of the node's pods (the same pods, or pods
+  // added since); anything else (a pod removed, a fork reverted) starts over.
+  bool prefix = cached.pods.size() <= pods.size() && !cached.usage.devices.empty();
+  for (size_t i = 0; prefix && i < cached.pods.size(); ++i)
+    prefix = cached.pods[i] == pods[i].get();
+  if (!prefix) {
+    cached.pods.clear();
+    cached.usage = fit::fresh_usage(inventory);
   }
-  return usage;
+  for (size_t i = cached.pods.size(); i < pods.size(); ++i) {
+    const fit::PodAllocation& a = allocation(pods[i]);
+    if (!a.empty()) fit::add_pod_usage(cached.usage, a);
+    cached.pods.push_back(pods[i].get());
+  }
+  return cached.usage;
 }
 
 namespace {
@@ -101,7 +115,7 @@ Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
       out.rejections[i] = undescribed_reason(inv);
       continue;
     }
-    fit::NodeUsage usage = cache_.usage(node, inv.inventory);
+    const fit::NodeUsage& usage = cache_.usage(node, inv.inventory);
     fit::NodeFit f = fit::fit_pod(p, usage, inv.inventory, cache_.registry());
     if (f.fits) {
       out.allocations[i].insert(f.annotations.begin(), f.annotations.end());

@@ -63,8 +63,12 @@ class DeviceCache {
   // The pod's allocation from its annotations; an undecodable one counts as nothing (the
   // live pod manager would not have admitted it either) and is remembered as a warning.
   const fit::PodAllocation& allocation(const framework::PodInfoPtr& pod);
-  // The node's device usage with every pod on it counted.
-  fit::NodeUsage usage(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
+  // The node's device usage with every pod on it counted. Valid until the next call for a
+  // node of the same name. Cached per node name with the pods it counts: the planner asks
+  // about the same nodes for every pending pod (filter-out-schedulable, each estimate), and
+  // rebuilding a usage costs one add_pod_usage per pod on the node; when pods were only
+  // appended since (binpacking), just those are added.
+  const fit::NodeUsage& usage(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
   const device::DeviceRegistry& registry() const { return registry_; }
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
@@ -73,6 +77,13 @@ class DeviceCache {
   const fit::InventoryProvider& inventory_;
   std::map<std::string, fit::InventoryResult, std::less<>> nodes_;
   std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, fit::PodAllocation>> pods_;
+  struct CachedUsage {
+    // The pods counted, in the node's order. Every one is kept alive by pods_, so an address
+    // always denotes the same pod within a run.
+    std::vector<const framework::PodInfo*> pods;
+    fit::NodeUsage usage;
+  };
+  std::map<std::string, CachedUsage, std::less<>> usages_;
   std::vector<std::string> warnings_;
 };
 
