@@ -189,6 +189,60 @@ void BM_TogetherFromAnnotations(benchmark::State& state) {
 }
 BENCHMARK(BM_TogetherFromAnnotations);
 
+// Issue #8's target case: one single-GPU pod against an 8-GPU node holding 40 allocations
+// (5 per device: 8000 MiB and 10 % cores each). BM_Fit40/fit_pod is the Fit alone (target
+// <= 2 us); BM_Fit40/per_node adds what the live filter does per node before it: a fresh
+// usage and the 40 decoded allocations added to it.
+struct Fit40 {
+  model::Node node;
+  model::Pod pod;
+  fit::NodeInventory inventory;
+  std::vector<fit::PodAllocation> allocations;
+
+  Fit40() {
+    const Scenario& s = scenario();
+    node = s.node;  // the same 8 x H100 registration
+    inventory = std::move(fit::read_registered_inventory(node, s.registry).inventory);
+    for (int p = 0; p < 40; ++p) {
+      model::Pod e;
+      e.metadata.name = "running-" + std::to_string(p);
+      e.status.phase = "Running";
+      e.spec.containers.push_back(gpu_container("main", 1, 8000, 10));
+      e.metadata.annotations[std::string(device::kAssignedNodeAnnotation)] = node.metadata.name;
+      e.metadata.annotations[std::string(device::kNvidiaAllocatedAnnotation)] =
+          "GPU-" + std::to_string(p % 8) + "-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448,NVIDIA,8000,10:;";
+      allocations.push_back(*fit::decode_pod_allocation(e, s.registry));
+    }
+    pod.metadata.name = "incoming";
+    pod.metadata.namespace_ = "default";
+    pod.spec.containers.push_back(gpu_container("main", 1, 8000, 10));
+  }
+};
+
+void BM_Fit40(benchmark::State& state) {
+  static const Fit40 f;
+  const device::DeviceRegistry& registry = scenario().registry;
+  auto prepared = fit::prepare_pod(f.pod, registry, {});
+  fit::NodeUsage base = fit::fresh_usage(f.inventory);
+  for (const auto& a : f.allocations) fit::add_pod_usage(base, a);
+  const bool per_node = state.range(0) == 1;
+  for (auto _ : state) {
+    if (per_node) {
+      fit::NodeUsage usage = fit::fresh_usage(f.inventory);
+      for (const auto& a : f.allocations) fit::add_pod_usage(usage, a);
+      fit::NodeFit r = fit::fit_pod(*prepared, usage, f.inventory, registry);
+      if (!r.fits) state.SkipWithError(r.reason.c_str());
+      benchmark::DoNotOptimize(r);
+    } else {
+      fit::NodeFit r = fit::fit_pod(*prepared, base, f.inventory, registry);
+      if (!r.fits) state.SkipWithError(r.reason.c_str());
+      benchmark::DoNotOptimize(r);
+    }
+  }
+  state.SetLabel(per_node ? "per_node" : "fit_pod");
+}
+BENCHMARK(BM_Fit40)->ArgName("per_node")->Arg(0)->Arg(1);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# HTTP load on /filter-simulation and on the benchmark-only no-op route, client and server on
+# this machine (keep-alive, loopback). Needs wrk (apt-get install -y wrk), python3, and a
+# hamisim built with -DHAMISIM_BENCH_ROUTES=ON (for /bench/noop):
+#   cmake -B build-perf -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAMISIM_BENCH_ROUTES=ON
+#   ninja -C build-perf hamisim
+#   bench/load/run.sh build-perf/src/cli/hamisim
+set -euo pipefail
+HAMISIM=${1:-build-perf/src/cli/hamisim}
+DURATION=${DURATION:-20s}
+THREADS=${THREADS:-2}
+CONNECTIONS=${CONNECTIONS:-32}
+PORT=${PORT:-18080}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$HAMISIM" gen --nodes 50 --pods-per-node 0 --pending 1 --groups 1 --node-groups 3 --seed 1 \
+  --out "$work/gen" 2>/dev/null
+python3 "$here/make_bodies.py" "$work/gen" "$work" 1 50
+
+"$HAMISIM" serve --insecure-http --listen "127.0.0.1:$PORT" --metrics-listen "" \
+  --log-level warn >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break
+  sleep 0.1
+done
+
+run() {  # name route body
+  printf '%-28s ' "$1"
+  BODY="$3" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$here/post.lua" \
+    "http://127.0.0.1:$PORT$2" | tail -1
+}
+echo "# $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$THREADS -c$CONNECTIONS -d$DURATION"
+if curl -sf -X POST -d '{}' "http://127.0.0.1:$PORT/bench/noop" >/dev/null; then
+  run "noop (1-node body)" /bench/noop "$work/filter-1.json"
+else
+  echo "no /bench/noop: build with -DHAMISIM_BENCH_ROUTES=ON to measure the HTTP stack alone"
+fi
+run "filter-simulation 1 node" /filter-simulation "$work/filter-1.json"
+run "noop (50-node body)" /bench/noop "$work/filter-50.json" 2>/dev/null || true
+run "filter-simulation 50 nodes" /filter-simulation "$work/filter-50.json"
