@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unordered_set>
 #include <vector>
 
 #include "device/codec.h"
@@ -527,6 +528,16 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
   for (int k = 0; k < workloads; ++k) workload_uids.push_back(rng.uuid());
 
   std::vector<std::string> pods_json;  // written after the nodes, as kubectl lists them
+  // A ReplicaSet names its pods <owner>-<5 random characters>; with hundreds of pods per owner
+  // the suffixes collide, and the API server (and our snapshot source) refuse a duplicate name.
+  std::unordered_set<std::string> pod_names;
+  auto unique_pod_name = [&](const std::string& owner) {
+    std::string name;
+    do {
+      name = fmt::format("{}-{}", owner, rng.hex(5));
+    } while (!pod_names.insert(name).second);
+    return name;
+  };
   for (int n = 0; n < o.nodes; ++n) {
     NodeGroup& g = *warm[static_cast<size_t>(n) % warm.size()];
     ++g.members;
@@ -581,7 +592,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
           fmt::format("svc-{}-{}", k, workload_uids[static_cast<size_t>(k)].substr(0, 10));
       pod.owner_uid = workload_uids[static_cast<size_t>(k)];
       pod.namespace_ = fmt::format("team-{}", k % 12);
-      pod.name = fmt::format("{}-{}", pod.owner_name, rng.hex(5));
+      pod.name = unique_pod_name(pod.owner_name);
       pod.uid = rng.uuid();
       pod.image = fmt::format("registry.example.com/ml/svc-{}:1.{}", k, k % 9);
       pod.node = name;
@@ -647,7 +658,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
     tpl.shape.gpucores = rng.pick(kGpuCores);
     for (int i = 0; i < size; ++i) {
       PodSpecText pod = tpl;
-      pod.name = fmt::format("{}-{}", tpl.owner_name, rng.hex(5));
+      pod.name = unique_pod_name(tpl.owner_name);
       pod.uid = rng.uuid();
       model::JsonWriter pw;
       write_pod(pw, pod);

@@ -118,8 +118,10 @@ TEST(Generator, RunningPodsCarryLiveAnnotationsAndNeverOverCommit) {
     inventories[n.metadata.name] = std::move(inv.inventory);
   }
   int device_pods = 0, mig_pods = 0, pending = 0;
-  std::set<std::string> owners;
+  std::set<std::string> owners, names;
   for (const auto& p : objects->pods) {
+    EXPECT_TRUE(names.insert(p.metadata.namespace_ + "/" + p.metadata.name).second)
+        << "duplicate pod " << p.metadata.name;
     if (p.spec.node_name.empty()) {
       ++pending;
       EXPECT_EQ(p.status.phase, "Pending");
