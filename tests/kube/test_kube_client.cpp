@@ -434,10 +434,15 @@ TEST_F(ClientTest, WatchEndsNormallyAtTimeoutAndErrsWhenDropped) {
   w.timeout_seconds = 1;
   EXPECT_TRUE(c->watch(w, [](const WatchEventView&) { return true; }));
 
+  // The first watch's server side may still be winding down under load: wait for it to be
+  // gone and for the second to be open, so the drop below hits the second one.
+  ASSERT_TRUE(eventually([&] { return server->open_watches() == 0; }));
+  const int started = server->watches_started();
   w.timeout_seconds = 60;
   auto done = std::async(std::launch::async,
                          [&] { return c->watch(w, [](const WatchEventView&) { return true; }); });
-  ASSERT_TRUE(eventually([&] { return server->open_watches() == 1; }));
+  ASSERT_TRUE(eventually(
+      [&] { return server->watches_started() == started + 1 && server->open_watches() == 1; }));
   server->drop_watches();
   ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
   auto st = done.get();
