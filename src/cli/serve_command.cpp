@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -221,6 +222,12 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
 }
 
 int run_serve(const ServeOptions& o) {
+  // Request and response bodies reach megabytes (50 template nodes are ~0.6 MB each way).
+  // With glibc's defaults every such buffer is mmapped and unmapped, or the heap top trimmed,
+  // once per request, and the page faults cost more than the filter itself
+  // (docs/performance.md). Keeping freed memory in the process bounds RSS by the peak instead.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
   auto format = server::parse_log_format(o.log_format);
   if (!format) {
     std::fprintf(stderr, "hamisim serve: --log-format: %s\n", format.error().message.c_str());
