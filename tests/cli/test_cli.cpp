@@ -611,6 +611,32 @@ TEST_F(CliTest, ProfileWithoutASubcommandExits2) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// hamisim gen
+
+TEST_F(CliTest, GenWritesAClusterThatPlanReads) {
+  const std::string out = (dir_ / "gen").string();
+  const auto g = hamisim({"gen", "--nodes", "6", "--pods-per-node", "10", "--pending", "12",
+                          "--groups", "3", "--node-groups", "4", "--seed", "5", "--out", out});
+  expect_ran(g);
+  ASSERT_EQ(g.exit_code, 0) << describe(g);
+  EXPECT_THAT(g.err, HasSubstr("6 nodes"));
+  EXPECT_THAT(g.err, HasSubstr("12 pending pods"));
+  const auto p = hamisim({"plan", "--cluster", out + "/cluster.json", "--node-groups",
+                          out + "/node-groups.yaml", "--device-profiles",
+                          out + "/device-profiles.yaml", "-o", "json"});
+  expect_ran(p);
+  ASSERT_EQ(p.exit_code, 0) << describe(p);
+  EXPECT_THAT(p.out, HasSubstr("\"clusterNodes\":6"));
+}
+
+TEST_F(CliTest, GenRejectsOptionsOutOfRange) {
+  const auto r = hamisim({"gen", "--groups", "0", "--out", (dir_ / "gen").string()});
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim gen: --groups"));
+}
+
+// ---------------------------------------------------------------------------------------------
 // hamisim itself
 
 TEST_F(CliTest, HelpListsTheSubcommands) {
