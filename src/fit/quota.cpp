@@ -64,6 +64,13 @@ const DeviceQuota::Entry* DeviceQuota::entry(std::string_view ns, std::string_vi
   return e == n->second.end() ? nullptr : &e->second;
 }
 
+bool DeviceQuota::has_limits(std::string_view ns) const {
+  auto n = namespaces_.find(ns);
+  if (n == namespaces_.end()) return false;
+  return std::any_of(n->second.begin(), n->second.end(),
+                     [](const auto& entry) { return entry.second.limit_set; });
+}
+
 bool DeviceQuota::fits(std::string_view ns, std::string_view vendor, int64_t memory,
                        int64_t cores) const {
   const device::DeviceBackend* backend = registry_.find(vendor);

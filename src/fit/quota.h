@@ -34,6 +34,8 @@ class DeviceQuota final : public device::QuotaView {
   // limit blocks.
   bool fits(std::string_view ns, std::string_view vendor, int64_t memory,
             int64_t cores) const override;
+  // True when some limit applies in the namespace (otherwise every fits() is true).
+  bool has_limits(std::string_view ns) const;
 
   // The admission webhook's fitResourceQuota: per vendor, the pod's request is the larger of
   // its app containers' sum and its largest init container (memreq×nums, coresreq×nums).

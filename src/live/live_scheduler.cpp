@@ -359,6 +359,9 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   pods_.evict(pod.metadata.uid);
 
   const auto table = nodes_.snapshot();
+  if (usage_cache_.size() > 2 * table->size() + 64) usage_cache_.clear();  // deleted nodes
+  // Without a limit in the namespace every quota check passes: skip them all.
+  const device::QuotaView* quota = quota_.has_limits(pod.metadata.namespace_) ? &quota_ : nullptr;
   struct Candidate {
     const std::string* name;
     fit::NodeFit fit;
@@ -371,9 +374,13 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       continue;
     }
     const fit::NodeInventory& inventory = it->second->inventory;
-    fit::NodeUsage usage = fit::fresh_usage(inventory);
-    pods_.add_node_usage(name, usage);
-    fit::NodeFit f = fit::fit_pod(prepared, usage, inventory, registry_, &quota_);
+    CachedUsage& cached = usage_cache_[name];
+    if (cached.node != it->second || cached.version != pods_.node_version(name)) {
+      cached.node = it->second;
+      cached.usage = fit::fresh_usage(inventory);
+      cached.version = pods_.add_node_usage(name, cached.usage);
+    }
+    fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota);
     if (f.fits) {
       fits.push_back({&name, std::move(f)});
     } else {

@@ -148,6 +148,15 @@ class LiveScheduler final : public state::ClusterHandler {
 
   // Serializes filters from their usage read to their reservation.
   std::mutex filter_mutex_;
+  // Per node, the usage of its pods as last built, reused while neither the node's registered
+  // inventory (a new LiveNode) nor its pods (the pod manager's node version) changed. Guarded
+  // by filter_mutex_. Holding the LiveNode keeps the inventory the usage points into alive.
+  struct CachedUsage {
+    std::shared_ptr<const LiveNode> node;
+    uint64_t version = 0;
+    fit::NodeUsage usage;
+  };
+  std::unordered_map<std::string, CachedUsage> usage_cache_;
 
   std::mutex register_mutex_;  // serializes passes (held across their API calls)
   std::mutex reported_mutex_;  // never held across an API call: the source thread takes it

@@ -116,6 +116,7 @@ void PodManager::put_locked(PodRecord record) {
   if (it == pods_.end()) {
     quota_.add_usage(record.namespace_, record.allocation, 1);
     by_node_[record.node].insert(record.uid);
+    touch_locked(record.node);
     std::string uid = record.uid;
     pods_.emplace(std::move(uid), std::move(record));
     return;
@@ -133,7 +134,9 @@ void PodManager::put_locked(PodRecord record) {
       if (n->second.empty()) by_node_.erase(n);
     }
     by_node_[record.node].insert(record.uid);
+    touch_locked(old.node);
   }
+  touch_locked(record.node);
   old = std::move(record);
 }
 
@@ -141,6 +144,7 @@ bool PodManager::erase_locked(std::string_view uid) {
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return false;
   quota_.add_usage(it->second.namespace_, it->second.allocation, -1);
+  touch_locked(it->second.node);
   if (auto n = by_node_.find(it->second.node); n != by_node_.end()) {
     n->second.erase(it->second.uid);
     if (n->second.empty()) by_node_.erase(n);
@@ -149,11 +153,22 @@ bool PodManager::erase_locked(std::string_view uid) {
   return true;
 }
 
-void PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage) const {
+uint64_t PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage) const {
+  const std::string key(node);
   std::shared_lock lock(mutex_);
-  auto n = by_node_.find(std::string(node));
-  if (n == by_node_.end()) return;
+  auto v = node_versions_.find(key);
+  const uint64_t version = v == node_versions_.end() ? 0 : v->second;
+  auto n = by_node_.find(key);
+  if (n == by_node_.end()) return version;
   for (const std::string& uid : n->second) fit::add_pod_usage(usage, pods_.at(uid).allocation);
+  return version;
+}
+
+uint64_t PodManager::node_version(std::string_view node) const {
+  const std::string key(node);
+  std::shared_lock lock(mutex_);
+  auto v = node_versions_.find(key);
+  return v == node_versions_.end() ? 0 : v->second;
 }
 
 PodManager::Totals PodManager::totals() const {

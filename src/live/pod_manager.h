@@ -54,8 +54,12 @@ class PodManager {
   // Removes the pod's entry and releases its quota usage; false when it had none.
   bool evict(std::string_view uid);
 
-  // Adds the usage of every pod assigned to `node` (HAMi getNodesUsage for one node).
-  void add_node_usage(std::string_view node, fit::NodeUsage& usage) const;
+  // Adds the usage of every pod assigned to `node` (HAMi getNodesUsage for one node) and
+  // returns the node's version that usage reflects.
+  uint64_t add_node_usage(std::string_view node, fit::NodeUsage& usage) const;
+  // Changes whenever a pod assigned to `node` is added, changed or removed, so a usage built
+  // at one version is current while the version is unchanged.
+  uint64_t node_version(std::string_view node) const;
 
   size_t size() const;
   // Device memory (MiB) and cores all entries hold, for metrics.
@@ -81,6 +85,10 @@ class PodManager {
   std::unordered_map<std::string, PodRecord> pods_;  // by uid
   // node -> uids, sorted so usage is built in the same order every time
   std::unordered_map<std::string, std::set<std::string, std::less<>>> by_node_;
+  // node -> version, from one counter, so a node emptied and filled again never repeats one.
+  std::unordered_map<std::string, uint64_t> node_versions_;
+  uint64_t version_counter_ = 0;
+  void touch_locked(const std::string& node) { node_versions_[node] = ++version_counter_; }
 };
 
 }  // namespace hamisim::live

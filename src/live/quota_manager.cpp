@@ -35,6 +35,11 @@ bool QuotaManager::fits(std::string_view ns, std::string_view vendor, int64_t me
   return quota_.fits(ns, vendor, memory, cores);
 }
 
+bool QuotaManager::has_limits(std::string_view ns) const {
+  std::shared_lock lock(mutex_);
+  return quota_.has_limits(ns);
+}
+
 std::optional<std::string> QuotaManager::admission_check(const model::Pod& pod) const {
   std::shared_lock lock(mutex_);
   return quota_.admission_check(pod);

@@ -31,6 +31,7 @@ class QuotaManager final : public device::QuotaView {
 
   bool fits(std::string_view ns, std::string_view vendor, int64_t memory,
             int64_t cores) const override;
+  bool has_limits(std::string_view ns) const;
   // The admission webhook's quota pre-check (nullopt: fits).
   std::optional<std::string> admission_check(const model::Pod& pod) const;
 
