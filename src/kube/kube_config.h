@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/base64.h"
 #include "model/result.h"
 
 namespace hamisim::kube {
@@ -53,9 +54,8 @@ struct InClusterEnv {
 };
 Result<KubeConfig> in_cluster_config(const InClusterEnv& env = InClusterEnv::from_process());
 
-// Standard base64 with padding; \r and \n are skipped (as Go decodes []byte in YAML).
-bool decode_base64(std::string_view in, std::string& out);
-std::string encode_base64(std::string_view in);
+using model::decode_base64;
+using model::encode_base64;
 
 // Server URL parts.
 struct ServerUrl {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "model/base64.h"
 #include "model/decode.h"
 #include "webhook/json_patch.h"
 #include "webhook/mutation.h"
@@ -236,7 +237,7 @@ Verdict admit(const json::value& original, const Review& review,
 
   const json::array ops = diff(original, mutated);
   if (ops.empty()) return allowed("");
-  return patched(base64_encode(json::serialize(ops)));
+  return patched(model::encode_base64(json::serialize(ops)));
 }
 
 AdmissionResult handle(std::string_view body, std::string_view content_type,

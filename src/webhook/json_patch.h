@@ -21,6 +21,4 @@ std::string escape_pointer_token(std::string_view token);
 // Recursion follows the nesting of the inputs, which the caller bounds.
 boost::json::array diff(const boost::json::value& from, const boost::json::value& to);
 
-std::string base64_encode(std::string_view bytes);
-
 }  // namespace hamisim::webhook

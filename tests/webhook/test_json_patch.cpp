@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/base64.h"
 #include "webhook/json_patch.h"
 
 namespace hamisim::webhook {
@@ -54,14 +55,14 @@ TEST(JsonPatch, TypeChangesAndTheRootAreReplaced) {
 }
 
 TEST(JsonPatch, Base64MatchesRfc4648Vectors) {
-  EXPECT_EQ(base64_encode(""), "");
-  EXPECT_EQ(base64_encode("f"), "Zg==");
-  EXPECT_EQ(base64_encode("fo"), "Zm8=");
-  EXPECT_EQ(base64_encode("foo"), "Zm9v");
-  EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
-  EXPECT_EQ(base64_encode("fooba"), "Zm9vYmE=");
-  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(base64_encode(std::string("\xff\xfe\x00", 3)), "//4A");
+  EXPECT_EQ(model::encode_base64(""), "");
+  EXPECT_EQ(model::encode_base64("f"), "Zg==");
+  EXPECT_EQ(model::encode_base64("fo"), "Zm8=");
+  EXPECT_EQ(model::encode_base64("foo"), "Zm9v");
+  EXPECT_EQ(model::encode_base64("foob"), "Zm9vYg==");
+  EXPECT_EQ(model::encode_base64("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(model::encode_base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(model::encode_base64(std::string("\xff\xfe\x00", 3)), "//4A");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "model/base64.h"
 #include "model/decode.h"
 #include "planner/extender/extender_url.h"
 
@@ -159,49 +160,10 @@ Status read_duration(const YAML::Node& n, const std::string& path, std::chrono::
   return ok_status();
 }
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Go's []byte JSON encoding: standard base64 with padding; \r and \n are skipped.
-bool decode_base64(std::string_view in, std::string& out) {
-  std::string s;
-  for (char c : in)
-    if (c != '\r' && c != '\n') s += c;
-  if (s.size() % 4 != 0) return false;
-  out.clear();
-  for (size_t i = 0; i < s.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int j = 0; j < 4; ++j) {
-      const char c = s[i + j];
-      if (c == '=') {
-        if (i + 4 != s.size() || j < 2) return false;
-        v[j] = 0;
-        ++pad;
-      } else {
-        if (pad > 0) return false;
-        v[j] = base64_value(c);
-        if (v[j] < 0) return false;
-      }
-    }
-    const uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((bits >> 16) & 0xff);
-    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xff);
-    if (pad < 1) out += static_cast<char>(bits & 0xff);
-  }
-  return true;
-}
-
 Status read_base64(const YAML::Node& n, const std::string& path, std::string& out) {
   std::string text;
   if (Status s = read_string(n, path, text); !s) return s;
-  if (!decode_base64(text, out)) return field_error(path, "not valid base64");
+  if (!model::decode_base64(text, out)) return field_error(path, "not valid base64");
   return ok_status();
 }
 
