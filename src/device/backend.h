@@ -86,6 +86,17 @@ struct FitOutcome {
   std::vector<DeviceVerdict> verdicts;              // one per rejected device visit
 };
 
+// How the scheduler decides that a vendor's devices on a node are alive
+// (reference: hami-other-vendors.md A.2).
+enum class HealthCheck {
+  // The handshake annotation: "Requesting_<time>" written by the scheduler must be answered by
+  // the device plugin within the grace period, or the count resource must still be allocatable.
+  kHandshake,
+  kCapacity,    // node.status.capacity[count resource] is an integer > 0
+  kRegistered,  // the registration decodes to at least one device
+  kAlways,
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -120,6 +131,37 @@ class DeviceBackend {
   // Annotations the live path writes on the pod for this vendor's allocation.
   virtual void allocation_annotations(const PodSingleDevice& devices,
                                       std::map<std::string, std::string>& annotations) const = 0;
+
+  // --- Registration (live path) ---
+  virtual HealthCheck health_check() const { return HealthCheck::kHandshake; }
+  // HAMi HandshakeAnnos[vendor]; empty = no handshake (the check then passes).
+  virtual std::string_view handshake_annotation() const { return {}; }
+  // The node annotation HAMi deletes when the vendor turns unhealthy (NodeCleanUp); empty =
+  // nothing is deleted.
+  virtual std::string_view cleanup_annotation() const { return {}; }
+  // Whether /bind takes hami.io/mutex.lock for a pod whose regular containers use this vendor.
+  virtual bool locks_node() const { return true; }
+
+  // HAMi ScoreNode: added to the node score when the pod was given devices of this vendor.
+  // `previous` is the node's usage before the pod, `chosen` the pod's positional list.
+  virtual float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
+                           std::string_view node_policy) const {
+    (void)previous;
+    (void)chosen;
+    (void)node_policy;
+    return 0;
+  }
+
+  // Extended resources this vendor manages (the extender's managedResources, doctor's
+  // checks): every configured resource name.
+  virtual std::vector<std::string> managed_resources() const {
+    std::vector<std::string> out;
+    const ResourceNames& n = resource_names();
+    for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
+      if (!name->empty()) out.push_back(*name);
+    }
+    return out;
+  }
 };
 
 }  // namespace hamisim::device

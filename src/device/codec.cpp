@@ -780,8 +780,8 @@ bool numbers_fit_float64(std::string_view json) {
   return true;
 }
 
-// DeviceInfo.CustomInfo (map[string]any): read-tolerated but type-checked as Go would.
-Status check_custom_info(od::value& v, const Path& p) {
+// DeviceInfo.CustomInfo (map[string]any): type-checked as Go would, kept as raw JSON text.
+Status read_custom_info(od::value& v, const Path& p, std::string* out) {
   od::json_type t;
   if (auto st = get_type(v, p, &t); !st.ok()) return st;
   if (t == od::json_type::null) return ok_status();
@@ -791,6 +791,7 @@ Status check_custom_info(od::value& v, const Path& p) {
   std::string_view raw;
   if (auto e = obj.raw_json().get(raw)) return simdjson_failure(p, e);
   if (!numbers_fit_float64(raw)) return at(p, "number out of range for float64");
+  out->assign(raw);
   return ok_status();
 }
 
@@ -872,7 +873,10 @@ Status read_device_info(od::value& v, const Path& p, DeviceInfo& d) {
       std::string ignored;  // the scheduler sets the vendor itself after decoding
       return read_string(val, p.field("devicevendor"), &ignored);
     }
-    if (go_key_matches(key, "custominfo")) return check_custom_info(val, p.field("custominfo"));
+    if (go_key_matches(key, "custominfo")) {
+      d.custom_info.clear();
+      return read_custom_info(val, p.field("custominfo"), &d.custom_info);
+    }
     return ok_status();  // unknown keys (v2.9 devicepairscore, ...) are ignored
   });
 }

@@ -5,6 +5,13 @@
 namespace hamisim::device {
 
 void DeviceRegistry::add(std::shared_ptr<const DeviceBackend> backend) {
+  // HAMi keeps backends in a map by vendor key: a second one with the same key replaces it.
+  for (auto& b : backends_) {
+    if (b->vendor() == backend->vendor()) {
+      b = std::move(backend);
+      return;
+    }
+  }
   auto pos = std::lower_bound(backends_.begin(), backends_.end(), backend->vendor(),
                               [](const auto& b, std::string_view v) { return b->vendor() < v; });
   backends_.insert(pos, std::move(backend));

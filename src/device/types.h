@@ -47,6 +47,9 @@ struct DeviceInfo {
   std::string device_vendor;  // set by the scheduler after decoding, never on the wire
   // Topology pair scores from hami.io/node-nvidia-score: peer UUID -> score.
   std::map<std::string, int32_t, std::less<>> pair_scores;
+  // The "custominfo" object as received (raw JSON text, empty when absent or null); Ascend
+  // and Vastai read vendor facts from it. Never re-encoded.
+  std::string custom_info;
   friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
 };
 
@@ -131,6 +134,8 @@ struct DeviceUsage {
   float score = 0;  // device score for the container being fitted
   // Pair scores of the registered device (topology-aware selection); not owned.
   const std::map<std::string, int32_t, std::less<>>* pair_scores = nullptr;
+  // The registered device's custominfo JSON (see DeviceInfo); not owned, may be null.
+  const std::string* custom_info = nullptr;
 };
 
 }  // namespace hamisim::device

@@ -3,8 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
+#include <stdexcept>
 #include <type_traits>
 
+#include "device/common/config_section.h"
+#include "device/hygon/hygon_backend.h"
 #include "model/decode.h"
 
 namespace hamisim::fit {
@@ -45,23 +48,56 @@ Status check_gpu_core_policy(const YAML::Node& section, const std::string& polic
                     "\" at line " + std::to_string(section["gpuCorePolicy"].Mark().line + 1));
 }
 
+// Every vendor section but nvidia, in HAMi's instantiation order (InitDevicesWithConfig).
+struct VendorSection {
+  const char* name;
+  device::BackendFactory factory;
+  VendorGate gate;
+};
+constexpr VendorSection kVendorSections[] = {
+    {"hygon", &device::hygon::make_backends, VendorGate::kAlways},
+};
+
+Result<std::vector<VendorBackend>> build_vendors(const YAML::Node* root) {
+  std::vector<VendorBackend> out;
+  for (const VendorSection& v : kVendorSections) {
+    device::ConfigSection section;
+    if (root) section = device::ConfigSection((*root)[v.name], v.name);
+    auto backends = v.factory(section, root == nullptr);
+    if (!backends) return backends.error();
+    for (auto& b : *backends) out.push_back(VendorBackend{std::move(b), v.gate});
+  }
+  return out;
+}
+
+bool known_section(std::string_view name) {
+  if (name == "nvidia") return true;
+  for (const VendorSection& v : kVendorSections) {
+    if (name == v.name) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<DeviceConfig> parse_device_config(std::string_view yaml) {
   DeviceConfig config;
+  config.parsed = true;
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
     return make_error(std::string("device config: ") + e.what());
   }
-  if (!root || root.IsNull()) return config;
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) return make_error("device config: expected a mapping of vendor sections");
   for (const auto& entry : root) {
     const std::string name = entry.first.as<std::string>("");
-    if (name == "nvidia") continue;
-    config.ignored_sections.push_back(name);
+    if (!known_section(name)) config.ignored_sections.push_back(name);
   }
+  auto vendors = build_vendors(&root);
+  if (!vendors) return make_error("device config: " + vendors.error().message);
+  config.vendors = std::move(vendors).value();
   const YAML::Node n = root["nvidia"];
   if (!n || n.IsNull()) return config;
   if (!n.IsMap()) return make_error("device config: nvidia: expected a mapping");
@@ -96,6 +132,18 @@ Result<DeviceConfig> load_device_config(const std::string& path) {
 device::DeviceRegistry build_registry(const DeviceConfig& config) {
   device::DeviceRegistry registry;
   registry.add(std::make_shared<device::nvidia::NvidiaBackend>(config.nvidia));
+  std::vector<VendorBackend> defaults;
+  if (!config.parsed) {
+    // Chart defaults cannot be wrong; a failure here is a bug in a vendor's defaults.
+    auto built = build_vendors(nullptr);
+    if (!built) throw std::logic_error("vendor chart defaults: " + built.error().message);
+    defaults = std::move(built).value();
+  }
+  for (const VendorBackend& v : config.parsed ? config.vendors : defaults) {
+    if (v.gate == VendorGate::kAscend && !config.enable_ascend) continue;
+    if (v.gate == VendorGate::kIluvatar && !config.enable_iluvatar) continue;
+    registry.add(v.backend);
+  }
   return registry;
 }
 

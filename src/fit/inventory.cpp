@@ -71,6 +71,7 @@ NodeUsage fresh_usage(const NodeInventory& inventory) {
     d.health = info.health;
     d.mig_profiles = info.mig_profiles;
     d.pair_scores = &info.pair_scores;
+    if (!info.custom_info.empty()) d.custom_info = &info.custom_info;
     usage.devices.push_back(std::move(d));
   }
   return usage;

@@ -123,8 +123,14 @@ Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegis
     if (!weights) return weights.error();
     p.weights = *weights;
   }
-  for (const auto& backend : registry.backends()) {
-    p.vendor_state.emplace(std::string(backend->vendor()), backend->prepare(pod));
+  // Only the vendors the pod asks for are ever fitted.
+  for (const device::ContainerRequests& container : p.requests) {
+    for (const auto& [vendor, request] : container) {
+      if (p.vendor_state.contains(vendor)) continue;
+      if (const device::DeviceBackend* backend = registry.find(vendor)) {
+        p.vendor_state.emplace(vendor, backend->prepare(pod));
+      }
+    }
   }
   return p;
 }
@@ -194,6 +200,7 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   for (const auto& [vendor, list] : out.devices) {
     if (const device::DeviceBackend* backend = registry.find(vendor)) {
       backend->allocation_annotations(list, out.annotations);
+      out.node_score += backend->score_node(base.devices, list, pod.node_policy);
     }
   }
   return out;

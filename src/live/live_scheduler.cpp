@@ -18,16 +18,17 @@ constexpr std::string_view kInvalid = "invalid request: ";
 constexpr std::string_view kInternal = "internal: ";
 constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 
-// The handshake annotation per vendor (HAMi HandshakeAnnos). Vendors without one never get a
-// handshake and are healthy while they register devices.
-std::string_view handshake_annotation(std::string_view vendor) {
-  if (vendor == device::kNvidiaVendor) return device::kNvidiaHandshakeAnnotation;
-  return {};
-}
-
 int64_t allocatable_count(const model::Node& node, const std::string& resource) {
   auto it = node.status.allocatable.find(resource);
   return it == node.status.allocatable.end() ? 0 : it->second.value();
+}
+
+// Capacity-based health: the count resource's capacity is an integer above zero.
+bool capacity_positive(const model::Node& node, const std::string& resource) {
+  auto it = node.status.capacity.find(resource);
+  if (it == node.status.capacity.end()) return false;
+  const std::optional<int64_t> n = it->second.as_int64();
+  return n && *n > 0;
 }
 
 std::string annotation_or_empty(const model::ObjectMeta& meta, std::string_view key) {
@@ -174,7 +175,7 @@ void LiveScheduler::on_synced() {
 
 LiveScheduler::Health LiveScheduler::handshake(const device::DeviceBackend& backend,
                                                const model::Node& node) {
-  const std::string_view key = handshake_annotation(backend.vendor());
+  const std::string_view key = backend.handshake_annotation();
   if (key.empty()) return {true, true};
   const std::string* value = model::find_annotation(node.metadata, key);
   const WallTime now = options_.wall_now();
@@ -197,7 +198,18 @@ LiveScheduler::Health LiveScheduler::handshake(const device::DeviceBackend& back
 }
 
 LiveScheduler::Health LiveScheduler::check_health(const device::DeviceBackend& backend,
-                                                  const model::Node& node) {
+                                                  const model::Node& node,
+                                                  const device::NodeDevices& found) {
+  switch (backend.health_check()) {
+    case device::HealthCheck::kAlways:
+      return {true, true};
+    case device::HealthCheck::kCapacity:
+      return {capacity_positive(node, backend.resource_names().count), true};
+    case device::HealthCheck::kRegistered:
+      return {!found.devices.empty(), true};
+    case device::HealthCheck::kHandshake:
+      break;
+  }
   const Health generic = handshake(backend, node);
   if (backend.vendor() != device::kNvidiaVendor) return generic;
   // NVIDIA also watches the advertised GPU count and the registration text.
@@ -221,13 +233,14 @@ LiveScheduler::Health LiveScheduler::check_health(const device::DeviceBackend& b
   return generic;
 }
 
-void LiveScheduler::node_cleanup(const std::string& node) {
-  {
+void LiveScheduler::node_cleanup(const std::string& node, const device::DeviceBackend& backend) {
+  if (backend.vendor() == device::kNvidiaVendor) {
     std::lock_guard lock(reported_mutex_);
     reported_.erase(node);
   }
-  auto patched = source_.patch_node_annotations(
-      node, {{std::string(device::kNvidiaHandshakeAnnotation), std::nullopt}}, "");
+  const std::string_view key = backend.cleanup_annotation();
+  if (key.empty()) return;
+  auto patched = source_.patch_node_annotations(node, {{std::string(key), std::nullopt}}, "");
   if (!patched && patched.code() != state::ApiCode::kNotFound) {
     spdlog::warn("cleaning up node {}: {}", node, patched.error().message);
   }
@@ -252,14 +265,14 @@ void LiveScheduler::register_pass() {
     for (const auto& backend : registry_.backends()) {
       const std::string_view vendor = backend->vendor();
       device::NodeDevices found = backend->node_devices(*node);
-      const Health health = check_health(*backend, *node);
+      const Health health = check_health(*backend, *node, found);
       if (!health.healthy) {
         if (nodes_.has_vendor(name, vendor)) {
           spdlog::warn(
-              "node {}: {} devices unhealthy (handshake unanswered, no devices "
+              "node {}: {} devices unhealthy (handshake unanswered or no devices "
               "advertised); removed until they register again",
               name, vendor);
-          node_cleanup(name);
+          node_cleanup(name, *backend);
           nodes_.remove_vendor(name, vendor);
         }
         continue;

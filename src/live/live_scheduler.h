@@ -123,9 +123,11 @@ class LiveScheduler final : public state::ClusterHandler {
   void registration_loop();
   void notify_registration();
   void register_pass();
-  Health check_health(const device::DeviceBackend& backend, const model::Node& node);
+  // HAMi CheckHealth in the backend's flavour; `found` is the node's decoded registration.
+  Health check_health(const device::DeviceBackend& backend, const model::Node& node,
+                      const device::NodeDevices& found);
   Health handshake(const device::DeviceBackend& backend, const model::Node& node);
-  void node_cleanup(const std::string& node);
+  void node_cleanup(const std::string& node, const device::DeviceBackend& backend);
   // Evicts reservations unconfirmed for a whole pass whose pod the API no longer has.
   void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);

@@ -6,6 +6,7 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/standard_backend.h"
 #include "device/nvidia/mig.h"
 
 namespace hamisim::device::nvidia {
@@ -43,19 +44,6 @@ struct NvidiaPreparedPod final : PreparedPod {
   std::string namespace_;
 };
 
-const model::Quantity* find_resource(const model::Container& c, const std::string& name) {
-  if (name.empty()) return nullptr;
-  if (auto it = c.resources.limits.find(name); it != c.resources.limits.end()) return &it->second;
-  if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
-    return &it->second;
-  return nullptr;
-}
-
-int32_t saturate_int32(int64_t v) {
-  return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
-                                                  std::numeric_limits<int32_t>::max()));
-}
-
 bool type_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
   if (!p.use_types.empty()) {
     const bool any = std::any_of(p.use_types.begin(), p.use_types.end(), [&](const std::string& t) {
@@ -71,37 +59,10 @@ bool type_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
   return true;
 }
 
-bool uuid_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
-  if (!p.use_uuids.empty() &&
-      std::find(p.use_uuids.begin(), p.use_uuids.end(), d.id) == p.use_uuids.end()) {
-    return false;
-  }
-  return std::find(p.nouse_uuids.begin(), p.nouse_uuids.end(), d.id) == p.nouse_uuids.end();
-}
-
 int64_t pair_score(const DeviceUsage& from, const DeviceUsage& to) {
   if (!from.pair_scores) return 0;
   auto it = from.pair_scores->find(to.id);
   return it == from.pair_scores->end() ? 0 : it->second;
-}
-
-// Hypothetical pod total for the quota check: this pod's fitted containers, the current
-// container's selection and the candidate device, collapsed with init-container peaks.
-bool quota_allows(const FitContext& ctx, const ContainerDevices& selected,
-                  const ContainerDevice& candidate) {
-  if (!ctx.quota || !ctx.pod) return true;
-  PodDevices hypothetical;
-  if (ctx.allocated) hypothetical = *ctx.allocated;
-  PodSingleDevice& mine = hypothetical[std::string(kNvidiaVendor)];
-  if (mine.size() <= ctx.container_index) mine.resize(ctx.container_index + 1);
-  ContainerDevices& current = mine[ctx.container_index];
-  current.insert(current.end(), selected.begin(), selected.end());
-  current.push_back(candidate);
-  const auto collapsed = collapse_init_container_usage(hypothetical, ctx.init_container_count);
-  ChargeTotals totals;
-  if (auto it = collapsed.find(kNvidiaVendor); it != collapsed.end())
-    totals = total_charges(it->second);
-  return ctx.quota->fits(ctx.pod->metadata.namespace_, kNvidiaVendor, totals.memory, totals.cores);
 }
 
 // The worst-connected single card: lowest summed pair score to the other candidates.
@@ -226,6 +187,9 @@ std::string_view NvidiaBackend::to_allocate_annotation() const {
 }
 std::string_view NvidiaBackend::allocated_annotation() const {
   return kNvidiaAllocatedAnnotation;
+}
+std::string_view NvidiaBackend::handshake_annotation() const {
+  return kNvidiaHandshakeAnnotation;
 }
 
 // HAMi GenerateResourceRequests (reference §2.3).
@@ -375,7 +339,7 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       selected.clear();
       selected_usage.clear();
     }
-    if (!uuid_allowed(pod, d)) {
+    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
       fail(kCardUuidMismatch, no_detail);
       continue;
     }
@@ -400,7 +364,7 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
     candidate.type = std::string(kNvidiaVendor);
     candidate.usedmem = saturate_int32(memreq);
     candidate.usedcores = k.coresreq;
-    if (!quota_allows(ctx, selected, candidate)) {
+    if (!namespace_quota_allows(ctx, kNvidiaVendor, selected, candidate)) {
       fail(kResourceQuotaNotFit, no_detail);
       continue;
     }

@@ -58,6 +58,9 @@ class NvidiaBackend final : public DeviceBackend {
   void allocation_annotations(const PodSingleDevice& devices,
                               std::map<std::string, std::string>& annotations) const override;
 
+  std::string_view handshake_annotation() const override;
+  std::string_view cleanup_annotation() const override { return handshake_annotation(); }
+
   const NvidiaConfig& config() const { return config_; }
 
  private:

@@ -1,0 +1,271 @@
+#include "device/common/standard_backend.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "device/allocation.h"
+#include "device/codec.h"
+
+namespace hamisim::device {
+namespace {
+
+// Reason names (reference: hami-other-vendors.md A.10).
+constexpr const char* kCardNotHealth = "CardNotHealth";
+constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
+constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
+constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
+constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
+constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
+constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
+constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
+constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
+constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
+constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
+
+bool has_token(std::string_view policy, std::string_view token) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == token) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> annotation_list(const model::Pod& pod, const std::string& key) {
+  if (key.empty()) return {};
+  const std::string* v = model::find_annotation(pod.metadata, key);
+  return v ? split_comma_list(*v) : std::vector<std::string>{};
+}
+
+template <class Decode>
+NodeDevices decode_registration(const model::Node& node, std::string_view key,
+                                std::string_view vendor, Decode&& decode) {
+  NodeDevices out;
+  const std::string* reg = model::find_annotation(node.metadata, key);
+  if (!reg) {
+    out.message = "annos not found " + std::string(key);
+    return out;
+  }
+  auto decoded = decode(*reg);
+  if (!decoded) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = std::string(key) + ": " + decoded.error().message;
+    return out;
+  }
+  if (decoded->empty()) {
+    out.message = "no gpu found on node";
+    return out;
+  }
+  out.devices = std::move(decoded).value();
+  for (DeviceInfo& d : out.devices) d.device_vendor = std::string(vendor);
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+}  // namespace
+
+const model::Quantity* find_resource(const model::Container& c, const std::string& name) {
+  if (name.empty()) return nullptr;
+  if (auto it = c.resources.limits.find(name); it != c.resources.limits.end()) return &it->second;
+  if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
+    return &it->second;
+  return nullptr;
+}
+
+int32_t saturate_int32(int64_t v) {
+  return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+bool uuid_allowed(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
+                  std::string_view uuid) {
+  if (!use.empty() && std::find(use.begin(), use.end(), uuid) == use.end()) return false;
+  return std::find(nouse.begin(), nouse.end(), uuid) == nouse.end();
+}
+
+bool type_allowed_by(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
+                     std::string_view type) {
+  if (!use.empty() && std::none_of(use.begin(), use.end(), [&](const std::string& t) {
+        return contains_ignore_case(type, t);
+      })) {
+    return false;
+  }
+  return std::none_of(nouse.begin(), nouse.end(),
+                      [&](const std::string& t) { return contains_ignore_case(type, t); });
+}
+
+bool namespace_quota_allows(const FitContext& ctx, std::string_view vendor,
+                            const ContainerDevices& selected, const ContainerDevice& candidate) {
+  if (!ctx.quota || !ctx.pod) return true;
+  PodDevices hypothetical;
+  if (ctx.allocated) hypothetical = *ctx.allocated;
+  PodSingleDevice& mine = hypothetical[std::string(vendor)];
+  if (mine.size() <= ctx.container_index) mine.resize(ctx.container_index + 1);
+  ContainerDevices& current = mine[ctx.container_index];
+  current.insert(current.end(), selected.begin(), selected.end());
+  current.push_back(candidate);
+  const auto collapsed = collapse_init_container_usage(hypothetical, ctx.init_container_count);
+  ChargeTotals totals;
+  if (auto it = collapsed.find(vendor); it != collapsed.end()) totals = total_charges(it->second);
+  return ctx.quota->fits(ctx.pod->metadata.namespace_, vendor, totals.memory, totals.cores);
+}
+
+NodeDevices registration_from_json(const model::Node& node, std::string_view key,
+                                   std::string_view vendor) {
+  return decode_registration(node, key, vendor,
+                             [](const std::string& v) { return decode_register_json(v); });
+}
+
+NodeDevices registration_from_colon(const model::Node& node, std::string_view key,
+                                    std::string_view vendor) {
+  return decode_registration(node, key, vendor,
+                             [](const std::string& v) { return decode_legacy_devices(v); });
+}
+
+int64_t capacity_count(const model::Node& node, const std::string& name) {
+  if (name.empty()) return 0;
+  auto it = node.status.capacity.find(name);
+  if (it == node.status.capacity.end()) return 0;
+  return it->second.as_int64().value_or(0);
+}
+
+// --- StandardBackend -------------------------------------------------------------------------
+
+StandardBackend::StandardBackend(BackendIdentity identity) : identity_(std::move(identity)) {}
+
+void StandardBackend::prepare_standard(const model::Pod& pod, StandardPreparedPod& out) const {
+  out.use_uuids = annotation_list(pod, identity_.use_uuid_annotation);
+  out.nouse_uuids = annotation_list(pod, identity_.nouse_uuid_annotation);
+  out.use_types = annotation_list(pod, identity_.use_type_annotation);
+  out.nouse_types = annotation_list(pod, identity_.nouse_type_annotation);
+}
+
+std::unique_ptr<PreparedPod> StandardBackend::prepare(const model::Pod& pod) const {
+  auto p = std::make_unique<StandardPreparedPod>();
+  prepare_standard(pod, *p);
+  return p;
+}
+
+bool StandardBackend::type_allowed(const DeviceUsage& device,
+                                   const StandardPreparedPod& pod) const {
+  return type_allowed_by(pod.use_types, pod.nouse_types, device.type);
+}
+
+FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
+                                const ContainerDeviceRequest& request,
+                                const FitContext& ctx) const {
+  const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
+  FitOutcome out;
+  ContainerDeviceRequest k = request;
+  const bool is_mutex = has_token(ctx.gpu_policy, "mutex");
+  const DeviceUsage* current = nullptr;
+  // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
+  auto fail = [&](const char* reason, auto&& detail) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
+  };
+  auto no_detail = [] { return std::string(); };
+
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    current = &d;
+    if (!d.health) {
+      fail(kCardNotHealth, no_detail);
+      continue;
+    }
+    if (k.type != identity_.vendor || !type_allowed(d, pod)) {
+      fail(kCardTypeMismatch, [&] { return "type \"" + d.type + "\" not selected by the pod"; });
+      continue;
+    }
+    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+      fail(kCardUuidMismatch, no_detail);
+      continue;
+    }
+    if (d.count <= d.used) {
+      fail(kCardTimeSlicingExhausted, [&] {
+        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
+      });
+      continue;
+    }
+    if (is_mutex && d.used > 0) {
+      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle device"); });
+      continue;
+    }
+    if (clamps_cores() && k.coresreq > 100) k.coresreq = 100;
+    int64_t memreq = k.memreq > 0 ? k.memreq : 0;
+    if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
+      // Go computes this in 32 bits; totals and percentages here are small enough that the
+      // 64-bit product truncates to the same value.
+      memreq = int64_t{d.totalmem} * k.mem_percentagereq / 100;
+    }
+    ContainerDevice candidate;
+    candidate.idx = static_cast<int32_t>(d.index);
+    candidate.uuid = d.id;
+    candidate.type = identity_.vendor;
+    candidate.usedmem = saturate_int32(memreq);
+    candidate.usedcores = k.coresreq;
+    if (!quota_allows(ctx, out.devices, candidate)) {
+      fail(kResourceQuotaNotFit, no_detail);
+      continue;
+    }
+    if (d.totalmem - d.usedmem < memreq) {
+      fail(kCardInsufficientMemory, [&] {
+        return "needs " + std::to_string(memreq) + " MiB, " +
+               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
+               " MiB free";
+      });
+      continue;
+    }
+    if (d.totalcore - d.usedcores < k.coresreq) {
+      fail(kCardInsufficientCore, [&] {
+        return "needs " + std::to_string(k.coresreq) + " cores, " +
+               std::to_string(d.totalcore - d.usedcores) + " free";
+      });
+      continue;
+    }
+    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) {
+      fail(kExclusiveConflict, [&] {
+        return "a whole-device request needs an idle device, " + std::to_string(d.used) +
+               " task(s) already use it";
+      });
+      continue;
+    }
+    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
+      fail(kCardComputeUnitsExhausted, no_detail);
+      continue;
+    }
+    if (!custom_rule_allows(d, ctx)) {
+      fail(kCardNotFoundCustomFilterRule, no_detail);
+      continue;
+    }
+    if (k.nums > 0) {
+      --k.nums;
+      out.devices.push_back(std::move(candidate));
+    }
+    if (k.nums == 0) {
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!out.devices.empty()) {
+    out.reasons[kAllocatedCardsInsufficientRequest] = static_cast<int>(out.devices.size());
+  }
+  return out;
+}
+
+Status StandardBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) const {
+  usage.used += 1;
+  usage.usedcores += chosen.usedcores;
+  usage.usedmem += chosen.usedmem;
+  return ok_status();
+}
+
+void StandardBackend::allocation_annotations(
+    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+  if (devices.empty()) return;
+  const std::string encoded = encode_pod_devices(devices);
+  if (!identity_.to_allocate_annotation.empty())
+    annotations[identity_.to_allocate_annotation] = encoded;
+  if (!identity_.allocated_annotation.empty())
+    annotations[identity_.allocated_annotation] = encoded;
+}
+
+}  // namespace hamisim::device

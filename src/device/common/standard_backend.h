@@ -1,0 +1,126 @@
+#pragma once
+// What most of HAMi's non-NVIDIA backends share (reference: hami-other-vendors.md Part A):
+// the "standard Fit" (A.4), standard usage accounting, the two registration decoders (A.2),
+// the pod annotation writer (A.5) and resource lookups (A.11). A vendor derives from
+// StandardBackend, describes itself with a BackendIdentity and adds what is its own.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/backend.h"
+
+namespace hamisim::device {
+
+// A vendor's names and registration behaviour, fixed at construction.
+struct BackendIdentity {
+  std::string vendor;  // CommonWord: request Type, PodDevices key, DeviceVendor
+  ResourceNames names;
+  std::string to_allocate_annotation;  // InRequestDevices[vendor]; empty = not written
+  std::string allocated_annotation;    // SupportDevices[vendor]; empty = not written or read
+  std::string handshake_annotation;    // empty = no handshake
+  std::string cleanup_annotation;      // deleted when the vendor turns unhealthy
+  HealthCheck health = HealthCheck::kHandshake;
+  bool locks_node = true;
+  // device.CheckUUID keys: comma lists of exact UUIDs (empty key = not read).
+  std::string use_uuid_annotation;
+  std::string nouse_uuid_annotation;
+  // device.CheckType keys: comma lists of case-insensitive substrings of the device type.
+  std::string use_type_annotation;
+  std::string nouse_type_annotation;
+};
+
+// The pod facts the standard Fit reads, parsed once per pod.
+struct StandardPreparedPod : PreparedPod {
+  std::vector<std::string> use_uuids;
+  std::vector<std::string> nouse_uuids;
+  std::vector<std::string> use_types;
+  std::vector<std::string> nouse_types;
+};
+
+class StandardBackend : public DeviceBackend {
+ public:
+  explicit StandardBackend(BackendIdentity identity);
+
+  std::string_view vendor() const override { return identity_.vendor; }
+  const ResourceNames& resource_names() const override { return identity_.names; }
+  std::string_view to_allocate_annotation() const override {
+    return identity_.to_allocate_annotation;
+  }
+  std::string_view allocated_annotation() const override {
+    return identity_.allocated_annotation;
+  }
+  HealthCheck health_check() const override { return identity_.health; }
+  std::string_view handshake_annotation() const override {
+    return identity_.handshake_annotation;
+  }
+  std::string_view cleanup_annotation() const override { return identity_.cleanup_annotation; }
+  bool locks_node() const override { return identity_.locks_node; }
+
+  std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const override;
+  bool is_mig_request(const PreparedPod&, std::span<DeviceUsage* const>) const override {
+    return false;
+  }
+  // HAMi's standard Fit (A.4), check for check: devices from the most preferred (the end) to
+  // the least, the first failing check counts its reason.
+  FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
+                 const FitContext& context) const override;
+  // Used += 1, Usedcores += cores, Usedmem += memory.
+  Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const override;
+  // Both annotation keys with the positional device string (EncodePodSingleDevice).
+  void allocation_annotations(const PodSingleDevice& devices,
+                              std::map<std::string, std::string>& annotations) const override;
+
+  const BackendIdentity& identity() const { return identity_; }
+
+ protected:
+  // Fills the standard fields; vendors with more pod facts derive from StandardPreparedPod
+  // and call this on their own object.
+  void prepare_standard(const model::Pod& pod, StandardPreparedPod& out) const;
+  // Step 2's vendor part (after `request.type == vendor`): e.g. Hygon's model filters.
+  // Default: the CheckType annotations, when configured.
+  virtual bool type_allowed(const DeviceUsage& device, const StandardPreparedPod& pod) const;
+  // Step 8: the namespace quota (only Cambricon checks it inside Fit).
+  virtual bool quota_allows(const FitContext&, const ContainerDevices& /*selected*/,
+                            const ContainerDevice& /*candidate*/) const {
+    return true;
+  }
+  // Step 13: the custom rule (MetaX GPU, Moore Threads); true = passes.
+  virtual bool custom_rule_allows(const DeviceUsage&, const FitContext&) const { return true; }
+  // Step 6: requests above 100 % of a device's cores are clamped to 100 (not MetaX sGPU).
+  virtual bool clamps_cores() const { return true; }
+
+ private:
+  BackendIdentity identity_;
+};
+
+// --- Shared pieces ---------------------------------------------------------------------------
+
+// A.11 "limits, else requests": the quantity of `name`, or null (also for an empty name).
+const model::Quantity* find_resource(const model::Container& c, const std::string& name);
+int32_t saturate_int32(int64_t v);
+
+// device.CheckUUID / device.CheckType over prepared lists.
+bool uuid_allowed(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
+                  std::string_view uuid);
+bool type_allowed_by(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
+                     std::string_view type);
+
+// The namespace quota check with the pod's hypothetical devices: fitted containers, the
+// current container's selection and the candidate, collapsed with init-container peaks.
+bool namespace_quota_allows(const FitContext& ctx, std::string_view vendor,
+                            const ContainerDevices& selected, const ContainerDevice& candidate);
+
+// A.2 decoders of `key` on the node; devices get `vendor` as DeviceVendor. Absent annotation
+// -> kAbsent "annos not found <key>"; undecodable -> kMalformed; zero devices -> kAbsent
+// "no gpu found on node".
+NodeDevices registration_from_json(const model::Node& node, std::string_view key,
+                                   std::string_view vendor);
+NodeDevices registration_from_colon(const model::Node& node, std::string_view key,
+                                    std::string_view vendor);
+
+// node.status.capacity[name] as an integer (0 when absent or not an integer).
+int64_t capacity_count(const model::Node& node, const std::string& name);
+
+}  // namespace hamisim::device
