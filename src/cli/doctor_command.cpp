@@ -23,8 +23,8 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
       ->required();
   app.add_option("--kube-scheduler-config", o.kube_scheduler_config_path,
                  "KubeSchedulerConfiguration of the kube-scheduler running the live extender");
-  app.add_option("--device-config-file", o.device_config_path,
-                 "HAMi device-config.yaml (the resource names the extender must manage)");
+  add_device_flags(app, o.device,
+                   "HAMi device-config.yaml (the resource names the extender must manage)");
   app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration,
                  "Cluster Autoscaler's value of this flag: the budget httpTimeout must fit in")
       ->capture_default_str();
@@ -44,16 +44,14 @@ int run_doctor(const DoctorOptions& o) {
   }
   input.options.ca_binpacking_budget = *budget;
 
-  fit::DeviceConfig device_config;
-  if (!o.device_config_path.empty()) {
-    auto loaded = fit::load_device_config(o.device_config_path);
-    if (!loaded) return input_error(loaded.error().message);
-    device_config = std::move(loaded).value();
-  }
-  const device::DeviceRegistry registry = fit::build_registry(device_config);
+  auto device_config = load_device_flags(o.device);
+  if (!device_config) return input_error(device_config.error().message);
+  const device::DeviceRegistry registry = fit::build_registry(*device_config);
   input.options.hami_resources = doctor::hami_resource_names(registry);
-  if (!registry.backends().empty()) {
-    input.probe_resources = registry.backends().front()->resource_names();
+  input.options.vendors = doctor::vendor_resources(registry);
+  // The probe pod asks for NVIDIA devices on a template registering NVIDIA GPUs.
+  if (const device::DeviceBackend* nvidia = registry.find(device::kNvidiaVendor)) {
+    input.probe_resources = nvidia->resource_names();
   }
 
   auto ca = planner::extender::load_scheduler_config(o.scheduler_config_path);

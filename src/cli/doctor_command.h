@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "cli/device_flags.h"
+
 namespace CLI {
 class App;
 }
@@ -12,7 +14,7 @@ namespace hamisim::cli {
 struct DoctorOptions {
   std::string scheduler_config_path;       // the KubeSchedulerConfiguration CA loads
   std::string kube_scheduler_config_path;  // optional: kube-scheduler's, for the live extender
-  std::string device_config_path;          // HAMi device-config.yaml (resource names)
+  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string max_nodegroup_binpacking_duration = "10s";  // CA's flag of the same name
   bool offline = false;
   std::string output = "table";  // table | json

@@ -215,13 +215,9 @@ int run_fit(const FitOptions& options) {
   if (options.output != "table" && options.output != "json") {
     return input_error("--output must be table or json, not \"" + options.output + "\"");
   }
-  fit::DeviceConfig config;
-  if (!options.device_config_path.empty()) {
-    auto loaded = fit::load_device_config(options.device_config_path);
-    if (!loaded) return input_error(loaded.error().message);
-    config = std::move(loaded).value();
-  }
-  const device::DeviceRegistry registry = fit::build_registry(config);
+  auto config = load_device_flags(options.device);
+  if (!config) return input_error(config.error().message);
+  const device::DeviceRegistry registry = fit::build_registry(*config);
 
   auto pod_text = model::read_file(options.pod_path);
   if (!pod_text) return input_error(pod_text.error().message);

@@ -3,14 +3,16 @@
 
 #include <string>
 
+#include "cli/device_flags.h"
+
 namespace hamisim::cli {
 
 struct FitOptions {
   std::string pod_path;
   std::string node_path;
   std::string pods_on_node_path;  // optional: pods already using the node's devices
-  std::string device_config_path;
-  std::string output = "table";  // table | json
+  DeviceFlags device;             // --device-config-file, --enable-ascend, --enable-iluvatar
+  std::string output = "table";   // table | json
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";
 };

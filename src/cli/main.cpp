@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--node", fit.node_path, "Node (YAML or JSON)")->required();
   fit_cmd->add_option("--pods-on-node", fit.pods_on_node_path,
                       "Pods already on the node (a List, file or directory)");
-  fit_cmd->add_option("--device-config-file", fit.device_config_path,
-                      "HAMi device-config.yaml (resource names, defaults)");
+  hamisim::cli::add_device_flags(*fit_cmd, fit.device,
+                                 "HAMi device-config.yaml (resource names, defaults)");
   fit_cmd->add_option("--gpu-scheduler-policy", fit.gpu_policy, "Default GPU policy")
       ->capture_default_str();
   fit_cmd->add_option("--node-scheduler-policy", fit.node_policy, "Default node policy")
@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--context", check.kube_context, "kubeconfig context (default: current)");
   check_cmd->add_flag("--in-cluster", check.in_cluster,
                       "Read the nodes with the pod's service account");
-  check_cmd->add_option("--device-config-file", check.device_config_path,
-                        "HAMi device-config.yaml");
+  hamisim::cli::add_device_flags(*check_cmd, check.device, "HAMi device-config.yaml");
   check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
 
   hamisim::cli::DoctorOptions doctor;

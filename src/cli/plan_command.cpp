@@ -58,7 +58,7 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                  "nodes,pods,resourcequotas -A -o json); files or directories");
   app.add_option("--node-groups", o.node_groups_path, "Node groups (YAML, kind NodeGroups)");
   app.add_option("--device-profiles", o.device_profiles_path, "Device profiles (YAML)");
-  app.add_option("--device-config-file", o.device_config_path, "HAMi device-config.yaml");
+  add_device_flags(app, o.device, "HAMi device-config.yaml");
   app.add_option("--scheduler-config", o.scheduler_config_path,
                  "KubeSchedulerConfiguration CA would load (its extenders decide device fit)");
   app.add_option("--pods", o.pods_path,
@@ -125,13 +125,9 @@ int run_plan(PlanOptions o, bool no_arguments) {
     return fail(2, "--max-nodes-per-scaleup: must not be negative");
   }
 
-  fit::DeviceConfig config;
-  if (!o.device_config_path.empty()) {
-    auto loaded = fit::load_device_config(o.device_config_path);
-    if (!loaded) return fail(2, loaded.error().message);
-    config = std::move(loaded).value();
-  }
-  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry(config));
+  auto config = load_device_flags(o.device);
+  if (!config) return fail(2, config.error().message);
+  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry(*config));
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   if (!o.device_profiles_path.empty()) {
     auto loaded = profile::load_device_profiles(o.device_profiles_path, *registry);

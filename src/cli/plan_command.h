@@ -3,7 +3,9 @@
 // cluster snapshot, by how many nodes, and why (spec §6).
 
 #include <string>
+
 #include <vector>
+#include "cli/device_flags.h"
 
 #include "planner/scaleup/plan.h"
 
@@ -17,7 +19,7 @@ struct PlanOptions {
   std::vector<std::string> cluster_paths;
   std::string node_groups_path;
   std::string device_profiles_path;
-  std::string device_config_path;
+  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string scheduler_config_path;
   std::string pods_path;
   std::string priority_config_path;

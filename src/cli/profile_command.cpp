@@ -46,13 +46,9 @@ int run_profile_check(const ProfileCheckOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return input_error("--output must be table or json, not \"" + o.output + "\"");
   }
-  fit::DeviceConfig config;
-  if (!o.device_config_path.empty()) {
-    auto loaded = fit::load_device_config(o.device_config_path);
-    if (!loaded) return input_error(loaded.error().message);
-    config = std::move(loaded).value();
-  }
-  const device::DeviceRegistry registry = fit::build_registry(config);
+  auto config = load_device_flags(o.device);
+  if (!config) return input_error(config.error().message);
+  const device::DeviceRegistry registry = fit::build_registry(*config);
   auto profiles = profile::load_device_profiles(o.device_profiles_path, registry);
   if (!profiles) return input_error(profiles.error().message);
   const int sources =

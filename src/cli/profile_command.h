@@ -2,7 +2,9 @@
 // `hamisim profile check`: are the real nodes of each profiled group what the profile says?
 
 #include <string>
+
 #include <vector>
+#include "cli/device_flags.h"
 
 namespace hamisim::cli {
 
@@ -13,7 +15,7 @@ struct ProfileCheckOptions {
   std::string kubeconfig;
   std::string kube_context;
   bool in_cluster = false;
-  std::string device_config_path;
+  DeviceFlags device;            // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string output = "table";  // table | json
 };
 

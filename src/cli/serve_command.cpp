@@ -162,7 +162,7 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--log-format", o.log_format, "text or json")->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
-  app.add_option("--device-config-file", o.device_config_path, "HAMi device-config.yaml");
+  add_device_flags(app, o.device, "HAMi device-config.yaml");
   app.add_option("--device-profiles", o.device_profiles_path,
                  "Device profiles of node groups (templates without registrations)");
   app.add_option("--gpu-scheduler-policy", o.gpu_policy, "Default GPU policy")
@@ -237,17 +237,14 @@ int run_serve(const ServeOptions& o) {
     std::fprintf(stderr, "hamisim serve: --log-level: %s\n", s.error().message.c_str());
     return 2;
   }
-  fit::DeviceConfig config;
-  if (!o.device_config_path.empty()) {
-    auto loaded = fit::load_device_config(o.device_config_path);
-    if (!loaded) {
-      spdlog::error("--device-config-file: {}", loaded.error().message);
-      return 2;
-    }
-    config = std::move(loaded).value();
-    for (const auto& section : config.ignored_sections) {
-      spdlog::warn("device config section \"{}\" is not supported yet and is ignored", section);
-    }
+  auto loaded_config = load_device_flags(o.device);
+  if (!loaded_config) {
+    spdlog::error("{}", loaded_config.error().message);
+    return 2;
+  }
+  const fit::DeviceConfig& config = *loaded_config;
+  for (const auto& section : config.ignored_sections) {
+    spdlog::warn("device config section \"{}\" is unknown and is ignored", section);
   }
   const auto shared_registry =
       std::make_shared<const device::DeviceRegistry>(fit::build_registry(config));

@@ -2,7 +2,9 @@
 // `hamisim serve`: the extender service.
 
 #include <string>
+
 #include <vector>
+#include "cli/device_flags.h"
 
 namespace CLI {
 class App;
@@ -25,7 +27,7 @@ struct ServeOptions {
   int threads = 0;
   std::string log_format = "text";
   std::string log_level = "info";
-  std::string device_config_path;
+  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string device_profiles_path;
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";

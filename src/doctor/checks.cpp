@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "device/nvidia/nvidia_backend.h"
+#include "device/registry.h"
 #include "doctor/doctor.h"
 #include "planner/extender/extender_url.h"
 
@@ -29,21 +29,20 @@ std::string_view to_string(ConfigRole r) {
   return r == ConfigRole::kClusterAutoscaler ? "cluster-autoscaler" : "kube-scheduler";
 }
 
+std::vector<VendorResources> vendor_resources(const device::DeviceRegistry& registry) {
+  std::vector<VendorResources> out;
+  for (const auto& backend : registry.backends()) {
+    VendorResources v{std::string(backend->vendor()), backend->managed_resources()};
+    if (!v.names.empty()) out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<std::string> hami_resource_names(const device::DeviceRegistry& registry) {
   std::vector<std::string> names;
-  auto add = [&](const std::string& n) {
-    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  };
-  for (const auto& backend : registry.backends()) {
-    const device::ResourceNames& r = backend->resource_names();
-    add(r.count);
-    add(r.memory);
-    add(r.memory_percentage);
-    add(r.cores);
-    // HAMi's chart manages the task-priority resource too; a pod naming it must not be
-    // checked against node allocatable either.
-    if (auto* nvidia = dynamic_cast<const device::nvidia::NvidiaBackend*>(backend.get())) {
-      add(nvidia->config().resource_priority_name);
+  for (const VendorResources& v : vendor_resources(registry)) {
+    for (const std::string& n : v.names) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
   }
   return names;
@@ -252,11 +251,34 @@ class Checker {
   }
 
   void check_managed_resources(size_t i, const ExtenderConfig& e) {
+    auto listed = [&](const std::string& name) {
+      return std::any_of(e.managed_resources.begin(), e.managed_resources.end(),
+                         [&](const auto& r) { return r.name == name; });
+    };
     std::vector<std::string> missing;
-    for (const std::string& name : o_.hami_resources) {
-      auto it = std::find_if(e.managed_resources.begin(), e.managed_resources.end(),
-                             [&](const auto& r) { return r.name == name; });
-      if (it == e.managed_resources.end()) missing.push_back(name);
+    std::vector<std::string> unmanaged_vendors;
+    if (o_.vendors.empty()) {
+      for (const std::string& name : o_.hami_resources) {
+        if (!listed(name)) missing.push_back(name);
+      }
+    }
+    for (const VendorResources& v : o_.vendors) {
+      std::vector<std::string> absent;
+      for (const std::string& name : v.names) {
+        if (!listed(name)) absent.push_back(name);
+      }
+      if (absent.size() == v.names.size() && v.vendor != device::kNvidiaVendor) {
+        unmanaged_vendors.push_back(v.vendor);
+        continue;
+      }
+      missing.insert(missing.end(), absent.begin(), absent.end());
+    }
+    if (!unmanaged_vendors.empty()) {
+      add(Severity::kInfo, "vendors-not-managed", at(i) + ".managedResources",
+          "no resource listed for: " + join(unmanaged_vendors),
+          "Pods asking only for these vendors' devices are never shown to this extender. "
+          "That is right when the cluster has none of them; otherwise list their resources "
+          "as HAMi's chart does.");
     }
     if (!missing.empty()) {
       add(

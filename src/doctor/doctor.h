@@ -40,9 +40,19 @@ inline constexpr std::string_view kSimulationFilterPath = "/filter-simulation";
 inline constexpr std::string_view kLiveFilterPath = "/filter";
 inline constexpr std::string_view kLiveBindPath = "/bind";
 
+// One vendor's managed resources (count, memory, cores, ...).
+struct VendorResources {
+  std::string vendor;
+  std::vector<std::string> names;
+};
+
 struct CheckOptions {
   // The HAMi resource names the extender must manage (hami_resource_names(registry)).
   std::vector<std::string> hami_resources;
+  // The same names grouped by vendor (vendor_resources(registry)). When set, a vendor other
+  // than NVIDIA that the extender does not list at all is reported as not managed (info:
+  // the cluster may not run it) instead of as an error; a vendor listed in part is an error.
+  std::vector<VendorResources> vendors;
   // Cluster Autoscaler's --max-nodegroup-binpacking-duration: every extender call of a node
   // group's estimate happens inside it.
   std::chrono::nanoseconds ca_binpacking_budget = std::chrono::seconds(10);
@@ -55,6 +65,7 @@ struct CheckOptions {
 // Every resource name the registry's backends read from container resources (count, memory,
 // memory percentage, cores, and NVIDIA's priority), in registry order, each once.
 std::vector<std::string> hami_resource_names(const device::DeviceRegistry& registry);
+std::vector<VendorResources> vendor_resources(const device::DeviceRegistry& registry);
 
 // True for an extender that manages at least one of `hami_resources`.
 bool is_hami_extender(const planner::extender::ExtenderConfig& extender,

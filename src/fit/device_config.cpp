@@ -6,8 +6,19 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "device/amd/amd_backend.h"
+#include "device/ascend/ascend_backend.h"
+#include "device/awsneuron/awsneuron_backend.h"
+#include "device/biren/biren_backend.h"
+#include "device/cambricon/cambricon_backend.h"
 #include "device/common/config_section.h"
+#include "device/enflame/enflame_backends.h"
 #include "device/hygon/hygon_backend.h"
+#include "device/iluvatar/iluvatar_backend.h"
+#include "device/kunlun/kunlun_backend.h"
+#include "device/metax/metax_backend.h"
+#include "device/mthreads/mthreads_backend.h"
+#include "device/vastai/vastai_backend.h"
 #include "model/decode.h"
 
 namespace hamisim::fit {
@@ -55,7 +66,18 @@ struct VendorSection {
   VendorGate gate;
 };
 constexpr VendorSection kVendorSections[] = {
+    {"cambricon", &device::cambricon::make_backends, VendorGate::kAlways},
     {"hygon", &device::hygon::make_backends, VendorGate::kAlways},
+    {"enflame", &device::enflame::make_backends, VendorGate::kAlways},
+    {"mthreads", &device::mthreads::make_backends, VendorGate::kAlways},
+    {"metax", &device::metax::make_backends, VendorGate::kAlways},
+    {"kunlun", &device::kunlun::make_backends, VendorGate::kAlways},
+    {"awsneuron", &device::awsneuron::make_backends, VendorGate::kAlways},
+    {"amd", &device::amd::make_backends, VendorGate::kAlways},
+    {"vastai", &device::vastai::make_backends, VendorGate::kAlways},
+    {"biren", &device::biren::make_backends, VendorGate::kAlways},
+    {"vnpus", &device::ascend::make_backends, VendorGate::kAscend},
+    {"iluvatars", &device::iluvatar::make_backends, VendorGate::kIluvatar},
 };
 
 Result<std::vector<VendorBackend>> build_vendors(const YAML::Node* root) {

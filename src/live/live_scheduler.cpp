@@ -543,11 +543,16 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
         kInvalid, pod.metadata.namespace_, pod.metadata.name, request.node,
         device::kAssignedNodeAnnotation, assigned ? *assigned : "");
   }
-  // Every vendor HAMi ships except Cambricon shares one lock key, so the node is locked once
-  // when any regular container asks for a managed device (init containers do not lock).
+  // The vendors that lock share one key (hami.io/mutex.lock), so the node is locked once when
+  // any regular container asks for such a vendor's devices (init containers do not lock).
   const bool needs_lock =
       std::any_of(requests.begin() + std::min(requests.size(), pod.spec.init_containers.size()),
-                  requests.end(), [](const auto& r) { return !r.empty(); });
+                  requests.end(), [&](const device::ContainerRequests& r) {
+                    return std::any_of(r.begin(), r.end(), [&](const auto& entry) {
+                      const device::DeviceBackend* backend = registry_.find(entry.first);
+                      return backend && backend->locks_node();
+                    });
+                  });
 
   auto fail = [&](const std::string& error, bool transient) {
     if (needs_lock) {

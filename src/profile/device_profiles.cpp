@@ -328,8 +328,8 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
       return (w / "name").error(p["name"], "must be non-empty without spaces, commas or slashes");
     }
     if (!names.insert(*name).second) return (w / "name").error(p["name"], "duplicate profile name");
-    if (Status s =
-            check_keys(p, w, {"name", "match", "onMismatch", "devices", "register", "topology"});
+    if (Status s = check_keys(
+            p, w, {"name", "match", "onMismatch", "devices", "register", "capacity", "topology"});
         !s) {
       return s.error();
     }
@@ -344,8 +344,10 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
 
     const bool has_devices = p["devices"] && !p["devices"].IsNull();
     const bool has_register = p["register"] && !p["register"].IsNull();
-    if (has_devices == has_register)
-      return w.error(p, "exactly one of devices or register is required");
+    const bool has_capacity = p["capacity"] && !p["capacity"].IsNull();
+    if (has_devices && has_register) return w.error(p, "devices and register are exclusive");
+    if (!has_devices && !has_register && !has_capacity)
+      return w.error(p, "one of devices, register or capacity is required");
     if (has_devices) {
       auto devices = read_devices(p["devices"], w / "devices", profile.name);
       if (!devices) return devices.error();
@@ -357,26 +359,47 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
         profile.annotations[std::string(device::kNvidiaScoreAnnotation)] =
             device::encode_pair_scores(*topology);
       }
-    } else {
+    } else if (has_register) {
       const YAML::Node reg = p["register"];
       if (!reg.IsMap())
         return (w / "register").error(reg, "expected a mapping of vendor -> registration JSON");
       if (p["topology"]) return (w / "topology").error(p["topology"], "only allowed with devices:");
       for (const auto& kv : reg) {
-        const std::string vendor = kv.first.as<std::string>("");
-        if (vendor != "nvidia") {
-          return (w / "register" / vendor)
-              .error(kv.first, "unsupported vendor (supported: nvidia)");
+        // `nvidia` stands for its registration annotation; other vendors name theirs in full
+        // (hami.io/node-dcu-register, ...), since their keys and formats differ.
+        const std::string key = kv.first.as<std::string>("");
+        const bool annotation = key.find('/') != std::string::npos;
+        if (key != "nvidia" && !annotation) {
+          return (w / "register" / key)
+              .error(kv.first,
+                     "expected nvidia or a registration annotation key such as "
+                     "hami.io/node-dcu-register");
         }
-        auto value = read_string(kv.second, w / "register" / vendor, true);
+        auto value = read_string(kv.second, w / "register" / key, true);
         if (!value) return value.error();
-        profile.annotations[std::string(device::kNvidiaRegisterAnnotation)] = *value;
+        profile.annotations[annotation ? key : std::string(device::kNvidiaRegisterAnnotation)] =
+            *value;
+      }
+    }
+    if (const YAML::Node cap = p["capacity"]; cap && !cap.IsNull()) {
+      if (!cap.IsMap()) {
+        return (w / "capacity").error(cap, "expected a mapping of resource name -> quantity");
+      }
+      for (const auto& kv : cap) {
+        const std::string resource = kv.first.as<std::string>("");
+        auto text = read_string(kv.second, w / "capacity" / resource, true);
+        if (!text) return text.error();
+        auto q = model::Quantity::parse(*text);
+        if (!q) return (w / "capacity" / resource).error(kv.second, q.error().message);
+        profile.capacity[resource] = *q;
       }
     }
     // Decode the description exactly as a registered node's annotation would be decoded.
     model::Node synthetic;
     synthetic.metadata.name = profile.name;
     synthetic.metadata.annotations = profile.annotations;
+    synthetic.status.capacity = profile.capacity;
+    synthetic.status.allocatable = profile.capacity;
     fit::InventoryResult inv = fit::read_registered_inventory(synthetic, registry);
     if (inv.state != fit::InventoryResult::State::kOk) {
       return w.error(p, "device description does not decode: " + inv.message);

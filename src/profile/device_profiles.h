@@ -35,6 +35,9 @@ struct DeviceProfile {
   // The registration annotations the profile stands for (key -> exact value), as a device
   // plugin would write them.
   model::StringMap annotations;
+  // Node capacity the profile stands for (vendors that HAMi discovers from node capacity,
+  // such as Cambricon or Moore Threads).
+  model::ResourceList capacity;
 };
 
 struct DeviceProfiles {

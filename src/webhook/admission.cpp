@@ -197,7 +197,7 @@ Verdict admit(const json::value& original, const Review& review,
     for (json::value& c : v->get_array()) {
       if (!c.is_object()) continue;
       for (const auto& [backend, mutate] : mutators) {
-        Result<bool> found = mutate(*backend, ContainerAdmission{c.get_object(), spec});
+        Result<bool> found = mutate(*backend, ContainerAdmission{c.get_object(), spec, pod});
         if (!found) return errored(500, found.error().message);
         has_resource = has_resource || *found;
       }

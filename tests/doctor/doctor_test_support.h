@@ -15,7 +15,9 @@ namespace hamisim::doctor::testing {
 
 inline CheckOptions default_options() {
   CheckOptions o;
-  o.hami_resources = hami_resource_names(fit::build_registry({}));
+  const auto registry = fit::build_registry({});
+  o.hami_resources = hami_resource_names(registry);
+  o.vendors = vendor_resources(registry);
   return o;
 }
 
@@ -33,9 +35,15 @@ inline planner::extender::SchedulerConfig parse(const std::string& yaml,
 
 // Every HAMi resource, ignoredByScheduler: true, as YAML lines under managedResources.
 inline std::string all_managed(const std::string& indent = "    ") {
+  // NVIDIA first (tests name its entries by position), then every other vendor.
   std::string s = indent + "managedResources:\n";
-  for (const auto& n : default_options().hami_resources) {
-    s += indent + "  - {name: " + n + ", ignoredByScheduler: true}\n";
+  const auto vendors = default_options().vendors;
+  for (bool nvidia : {true, false}) {
+    for (const auto& v : vendors) {
+      if ((v.vendor == "NVIDIA") != nvidia) continue;
+      for (const auto& n : v.names)
+        s += indent + "  - {name: " + n + ", ignoredByScheduler: true}\n";
+    }
   }
   return s;
 }

@@ -61,16 +61,58 @@ TEST(DoctorChecks, CorrectLiveConfigOnlyNotesLoopbackHttp) {
 }
 
 TEST(DoctorChecks, HamiResourceNamesComeFromTheRegistry) {
-  EXPECT_EQ(default_options().hami_resources,
+  const auto vendors = default_options().vendors;
+  auto nvidia = std::find_if(vendors.begin(), vendors.end(),
+                             [](const VendorResources& v) { return v.vendor == "NVIDIA"; });
+  ASSERT_NE(nvidia, vendors.end());
+  EXPECT_EQ(nvidia->names,
             (std::vector<std::string>{"nvidia.com/gpu", "nvidia.com/gpumem",
                                       "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
                                       "nvidia.com/priority"}));
+  auto dcu = std::find_if(vendors.begin(), vendors.end(),
+                          [](const VendorResources& v) { return v.vendor == "DCU"; });
+  ASSERT_NE(dcu, vendors.end());
+  EXPECT_EQ(dcu->names, (std::vector<std::string>{"hygon.com/dcunum", "hygon.com/dcumem",
+                                                  "hygon.com/dcucores"}));
   auto config = fit::parse_device_config(
       "nvidia:\n  resourceCountName: example.com/vgpu\n  resourceMemoryName: example.com/vmem\n");
   ASSERT_TRUE(config) << config.error().message;
   auto names = hami_resource_names(fit::build_registry(*config));
-  EXPECT_EQ(names.front(), "example.com/vgpu");
-  EXPECT_EQ(names[1], "example.com/vmem");
+  auto vgpu = std::find(names.begin(), names.end(), "example.com/vgpu");
+  ASSERT_NE(vgpu, names.end());
+  EXPECT_EQ(*(vgpu + 1), "example.com/vmem");
+}
+
+TEST(DoctorChecks, AVendorNotListedAtAllIsOnlyNotedButAPartialListingIsAnError) {
+  const std::string nvidia_only =
+      "    managedResources:\n"
+      "      - {name: nvidia.com/gpu, ignoredByScheduler: true}\n"
+      "      - {name: nvidia.com/gpumem, ignoredByScheduler: true}\n"
+      "      - {name: nvidia.com/gpumem-percentage, ignoredByScheduler: true}\n"
+      "      - {name: nvidia.com/gpucores, ignoredByScheduler: true}\n"
+      "      - {name: nvidia.com/priority, ignoredByScheduler: true}\n";
+  auto config = [](const std::string& managed) {
+    return std::string(kHeader) +
+           "extenders:\n  - urlPrefix: https://hamisim-simulation.hamisim.svc:8443\n"
+           "    filterVerb: filter-simulation\n    enableHTTPS: true\n"
+           "    tlsConfig: {caFile: /etc/hamisim/tls/ca.crt, certFile: /etc/hamisim/tls/tls.crt,"
+           " keyFile: /etc/hamisim/tls/tls.key}\n    httpTimeout: 5s\n" +
+           managed;
+  };
+  auto f = ca_check(config(nvidia_only));
+  EXPECT_FALSE(find(f, "managed-resources")) << describe(f);
+  auto note = find(f, "vendors-not-managed");
+  ASSERT_TRUE(note) << describe(f);
+  EXPECT_EQ(note->severity, Severity::kInfo);
+  EXPECT_THAT(note->message, HasSubstr("DCU"));
+
+  auto partial = ca_check(
+      config(nvidia_only + "      - {name: hygon.com/dcunum, ignoredByScheduler: true}\n"));
+  auto missing = find(partial, "managed-resources");
+  ASSERT_TRUE(missing) << describe(partial);
+  EXPECT_EQ(missing->severity, Severity::kError);
+  EXPECT_THAT(missing->message, HasSubstr("hygon.com/dcumem"));
+  EXPECT_THAT(missing->message, ::testing::Not(HasSubstr("nvidia.com")));
 }
 
 TEST(DoctorChecks, NoHamiExtenderIsAnError) {
@@ -187,6 +229,7 @@ TEST(DoctorChecks, EveryHamiResourceMustBeManaged) {
 TEST(DoctorChecks, ManagedResourceNamesFollowTheDeviceConfig) {
   CheckOptions o = default_options();
   o.hami_resources = {"example.com/vgpu", "example.com/vmem"};
+  o.vendors = {{"NVIDIA", o.hami_resources}};
   // The default names are then not HAMi's, so the extender is not a HAMi extender at all.
   EXPECT_TRUE(find(ca_check(ca_yaml(), o), "hami-extender"));
   auto yaml = std::string(kHeader) +

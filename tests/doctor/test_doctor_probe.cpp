@@ -83,7 +83,7 @@ SchedulerConfig one_extender(const std::string& url, const std::string& verb = "
 }
 
 device::ResourceNames nvidia_names() {
-  return fit::build_registry({}).backends().front()->resource_names();
+  return fit::build_registry({}).find("NVIDIA")->resource_names();
 }
 
 ProbeOutcome probe(const SchedulerConfig& c, ConfigRole role = ConfigRole::kClusterAutoscaler) {

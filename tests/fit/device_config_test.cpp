@@ -104,10 +104,26 @@ TEST(DeviceConfig, IntegerKeysStillNameTheirType) {
   EXPECT_THAT(config.error().message, HasSubstr("nvidia.defaultGPUNum: expected an integer"));
 }
 
-TEST(DeviceConfig, OtherVendorSectionsAreListedAsIgnored) {
-  auto config = parse_device_config("nvidia: {}\ncambricon:\n  resourceCountName: x\n");
+TEST(DeviceConfig, UnknownSectionsAreListedAsIgnored) {
+  auto config = parse_device_config("nvidia: {}\nfuturevendor:\n  resourceCountName: x\n");
   ASSERT_TRUE(config) << config.error().message;
-  EXPECT_EQ(config->ignored_sections, std::vector<std::string>{"cambricon"});
+  EXPECT_EQ(config->ignored_sections, std::vector<std::string>{"futurevendor"});
+}
+
+TEST(DeviceConfig, EveryHamiSectionIsKnown) {
+  auto config = parse_device_config(
+      "nvidia: {}\ncambricon: {}\nhygon: {}\nmetax: {}\nmthreads: {}\niluvatars: []\n"
+      "enflame: {}\nkunlun: {}\nawsneuron: {}\namd: {}\nvastai: {}\nbiren: {}\nvnpus: {}\n");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_TRUE(config->ignored_sections.empty())
+      << ::testing::PrintToString(config->ignored_sections);
+}
+
+TEST(DeviceConfig, GatedFamiliesNeedTheirFlag) {
+  DeviceConfig config;
+  EXPECT_EQ(build_registry(config).find("MR-V100"), nullptr);
+  config.enable_iluvatar = true;
+  EXPECT_NE(build_registry(config).find("MR-V100"), nullptr);
 }
 
 }  // namespace

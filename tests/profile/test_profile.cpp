@@ -1,7 +1,9 @@
 // Device profiles (product spec §5.3, §7.1, §7.2, §7.4).
 
 #include <gtest/gtest.h>
+
 #include <boost/json.hpp>
+#include <set>
 
 #include "device/codec.h"
 #include "extender_fixtures.h"
@@ -105,6 +107,25 @@ profiles:
   EXPECT_EQ(p.profiles[0].inventory.devices.at(0).id, "GPU-a");
 }
 
+TEST_F(ProfileTest, OtherVendorsRegisterByAnnotationKeyOrCapacity) {
+  DeviceProfiles p = load(R"(apiVersion: hamisim.io/v1
+kind: DeviceProfiles
+profiles:
+  - name: dcu
+    register: {hami.io/node-dcu-register: 'dcu-0,10,65520,100,DCU-K100,0,true,0,hami-core:'}
+  - name: mixed
+    register:
+      nvidia: '[{"id":"GPU-a","count":10,"devmem":11441,"devcore":100,"type":"NVIDIA-Tesla K80","mode":"hami-core","health":true}]'
+      hami.io/node-dcu-register: 'dcu-0,10,65520,100,DCU-K100,0,true,0,hami-core:'
+)");
+  ASSERT_EQ(p.profiles.size(), 2u);
+  ASSERT_EQ(p.profiles[0].inventory.devices.size(), 1u);
+  EXPECT_EQ(p.profiles[0].inventory.devices[0].device_vendor, "DCU");
+  std::set<std::string> vendors;
+  for (const auto& d : p.profiles[1].inventory.devices) vendors.insert(d.device_vendor);
+  EXPECT_EQ(vendors, (std::set<std::string>{"DCU", "NVIDIA"}));
+}
+
 struct BadProfile {
   const char* name;
   std::string body;  // one profile entry (indented under profiles:)
@@ -145,8 +166,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"DuplicateName", "  - name: x\n" + kDevice + "  - name: x\n" + kDevice,
                    "duplicate profile name"},
         BadProfile{"BothForms", "  - name: x\n" + kDevice + "    register: {nvidia: '[]'}\n",
-                   "exactly one of devices or register"},
-        BadProfile{"NeitherForm", "  - name: x\n", "exactly one of devices or register"},
+                   "devices and register are exclusive"},
+        BadProfile{"NeitherForm", "  - name: x\n", "one of devices, register or capacity"},
+        BadProfile{"RegisterKeyNeitherNvidiaNorAnnotation",
+                   "  - name: x\n    register: {hygon: 'a,1,1,100,DCU,0,true:'}\n",
+                   "expected nvidia or a registration annotation key"},
+        BadProfile{"CapacityNotAQuantity",
+                   "  - name: x\n    capacity: {cambricon.com/vmlu: lots}\n",
+                   "capacity.cambricon.com/vmlu"},
         BadProfile{"Vendor",
                    "  - name: x\n    devices: [{vendor: amd, count: 1, split: 1, devmem: 1, type: "
                    "NVIDIA-X}]\n",

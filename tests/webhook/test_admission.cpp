@@ -53,6 +53,8 @@ class Admission : public ::testing::Test {
                   std::string_view pod_for_patch = {}) {
     fit::DeviceConfig dc;
     dc.nvidia = config;
+    dc.enable_ascend = enable_gated_vendors;
+    dc.enable_iluvatar = enable_gated_vendors;
     const device::DeviceRegistry registry = fit::build_registry(dc);
     Answer a;
     a.result = handle_admission(body, content_type, registry, options, quota);
@@ -78,6 +80,7 @@ class Admission : public ::testing::Test {
   Answer run(std::string_view pod) { return run_body(review_body(pod), "application/json", pod); }
 
   device::nvidia::NvidiaConfig config;
+  bool enable_gated_vendors = false;  // --enable-ascend and --enable-iluvatar
   WebhookOptions options{"hami-scheduler", true};
   QuotaCheck quota;
 };
@@ -87,6 +90,58 @@ void expect_json_eq(const json::value& got, std::string_view want) {
 }
 
 // --- step 8: the patch ---------------------------------------------------------------------
+
+// --- other vendors ---------------------------------------------------------------------------
+
+TEST_F(Admission, AnyVendorsCountMakesAHamiPod) {
+  const std::string pod = R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+                          R"("resources":{"limits":{"hygon.com/dcunum":"1"}}}]}})";
+  Answer a = run(pod);
+  expect_json_eq(a.patched, R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+                            R"("resources":{"limits":{"hygon.com/dcunum":"1"}}}],)"
+                            R"("schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, IluvatarGetsWholeCardCoresAndItsContainerNameWhenEnabled) {
+  const std::string pod =
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c1",)"
+      R"("resources":{"limits":{"iluvatar.ai/MR-V100-vgpu":"2","iluvatar.ai/MR-V100.vCore":"1"}}}]}})";
+  // Not enabled: not a device pod at all.
+  EXPECT_EQ(run(pod).result.outcome, "allowed");
+  enable_gated_vendors = true;
+  Answer a = run(pod);
+  expect_json_eq(
+      a.patched,
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c1",)"
+      R"("resources":{"limits":{"iluvatar.ai/MR-V100-vgpu":"2","iluvatar.ai/MR-V100.vCore":"200"}},)"
+      R"("env":[{"name":"SOL_CONTINER_NAME","value":"c1"}]}],"schedulerName":"hami-scheduler"}})");
+}
+
+TEST_F(Admission, AmdCoresOutsideAPercentageRejectThePod) {
+  const std::string pod =
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+      R"("resources":{"limits":{"amd.com/gpu":"1","amd.com/gpucores":"150"}}}]}})";
+  Answer a = run(pod);
+  EXPECT_FALSE(a.allowed());
+  EXPECT_THAT(a.message(), HasSubstr("amd.com/gpucores must be an integer percentage"));
+  // Memory alone makes an AMD pod too.
+  Answer m = run(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+                 R"("resources":{"limits":{"amd.com/gpumem":"1024"}}}]}})");
+  EXPECT_EQ(m.patched.at("spec").at("schedulerName"), "hami-scheduler");
+}
+
+TEST_F(Admission, AscendMemoryIsRoundedUpToATemplate) {
+  enable_gated_vendors = true;
+  const std::string pod =
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+      R"("resources":{"limits":{"huawei.com/Ascend910B3":"1","huawei.com/Ascend910B3-memory":"2000"}}}]}})";
+  Answer a = run(pod);
+  const json::object& c = a.patched.at("spec").at("containers").at(0).as_object();
+  EXPECT_EQ(c.at("resources").at("limits").at("huawei.com/Ascend910B3-memory"), "16384")
+      << json::serialize(a.patched);
+  EXPECT_EQ(c.at("resources").at("requests").at("huawei.com/Ascend910B3-memory"), "16384");
+  EXPECT_EQ(a.patched.at("spec").at("schedulerName"), "hami-scheduler");
+}
 
 TEST_F(Admission, WholeCardRequestGetsExclusiveCoresAndTheSchedulerName) {
   const std::string pod =
@@ -651,14 +706,19 @@ class OtherVendor final : public device::DeviceBackend {
   device::ResourceNames names_{"acme.com/gpu", "", "", "", 1};
 };
 
-TEST(AdmissionVendors, UnknownBackendsAreIgnoredAndNoBackendsMeansNoMutation) {
+TEST(AdmissionVendors, AVendorWithoutMutationOnlyMarksItsPodsAndNoBackendsMeansNoMutation) {
   const std::string pod = R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
                           R"({"acme.com/gpu":"1","nvidia.com/gpu":"1"}}}]}})";
   device::DeviceRegistry acme_only;
   acme_only.add(std::make_shared<OtherVendor>());
   AdmissionResult r = handle_admission(review_body(pod), "application/json", acme_only,
                                        {"hami-scheduler", true}, {});
-  EXPECT_EQ(r.outcome, "allowed") << r.body;
+  ASSERT_EQ(r.outcome, "patched") << r.body;
+  // The scheduler name and nothing else: NVIDIA's mutation is not configured here.
+  const std::string patch =
+      base64_decode(std::string(json::parse(r.body).at("response").at("patch").as_string()));
+  EXPECT_EQ(json::parse(patch),
+            json::parse(R"([{"op":"add","path":"/spec/schedulerName","value":"hami-scheduler"}])"));
 
   device::DeviceRegistry both;
   both.add(std::make_shared<OtherVendor>());

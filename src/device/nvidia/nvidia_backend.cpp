@@ -191,6 +191,11 @@ std::string_view NvidiaBackend::allocated_annotation() const {
 std::string_view NvidiaBackend::handshake_annotation() const {
   return kNvidiaHandshakeAnnotation;
 }
+std::vector<std::string> NvidiaBackend::managed_resources() const {
+  std::vector<std::string> out = DeviceBackend::managed_resources();
+  if (!config_.resource_priority_name.empty()) out.push_back(config_.resource_priority_name);
+  return out;
+}
 
 // HAMi GenerateResourceRequests (reference §2.3).
 ContainerDeviceRequest NvidiaBackend::request_for(const model::Container& c) const {

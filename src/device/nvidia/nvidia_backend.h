@@ -60,6 +60,8 @@ class NvidiaBackend final : public DeviceBackend {
 
   std::string_view handshake_annotation() const override;
   std::string_view cleanup_annotation() const override { return handshake_annotation(); }
+  // HAMi's chart also manages the task-priority resource.
+  std::vector<std::string> managed_resources() const override;
 
   const NvidiaConfig& config() const { return config_; }
 

@@ -11,11 +11,8 @@ namespace hamisim::planner::scaleup {
 std::vector<std::string> managed_resource_names(const device::DeviceRegistry& registry) {
   std::vector<std::string> out;
   for (const auto& backend : registry.backends()) {
-    const auto& n = backend->resource_names();
-    for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
-      if (!name->empty() && std::find(out.begin(), out.end(), *name) == out.end()) {
-        out.push_back(*name);
-      }
+    for (std::string& name : backend->managed_resources()) {
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
     }
   }
   return out;

@@ -1,0 +1,240 @@
+#include "device/amd/amd_backend.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "device/allocation.h"
+
+namespace hamisim::device::amd {
+namespace {
+
+constexpr std::string_view kUseTypeAnnotation = "amd.com/use-gputype";
+constexpr std::string_view kNoUseTypeAnnotation = "amd.com/nouse-gputype";
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+BackendIdentity amd_identity(const AmdConfig& c) {
+  BackendIdentity id;
+  id.vendor = std::string(kVendor);
+  id.names.count = c.resource_count_name;
+  id.names.memory = c.resource_memory_name;
+  id.names.cores = c.resource_core_name;
+  id.to_allocate_annotation = "hami.io/amd-devices-to-allocate";
+  id.allocated_annotation = "hami.io/amd-devices-allocated";
+  // No handshake: when the GPUs leave the node's capacity HAMi deletes the registration.
+  id.cleanup_annotation = std::string(kRegisterAnnotation);
+  id.health = HealthCheck::kCapacity;
+  id.use_uuid_annotation = "amd.com/use-gpu-uuid";
+  id.nouse_uuid_annotation = "amd.com/nouse-gpu-uuid";
+  id.use_type_annotation = std::string(kUseTypeAnnotation);
+  id.nouse_type_annotation = std::string(kNoUseTypeAnnotation);
+  return id;
+}
+
+struct AmdPreparedPod final : StandardPreparedPod {
+  // device.CheckType: a use-gputype value that is not blank constrains the type even when
+  // all its items are blank (", " then accepts no device).
+  bool use_types_given = false;
+};
+
+bool blank(std::string_view s) {
+  return s.find_first_not_of(" \t\n\v\f\r") == std::string_view::npos;
+}
+
+bool type_accepted(const AmdPreparedPod& pod, std::string_view type) {
+  if (pod.use_types_given &&
+      std::none_of(pod.use_types.begin(), pod.use_types.end(),
+                   [&](const std::string& t) { return contains_ignore_case(type, t); })) {
+    return false;
+  }
+  return type_allowed_by({}, pod.nouse_types, type);
+}
+
+bool mutex_policy(std::string_view policy) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == "mutex") return true;
+  }
+  return false;
+}
+
+bool equal_ignore_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && contains_ignore_case(a, b);
+}
+
+// The limit `name` (AMD ignores requests), or null.
+const model::Quantity* find_limit(const model::Container& c, const std::string& name) {
+  if (name.empty()) return nullptr;
+  auto it = c.resources.limits.find(name);
+  return it == c.resources.limits.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+AmdBackend::AmdBackend(AmdConfig config)
+    : StandardBackend(amd_identity(config)), config_(std::move(config)) {}
+
+HealthCheck AmdBackend::health_check() const {
+  return config_.resource_count_name.empty() ? HealthCheck::kAlways : HealthCheck::kCapacity;
+}
+
+AmdAdmission AmdBackend::admission(const model::Container& c) const {
+  AmdAdmission out;
+  const model::Quantity* cores = find_limit(c, config_.resource_core_name);
+  if (find_limit(c, config_.resource_count_name)) {
+    out.found = true;
+    if (cores) {
+      const std::optional<int64_t> v = cores->as_int64();
+      if (!v || *v < 1 || *v > 100) {
+        out.error = config_.resource_core_name + " must be an integer percentage between 1 and 100";
+      }
+    }
+    return out;
+  }
+  // Memory or cores alone still mark the container as an AMD user (no check then).
+  out.found = find_limit(c, config_.resource_memory_name) || cores;
+  return out;
+}
+
+// GenerateResourceRequests (B.1 §3): limits only; any out-of-range value drops the request.
+ContainerDeviceRequest AmdBackend::request_for(const model::Container& c) const {
+  const model::Quantity* count_q = find_limit(c, config_.resource_count_name);
+  if (!count_q) return {};
+  const std::optional<int64_t> count = count_q->as_int64();
+  if (!count || *count <= 0 || *count > kInt32Max) return {};
+
+  int64_t mem = 0;
+  if (const model::Quantity* q = find_limit(c, config_.resource_memory_name)) {
+    const std::optional<int64_t> v = q->as_int64();
+    if (!v || *v < 0 || *v > kInt32Max) return {};
+    mem = *v;
+  }
+  // Percent of the GPU's compute units; absent = the whole GPU.
+  int64_t cores = 100;
+  if (const model::Quantity* q = find_limit(c, config_.resource_core_name)) {
+    const std::optional<int64_t> v = q->as_int64();
+    if (!v || *v < 1 || *v > 100) return {};
+    cores = *v;
+  }
+  return ContainerDeviceRequest{static_cast<int32_t>(*count), std::string(kVendor),
+                                static_cast<int32_t>(mem), 0, static_cast<int32_t>(cores)};
+}
+
+NodeDevices AmdBackend::node_devices(const model::Node& node) const {
+  NodeDevices out = registration_from_json(node, kRegisterAnnotation, kVendor);
+  // The product name becomes the Type field of the pod's device string; with a separator in
+  // it the allocation could not be read back (by the device plugin or by us). HAMi writes it
+  // anyway; we refuse the registration instead (docs/deviations.md).
+  for (const DeviceInfo& d : out.devices) {
+    if (d.type.find_first_of(",:;") != std::string::npos) {
+      NodeDevices bad;
+      bad.state = NodeDevices::State::kMalformed;
+      bad.message = std::string(kRegisterAnnotation) + ": device \"" + d.id + "\" has type \"" +
+                    d.type + "\", which contains ',', ':' or ';'";
+      return bad;
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<PreparedPod> AmdBackend::prepare(const model::Pod& pod) const {
+  auto p = std::make_unique<AmdPreparedPod>();
+  prepare_standard(pod, *p);
+  const std::string* use = model::find_annotation(pod.metadata, kUseTypeAnnotation);
+  p->use_types_given = use && !blank(*use);
+  return p;
+}
+
+// AMDDevices.Fit (B.1 §4): its own checks, not the standard template's.
+FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
+                           const ContainerDeviceRequest& request, const FitContext& ctx) const {
+  const auto& pod = static_cast<const AmdPreparedPod&>(*ctx.prepared);
+  FitOutcome out;
+  int32_t nums = request.nums;
+  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});
+  };
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    if (!d.health) {
+      fail(d, "CardNotHealth");
+      continue;
+    }
+    if (!equal_ignore_case(request.type, kVendor) || !type_accepted(pod, d.type)) {
+      fail(d, "CardTypeMismatch", "type \"" + d.type + "\" not selected by the pod");
+      continue;
+    }
+    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+      fail(d, "CardUuidMismatch");
+      continue;
+    }
+    if (d.count <= d.used) {
+      fail(d, "CardTimeSlicingExhausted",
+           std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use");
+      continue;
+    }
+    if (is_mutex && d.used > 0) {
+      fail(d, "ExclusiveDeviceAllocateConflict", "mutex policy needs an idle device");
+      continue;
+    }
+    // No memory asked for = the whole GPU's memory.
+    int64_t mem = request.memreq;
+    if (mem <= 0 && d.totalmem > 0) mem = d.totalmem;
+    if (d.totalmem - d.usedmem < mem) {
+      fail(d, "CardInsufficientMemory",
+           "needs " + std::to_string(mem) + " MiB, " + std::to_string(d.totalmem - d.usedmem) +
+               " of " + std::to_string(d.totalmem) + " MiB free");
+      continue;
+    }
+    // Percent -> compute units, truncating, at least 1 and at most all of them. Without a
+    // percentage, a whole-memory request takes every CU. 64-bit: registrations are untrusted.
+    int64_t cus = 0;
+    if (request.coresreq > 0) {
+      if (d.totalcore <= 0) {
+        fail(d, "CardInsufficientCore", "the device registers no compute units");
+        continue;
+      }
+      cus = std::clamp<int64_t>(int64_t{d.totalcore} * request.coresreq / 100, 1, d.totalcore);
+    } else if (request.coresreq == 0 && d.totalmem > 0 && mem >= d.totalmem) {
+      cus = d.totalcore;
+    }
+    if (d.totalcore - d.usedcores < cus) {
+      fail(d, "CardInsufficientCore",
+           "needs " + std::to_string(cus) + " CUs, " + std::to_string(d.totalcore - d.usedcores) +
+               " of " + std::to_string(d.totalcore) + " free");
+      continue;
+    }
+    if (nums > 0) {
+      --nums;
+      // The Type field carries the product name, not the vendor key.
+      ContainerDevice chosen;
+      chosen.idx = static_cast<int32_t>(d.index);
+      chosen.uuid = d.id;
+      chosen.type = d.type;
+      chosen.usedmem = saturate_int32(mem);
+      chosen.usedcores = saturate_int32(cus);
+      out.devices.push_back(std::move(chosen));
+    }
+    if (nums == 0) {
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!out.devices.empty()) {
+    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
+  }
+  return out;
+}
+
+Result<Backends> make_backends(const ConfigSection& section, bool chart_defaults) {
+  AmdConfig c;
+  if (!chart_defaults) c = AmdConfig{"", "", ""};
+  for (Status s : {section.read("resourceCountName", c.resource_count_name),
+                   section.read("resourceMemoryName", c.resource_memory_name),
+                   section.read("resourceCoreName", c.resource_core_name)}) {
+    if (!s) return s.error();
+  }
+  return Backends{std::make_shared<AmdBackend>(std::move(c))};
+}
+
+}  // namespace hamisim::device::amd

@@ -1,0 +1,115 @@
+#include "device/biren/biren_backend.h"
+
+#include "device/allocation.h"
+
+namespace hamisim::device::biren {
+namespace {
+
+BackendIdentity biren_identity(const BirenConfig& c) {
+  BackendIdentity id;
+  id.vendor = std::string(kVendor);
+  id.names.count = c.resource_count_name;
+  // HAMi builds these from the CommonWord, hence the capital B.
+  id.to_allocate_annotation = "hami.io/Biren-devices-to-allocate";
+  id.allocated_annotation = "hami.io/Biren-devices-allocated";
+  id.handshake_annotation = std::string(kHandshakeAnnotation);
+  id.cleanup_annotation = std::string(kHandshakeAnnotation);
+  id.use_uuid_annotation = "birentech.com/use-gpuuuid";
+  id.nouse_uuid_annotation = "birentech.com/nouse-gpuuuid";
+  // birentech.com/use-biren and nouse-biren exist in HAMi but are never read.
+  return id;
+}
+
+bool mutex_policy(std::string_view policy) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == "mutex") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+BirenBackend::BirenBackend(BirenConfig config)
+    : StandardBackend(biren_identity(config)), config_(std::move(config)) {}
+
+// GenerateResourceRequests (B.4 §3): the count, limits else requests. HAMi converts it with
+// int32(n) and no range check, so a count beyond int32 wraps; what is not positive after
+// that is no request (the registry drops nums <= 0).
+ContainerDeviceRequest BirenBackend::request_for(const model::Container& c) const {
+  const model::Quantity* q = find_resource(c, config_.resource_count_name);
+  if (!q) return {};
+  const std::optional<int64_t> count = q->as_int64();
+  if (!count) return {};
+  const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*count)));
+  if (nums <= 0) return {};
+  return ContainerDeviceRequest{nums, std::string(kVendor), 0, 100, 0};
+}
+
+NodeDevices BirenBackend::node_devices(const model::Node& node) const {
+  NodeDevices out = registration_from_json(node, kRegisterAnnotation, kVendor);
+  for (DeviceInfo& d : out.devices) d.devcore = 100;
+  return out;
+}
+
+FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
+                             const ContainerDeviceRequest& request, const FitContext& ctx) const {
+  const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
+  FitOutcome out;
+  int32_t nums = request.nums;
+  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});
+  };
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    if (!d.health) {
+      fail(d, "CardNotHealth");
+      continue;
+    }
+    if (request.type != kVendor) {
+      fail(d, "CardTypeMismatch");
+      continue;
+    }
+    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+      fail(d, "CardUuidMismatch");
+      continue;
+    }
+    if (d.count <= d.used) {
+      fail(d, "CardTimeSlicingExhausted",
+           std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use");
+      continue;
+    }
+    if (is_mutex && d.used > 0) {
+      fail(d, "ExclusiveDeviceAllocateConflict", "mutex policy needs an idle device");
+      continue;
+    }
+    if (nums > 0) {
+      --nums;
+      // Biren records neither memory nor cores (the request's cores are always 0).
+      ContainerDevice chosen;
+      chosen.idx = static_cast<int32_t>(d.index);
+      chosen.uuid = d.id;
+      chosen.type = std::string(kVendor);
+      chosen.usedcores = request.coresreq;
+      out.devices.push_back(std::move(chosen));
+    }
+    if (nums == 0) {
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!out.devices.empty()) {
+    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
+  }
+  return out;
+}
+
+Result<Backends> make_backends(const ConfigSection& section, bool chart_defaults) {
+  BirenConfig c;
+  if (!chart_defaults) c.resource_count_name.clear();
+  if (Status s = section.read("resourceCountName", c.resource_count_name); !s) return s.error();
+  return Backends{std::make_shared<BirenBackend>(std::move(c))};
+}
+
+}  // namespace hamisim::device::biren

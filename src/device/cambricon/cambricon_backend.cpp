@@ -1,0 +1,161 @@
+#include "device/cambricon/cambricon_backend.h"
+
+#include <limits>
+
+namespace hamisim::device::cambricon {
+namespace {
+
+BackendIdentity cambricon_identity(const CambriconConfig& c) {
+  BackendIdentity id;
+  id.vendor = std::string(kVendor);
+  id.names.count = c.resource_count_name;
+  id.names.memory = c.resource_memory_name;
+  id.names.cores = c.resource_core_name;
+  // Quota limits on the vmemory resource are in 256 MiB units (A.8).
+  id.names.memory_factor = kMemoryUnitMiB;
+  id.to_allocate_annotation = std::string(kToAllocateAnnotation);
+  id.allocated_annotation = std::string(kAllocatedAnnotation);
+  id.health = HealthCheck::kAlways;
+  // /bind takes kLockAnnotation instead of hami.io/mutex.lock.
+  id.locks_node = false;
+  id.use_uuid_annotation = std::string(kUseUuidAnnotation);
+  id.nouse_uuid_annotation = std::string(kNouseUuidAnnotation);
+  // cambricon.com/use-mlutype and nouse-mlutype exist in HAMi but are never read.
+  return id;
+}
+
+// Go's int32(x) on an int64: the low 32 bits (well defined in C++20).
+int32_t go_int32(int64_t v) {
+  return static_cast<int32_t>(v);
+}
+
+constexpr int64_t kMaxMemoryUnits = std::numeric_limits<int32_t>::max() / kMemoryUnitMiB;
+
+}  // namespace
+
+CambriconBackend::CambriconBackend(CambriconConfig config)
+    : StandardBackend(cambricon_identity(config)), config_(std::move(config)) {}
+
+// GenerateResourceRequests (B.5 §3): each resource from limits, else requests.
+ContainerDeviceRequest CambriconBackend::request_for(const model::Container& c) const {
+  const model::Quantity* count_q = find_resource(c, config_.resource_count_name);
+  if (!count_q) return {};
+  const std::optional<int64_t> count = count_q->as_int64();
+  if (!count) return {};
+
+  int64_t mem = 0;
+  if (const model::Quantity* q = find_resource(c, config_.resource_memory_name)) {
+    // A memory that is not an integer, or whose MiB would not fit in int32, refuses the
+    // whole request rather than being taken as "all of the device".
+    const std::optional<int64_t> v = q->as_int64();
+    if (!v || *v < 0 || *v > kMaxMemoryUnits) return {};
+    mem = *v * kMemoryUnitMiB;
+  }
+  int32_t cores = 100;
+  if (const model::Quantity* q = find_resource(c, config_.resource_core_name)) {
+    // No range check here: Fit clamps above 100; HAMi truncates to int32 like this.
+    if (const std::optional<int64_t> v = q->as_int64()) cores = go_int32(*v);
+  }
+  // HAMi truncates the count to int32 without a range check; a result <= 0 is no request.
+  return ContainerDeviceRequest{go_int32(*count), std::string(kVendor), static_cast<int32_t>(mem),
+                                mem == 0 ? 100 : 0, cores};
+}
+
+NodeDevices CambriconBackend::node_devices(const model::Node& node) const {
+  NodeDevices out;
+  std::optional<int64_t> cards;
+  if (auto it = node.status.capacity.find(config_.resource_core_name);
+      it != node.status.capacity.end()) {
+    cards = it->second.as_int64();
+  }
+  if (!cards || *cards == 0) {
+    out.message = "device not found " + config_.resource_core_name;
+    return out;
+  }
+  if (*cards < 0) {
+    // HAMi's loop simply yields no device (and no error).
+    out.message = "no gpu found on node";
+    return out;
+  }
+  const int64_t devices = (*cards - 1) / kCoresPerDevice + 1;  // ceil(cards / 100)
+  if (devices > kMaxDevices) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = config_.resource_core_name + ": capacity " + std::to_string(*cards) + " means " +
+                  std::to_string(devices) + " MLUs, more than the " + std::to_string(kMaxDevices) +
+                  " hamisim accepts";
+    return out;
+  }
+  // Go computes memoryTotal * 256 * 100 / cards in int64 (wrapping) and keeps the low 32
+  // bits; unsigned arithmetic reproduces the wrap without signed overflow.
+  const int64_t memory_total = capacity_count(node, config_.resource_memory_name);
+  const auto scaled = static_cast<int64_t>(static_cast<uint64_t>(memory_total) *
+                                           uint64_t{kMemoryUnitMiB * kCoresPerDevice});
+  const int32_t devmem = go_int32(scaled / *cards);
+  out.devices.reserve(static_cast<size_t>(devices));
+  for (int64_t i = 0; i < devices; ++i) {
+    DeviceInfo d;
+    d.id = node.metadata.name + "-cambricon-mlu-" + std::to_string(i);
+    d.index = static_cast<uint64_t>(i);
+    d.count = static_cast<int32_t>(kCoresPerDevice);
+    d.devmem = devmem;
+    d.devcore = static_cast<int32_t>(kCoresPerDevice);
+    d.type = std::string(kVendor);
+    d.numa = 0;
+    d.health = true;
+    d.device_vendor = std::string(kVendor);
+    out.devices.push_back(std::move(d));
+  }
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+void CambriconBackend::allocation_annotations(
+    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+  if (devices.empty()) return;
+  annotations[std::string(kAssignedAnnotation)] = "false";
+  for (const ContainerDevices& container : devices) {
+    if (container.empty()) continue;
+    const ContainerDevice& d = container.front();
+    annotations[std::string(kProfileAnnotation)] = std::to_string(d.idx) + "_" +
+                                                   std::to_string(d.usedcores) + "_" +
+                                                   std::to_string(d.usedmem / kMemoryUnitMiB);
+    break;
+  }
+  StandardBackend::allocation_annotations(devices, annotations);
+}
+
+std::vector<std::string> CambriconBackend::managed_resources() const {
+  if (config_.resource_count_name.empty()) return {};
+  return {config_.resource_count_name};
+}
+
+bool CambriconBackend::quota_allows(const FitContext& ctx, const ContainerDevices& selected,
+                                    const ContainerDevice& candidate) const {
+  return namespace_quota_allows(ctx, kVendor, selected, candidate);
+}
+
+LockState lock_state(bool present, std::optional<std::chrono::system_clock::time_point> locked_at,
+                     std::chrono::system_clock::time_point now) {
+  if (!present) return LockState::kFree;
+  if (!locked_at) return LockState::kUnparsable;
+  // time.Since(lockTime) > 2 minutes: exactly 2 minutes is still held.
+  return now - *locked_at > kLockExpiry ? LockState::kExpired : LockState::kHeld;
+}
+
+std::string locked_error(std::string_view node) {
+  return "node " + std::string(node) + " has been locked within 2 minutes";
+}
+
+Result<Backends> make_backends(const ConfigSection& section, bool chart_defaults) {
+  CambriconConfig c;
+  // A file without the section leaves the names empty, as HAMi does.
+  if (!chart_defaults) c = CambriconConfig{"", "", ""};
+  for (Status s : {section.read("resourceCountName", c.resource_count_name),
+                   section.read("resourceMemoryName", c.resource_memory_name),
+                   section.read("resourceCoreName", c.resource_core_name)}) {
+    if (!s) return s.error();
+  }
+  return Backends{std::make_shared<CambriconBackend>(std::move(c))};
+}
+
+}  // namespace hamisim::device::cambricon

@@ -1,0 +1,735 @@
+// Enflame `Enflame` DRS partitions (reference: hami-other-vendors.md B.6.b).
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "device/allocation.h"
+#include "device/codec.h"
+#include "device/enflame/enflame_backends.h"
+#include "model/json_writer.h"
+
+namespace hamisim::device::enflame {
+namespace {
+
+namespace dom = simdjson::dom;
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+// A node publishes a handful of profiles; a hostile annotation with thousands would be copied
+// into every card's custominfo and re-read by every Fit.
+constexpr size_t kMaxProfiles = 256;
+
+int32_t clamp_int32(int64_t v) {
+  return static_cast<int32_t>(std::clamp(v, kInt32Min, kInt32Max));
+}
+
+// --- Go string helpers -------------------------------------------------------------------
+
+bool is_go_space(uint32_t r) {
+  switch (r) {
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
+    case ' ':
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return r >= 0x2000 && r <= 0x200A;
+  }
+}
+
+// strings.TrimSpace: Unicode White_Space at both ends (an invalid byte stops the trim).
+std::string_view go_trim_space(std::string_view s) {
+  while (!s.empty()) {
+    uint32_t r = 0;
+    const size_t n = model::decode_utf8_rune(s, 0, &r);
+    if (n == 0 || !is_go_space(r)) break;
+    s.remove_prefix(n);
+  }
+  while (!s.empty()) {
+    // The last rune starts at the last byte that is not a continuation byte.
+    size_t start = s.size() - 1;
+    while (start > 0 && s.size() - start < 4 &&
+           (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) {
+      --start;
+    }
+    uint32_t r = 0;
+    const size_t n = model::decode_utf8_rune(s, start, &r);
+    if (n != s.size() - start || !is_go_space(r)) break;
+    s.remove_suffix(n);
+  }
+  return s;
+}
+
+// strconv.Atoi on a 64-bit platform: optional sign, ASCII digits, int64 range.
+std::optional<int64_t> go_atoi(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  uint64_t n = 0;
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (n > (limit - digit) / 10) return std::nullopt;
+    n = n * 10 + digit;
+  }
+  return negative ? static_cast<int64_t>(0 - n) : static_cast<int64_t>(n);
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view trim_suffix(std::string_view s, std::string_view suffix) {
+  if (s.ends_with(suffix)) s.remove_suffix(suffix.size());
+  return s;
+}
+
+bool has_token(std::string_view policy, std::string_view token) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == token) return true;
+  }
+  return false;
+}
+
+// --- The capacity annotation, decoded as Go's json.Unmarshal into HAMi's structs -----------
+//
+// simdjson checks the whole text first as Go does; its stricter edges (invalid UTF-8 inside
+// strings, numbers beyond float64 or, as integers, beyond 64 bits) make the annotation
+// malformed where Go would replace the bytes or fail later with another message.
+
+// Go's case-insensitive field match (Go >= 1.21 folds each rune to ToUpper(ToLower(r))): the
+// only non-ASCII runes equal to an ASCII letter are U+0130/U+0131 (I), U+017F (S) and
+// U+212A (K). `field` is lower-case ASCII.
+bool field_matches(std::string_view key, std::string_view field) {
+  size_t i = 0;
+  for (const char want : field) {
+    if (i >= key.size()) return false;
+    uint32_t r = 0;
+    const size_t n = model::decode_utf8_rune(key, i, &r);
+    if (n == 0) return false;
+    i += n;
+    char folded = 0;
+    if (r < 0x80) {
+      folded = static_cast<char>(r >= 'A' && r <= 'Z' ? r - 'A' + 'a' : r);
+    } else if (r == 0x130 || r == 0x131) {
+      folded = 'i';
+    } else if (r == 0x17F) {
+      folded = 's';
+    } else if (r == 0x212A) {
+      folded = 'k';
+    }
+    if (folded != want) return false;
+  }
+  return i == key.size();
+}
+
+// drsDeviceSpec.Capacity is `any`: what the JSON value decoded to.
+struct CapacityValue {
+  enum class Kind { kNil, kNumber, kString, kOther };
+  Kind kind = Kind::kNil;
+  double number = 0;
+  std::string text;
+};
+
+struct DeviceSpec {
+  std::string index;
+  std::string minor;
+  CapacityValue capacity;
+};
+
+struct CapacitySpec {
+  std::vector<DeviceSpec> devices;
+  std::map<std::string, std::string> profiles;
+};
+
+Error type_error(std::string_view what, dom::element_type t, std::string_view go_type) {
+  const char* got = "value";
+  switch (t) {
+    case dom::element_type::ARRAY:
+      got = "array";
+      break;
+    case dom::element_type::OBJECT:
+      got = "object";
+      break;
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64:
+    case dom::element_type::DOUBLE:
+      got = "number";
+      break;
+    case dom::element_type::STRING:
+      got = "string";
+      break;
+    case dom::element_type::BOOL:
+      got = "bool";
+      break;
+    case dom::element_type::NULL_VALUE:
+      got = "null";
+      break;
+  }
+  return Error{"cannot unmarshal " + std::string(got) + " into " + std::string(what) + " of type " +
+               std::string(go_type)};
+}
+
+// A string field: null leaves it as it was.
+Status read_string(dom::element v, std::string_view what, std::string& out) {
+  if (v.is_null()) return ok_status();
+  std::string_view s;
+  if (v.get_string().get(s)) return type_error(what, v.type(), "string");
+  out.assign(s);
+  return ok_status();
+}
+
+double number_of(dom::element v) {
+  switch (v.type()) {
+    case dom::element_type::INT64:
+      return static_cast<double>(v.get_int64().value_unsafe());
+    case dom::element_type::UINT64:
+      return static_cast<double>(v.get_uint64().value_unsafe());
+    default:
+      return v.get_double().value_unsafe();
+  }
+}
+
+Status read_device(dom::element v, const std::string& what, DeviceSpec& d) {
+  if (v.is_null()) return ok_status();
+  dom::object obj;
+  if (v.get_object().get(obj)) return type_error(what, v.type(), "enflame.drsDeviceSpec");
+  for (dom::key_value_pair kv : obj) {
+    if (field_matches(kv.key, "index")) {
+      if (Status s = read_string(kv.value, what + ".index", d.index); !s) return s;
+    } else if (field_matches(kv.key, "minor")) {
+      if (Status s = read_string(kv.value, what + ".minor", d.minor); !s) return s;
+    } else if (field_matches(kv.key, "capacity")) {
+      CapacityValue c;
+      switch (kv.value.type()) {
+        case dom::element_type::NULL_VALUE:
+          break;
+        case dom::element_type::INT64:
+        case dom::element_type::UINT64:
+        case dom::element_type::DOUBLE:
+          c.kind = CapacityValue::Kind::kNumber;
+          c.number = number_of(kv.value);
+          break;
+        case dom::element_type::STRING:
+          c.kind = CapacityValue::Kind::kString;
+          c.text.assign(kv.value.get_string().value_unsafe());
+          break;
+        default:
+          c.kind = CapacityValue::Kind::kOther;
+      }
+      d.capacity = std::move(c);
+    }
+  }
+  return ok_status();
+}
+
+Result<CapacitySpec> decode_capacity(std::string_view raw) {
+  thread_local dom::parser parser;
+  dom::element root;
+  if (auto e = parser.parse(raw.data(), raw.size()).get(root)) {
+    return make_error(std::string("invalid JSON: ") + simdjson::error_message(e));
+  }
+  CapacitySpec spec;
+  if (root.is_null()) return spec;
+  dom::object top;
+  if (root.get_object().get(top)) return type_error("the value", root.type(), "drsCapacitySpec");
+  for (dom::key_value_pair kv : top) {
+    if (field_matches(kv.key, "devices")) {
+      if (kv.value.is_null()) {
+        spec.devices.clear();
+        continue;
+      }
+      dom::array arr;
+      if (kv.value.get_array().get(arr)) return type_error("devices", kv.value.type(), "array");
+      // Go decodes element i into the existing element i, then truncates.
+      size_t i = 0;
+      for (dom::element e : arr) {
+        if (i >= spec.devices.size()) spec.devices.emplace_back();
+        if (Status s = read_device(e, "devices[" + std::to_string(i) + "]", spec.devices[i]); !s)
+          return s.error();
+        ++i;
+      }
+      spec.devices.resize(i);
+    } else if (field_matches(kv.key, "profiles")) {
+      if (kv.value.is_null()) {
+        spec.profiles.clear();
+        continue;
+      }
+      dom::object obj;
+      if (kv.value.get_object().get(obj)) return type_error("profiles", kv.value.type(), "map");
+      // A map merges repeated keys; a null value stores "".
+      for (dom::key_value_pair p : obj) {
+        std::string id;
+        if (Status s = read_string(p.value, "profiles", id); !s) return s.error();
+        spec.profiles[std::string(p.key)] = std::move(id);
+      }
+    }
+  }
+  return spec;
+}
+
+// parseDRSCapacity: a number must be within int32 (then truncated), a string an integer
+// (then clamped); anything else is invalid.
+std::optional<int32_t> capacity_of(const CapacityValue& c) {
+  switch (c.kind) {
+    case CapacityValue::Kind::kNumber:
+      if (std::isnan(c.number) || c.number > kInt32Max || c.number < kInt32Min) return std::nullopt;
+      return static_cast<int32_t>(c.number);
+    case CapacityValue::Kind::kString:
+      if (auto v = go_atoi(go_trim_space(c.text))) return clamp_int32(*v);
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string card_custom_info(const std::string& index, const std::string& minor, int64_t max_slice,
+                             const std::map<std::string, std::string>& profiles) {
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("index").string(index);
+  w.key("maxSlice").number(max_slice);
+  w.key("minor").string(minor);
+  w.key("profiles").begin_object();
+  for (const auto& [name, id] : profiles) w.key(name).string(id);
+  w.end_object();
+  w.end_object();
+  return w.take();
+}
+
+// normalizeMemoryRequestToGB: a value more than twice the largest profile's GiB is taken as
+// MiB (rounded up to GiB).
+int64_t requested_gb(int32_t memreq, int64_t max_profile_gb) {
+  if (memreq <= 0) return 0;
+  if (max_profile_gb <= 0) return memreq;
+  // Go's int multiplication wraps; so does this one, without signed overflow.
+  const auto twice = static_cast<int64_t>(static_cast<uint64_t>(max_profile_gb) * 2);
+  if (memreq > twice) return (int64_t{memreq} + 1023) / 1024;
+  return memreq;
+}
+
+const DeviceInfo* find_device(std::span<const DeviceInfo> devices, std::string_view id) {
+  for (const DeviceInfo& d : devices) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+std::string container_name(const model::Pod& pod, size_t index) {
+  const size_t init = pod.spec.init_containers.size();
+  if (index < init) return pod.spec.init_containers[index].name;
+  if (index - init < pod.spec.containers.size()) return pod.spec.containers[index - init].name;
+  return "container-" + std::to_string(index);
+}
+
+BackendIdentity drs_identity(const EnflameConfig& c) {
+  BackendIdentity id;
+  id.vendor = std::string(kDrsVendor);
+  // The count name falls back to the legacy vGCU name, then to HAMi's default; memory and
+  // core names have defaults too, so this backend has names even without a section.
+  id.names.count = !c.resource_name_drs_gcu.empty() ? c.resource_name_drs_gcu
+                   : !c.resource_name_vgcu.empty()  ? c.resource_name_vgcu
+                                                    : std::string("enflame.com/drs-gcu");
+  id.names.memory = !c.resource_name_gcu_memory.empty() ? c.resource_name_gcu_memory
+                                                        : std::string("enflame.com/gcu-memory");
+  id.names.cores = !c.resource_name_gcu_core.empty() ? c.resource_name_gcu_core
+                                                     : std::string("enflame.com/gcu-core");
+  id.allocated_annotation = std::string(kDrsAllocatedAnnotation);
+  id.health = HealthCheck::kAlways;
+  id.locks_node = false;
+  id.use_uuid_annotation = std::string(kDrsUseUuidAnnotation);
+  id.nouse_uuid_annotation = std::string(kDrsNouseUuidAnnotation);
+  return id;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> parse_profile(std::string_view name) {
+  const std::string normalized = ascii_lower(go_trim_space(name));
+  const size_t dot = normalized.find('.');
+  if (dot == std::string::npos) return {0, 0};
+  const std::string_view all(normalized);
+  const std::string_view size_part = trim_suffix(go_trim_space(all.substr(0, dot)), "g");
+  const std::optional<int64_t> size = go_atoi(size_part);
+  if (!size) return {0, 0};
+  // Only the second dot-separated part is the memory ("1g.6gb.x" is 1g.6gb).
+  std::string_view rest = all.substr(dot + 1);
+  rest = rest.substr(0, rest.find('.'));
+  const std::optional<int64_t> mem = go_atoi(trim_suffix(go_trim_space(rest), "gb"));
+  return {*size, mem.value_or(0)};
+}
+
+DrsCardFacts read_card_facts(const std::string* custom_info) {
+  DrsCardFacts out;
+  if (!custom_info) return out;
+  thread_local dom::parser parser;
+  dom::object obj;
+  if (parser.parse(custom_info->data(), custom_info->size()).get_object().get(obj)) return out;
+  for (dom::key_value_pair kv : obj) {
+    if (kv.key == "index" || kv.key == "minor") {
+      std::string_view s;
+      if (!kv.value.get_string().get(s)) (kv.key == "index" ? out.index : out.minor).assign(s);
+    } else if (kv.key == "maxSlice") {
+      // readCustomInfoInt: integers as they are; anything else that is not a number is 0.
+      int64_t i = 0;
+      double d = 0;
+      if (!kv.value.get_int64().get(i)) {
+        out.max_slice = i;
+      } else if (!kv.value.get_double().get(d)) {
+        out.max_slice =
+            std::isnan(d) || d > kInt32Max || d < kInt32Min ? 0 : static_cast<int64_t>(d);
+      }
+    } else if (kv.key == "profiles") {
+      dom::object profiles;
+      if (kv.value.get_object().get(profiles)) continue;
+      for (dom::key_value_pair p : profiles) {
+        std::string_view id;
+        if (!p.value.get_string().get(id)) out.profiles.emplace_back(p.key, id);
+      }
+    }
+  }
+  return out;
+}
+
+// --- DrsBackend ------------------------------------------------------------------------------
+
+DrsBackend::DrsBackend(const EnflameConfig& config) : StandardBackend(drs_identity(config)) {}
+
+ContainerDeviceRequest DrsBackend::request_for(const model::Container& c) const {
+  const ResourceNames& names = resource_names();
+  if (const model::Quantity* q = find_resource(c, names.count)) {
+    const std::optional<int64_t> n = q->as_int64();
+    if (n && *n > 0) {
+      if (*n > kInt32Max) return {};
+      return ContainerDeviceRequest{1, std::string(kDrsVendor), static_cast<int32_t>(*n),
+                                    kDrsModeSlices, 0};
+    }
+    // A non-integer or non-positive slice count falls through to memory/cores.
+  }
+  const model::Quantity* mem_q = find_resource(c, names.memory);
+  const model::Quantity* core_q = find_resource(c, names.cores);
+  if (!mem_q && !core_q) return {};
+  const int64_t mem = mem_q ? mem_q->value() : 0;
+  const int64_t cores = core_q ? core_q->value() : 0;
+  if (mem > kInt32Max || cores > kInt32Max) return {};
+  // Go's int32() of a (possibly very negative) value keeps the low 32 bits.
+  return ContainerDeviceRequest{1, std::string(kDrsVendor), static_cast<int32_t>(mem), kDrsModeSpec,
+                                static_cast<int32_t>(cores)};
+}
+
+NodeDevices DrsBackend::node_devices(const model::Node& node) const {
+  NodeDevices out;
+  const std::string* raw = model::find_annotation(node.metadata, kDrsCapacityAnnotation);
+  if (!raw) {
+    out.message = "annotation not found " + std::string(kDrsCapacityAnnotation);
+    return out;
+  }
+  auto malformed = [&](std::string message) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = std::move(message);
+    return out;
+  };
+  auto spec = decode_capacity(*raw);
+  if (!spec) {
+    return malformed("failed to parse " + std::string(kDrsCapacityAnnotation) + ": " +
+                     spec.error().message);
+  }
+  const std::string& node_name = node.metadata.name;
+  if (spec->profiles.size() > kMaxProfiles) {
+    return malformed(std::string(kDrsCapacityAnnotation) + ": " +
+                     std::to_string(spec->profiles.size()) + " profiles, more than the " +
+                     std::to_string(kMaxProfiles) + " hamisim accepts");
+  }
+  if (spec->devices.size() > static_cast<size_t>(kMaxDevices)) {
+    return malformed(std::string(kDrsCapacityAnnotation) + ": " +
+                     std::to_string(spec->devices.size()) + " cards, more than the " +
+                     std::to_string(kMaxDevices) + " hamisim accepts");
+  }
+  int64_t max_slice = 0;
+  int64_t max_mem_gb = 0;
+  for (const auto& [name, id] : spec->profiles) {
+    const auto [size, mem] = parse_profile(name);
+    max_slice = std::max(max_slice, size);
+    max_mem_gb = std::max(max_mem_gb, mem);
+  }
+  if (max_slice <= 0) return malformed("no valid drs profiles found on node " + node_name);
+  if (max_mem_gb <= 0) max_mem_gb = max_slice;
+  // Go's int32(maxMemGB * 1024): the product wraps in 64 bits, then keeps the low 32 bits.
+  const auto devmem = static_cast<int32_t>(static_cast<uint64_t>(max_mem_gb) * 1024u);
+
+  out.devices.reserve(spec->devices.size());
+  for (size_t p = 0; p < spec->devices.size(); ++p) {
+    const DeviceSpec& d = spec->devices[p];
+    const int64_t dev_index = go_atoi(d.index).value_or(static_cast<int64_t>(p));
+    const std::optional<int32_t> capacity = capacity_of(d.capacity);
+    if (!capacity || *capacity <= 0) {
+      out.devices.clear();
+      return malformed("invalid drs capacity on node " + node_name);
+    }
+    std::string minor(go_trim_space(d.minor));
+    if (minor.empty()) minor = std::to_string(dev_index);
+    DeviceInfo info;
+    info.id = node_name + "-enflame-drs-" + std::to_string(dev_index);
+    info.index = static_cast<uint64_t>(dev_index);  // Go's uint(): negative indexes wrap
+    info.count = *capacity;
+    info.devmem = devmem;
+    info.devcore = 100;
+    info.type = std::string(kDrsVendor);
+    info.health = true;
+    info.device_vendor = std::string(kDrsVendor);
+    info.custom_info =
+        card_custom_info(std::to_string(dev_index), minor, max_slice, spec->profiles);
+    out.devices.push_back(std::move(info));
+  }
+  if (out.devices.empty()) {
+    out.message = "no drs devices found on node " + node_name;
+    return out;
+  }
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+std::vector<DrsProfile> DrsBackend::collect_profiles(std::span<DeviceUsage* const> devices) {
+  std::vector<DrsCardFacts> facts;
+  facts.reserve(devices.size());
+  int64_t max_slice = 0;
+  for (const DeviceUsage* d : devices) {
+    facts.push_back(read_card_facts(d->custom_info));
+    max_slice = std::max(max_slice, facts.back().max_slice);
+  }
+  if (max_slice <= 0) {
+    for (const DrsCardFacts& f : facts) {
+      for (const auto& [name, id] : f.profiles)
+        max_slice = std::max(max_slice, parse_profile(name).first);
+    }
+  }
+  if (max_slice <= 0) return {};
+  // By name: a later card's ID for the same name wins, as in HAMi's map.
+  std::map<std::string, DrsProfile> seen;
+  for (const DrsCardFacts& f : facts) {
+    for (const auto& [name, id] : f.profiles) {
+      const auto [size, mem] = parse_profile(name);
+      if (size <= 0 || mem <= 0) continue;
+      const double core =
+          std::ceil(static_cast<double>(size) * 100 / static_cast<double>(max_slice));
+      // Only a card whose maxSlice understates its own profiles gets here; saturate.
+      const int64_t core_percent =
+          core >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(core);
+      seen[name] = DrsProfile{name, id, size, mem, core_percent};
+    }
+  }
+  std::vector<DrsProfile> out;
+  out.reserve(seen.size());
+  for (auto& [name, p] : seen) out.push_back(std::move(p));
+  // Go's sort.Slice leaves equal (size, memory) pairs in no particular order; names decide.
+  std::stable_sort(out.begin(), out.end(), [](const DrsProfile& a, const DrsProfile& b) {
+    return a.size != b.size ? a.size < b.size : a.memory_gb < b.memory_gb;
+  });
+  return out;
+}
+
+std::optional<DrsProfile> DrsBackend::select_profile(const std::vector<DrsProfile>& candidates,
+                                                     const ContainerDeviceRequest& request) {
+  if (candidates.empty()) return std::nullopt;
+  if (request.mem_percentagereq == kDrsModeSlices) {
+    for (const DrsProfile& c : candidates) {
+      if (c.size == request.memreq) return c;
+    }
+    return std::nullopt;
+  }
+  // The largest memory of the last candidate (largest size), not of all candidates.
+  const int64_t want_gb = requested_gb(request.memreq, candidates.back().memory_gb);
+  const int64_t want_core = request.coresreq;
+  for (const DrsProfile& c : candidates) {
+    if (want_gb > 0 && c.memory_gb < want_gb) continue;
+    if (want_core > 0 && c.core_percent < want_core) continue;
+    return c;
+  }
+  return std::nullopt;
+}
+
+FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
+                           const ContainerDeviceRequest& request, const FitContext& ctx) const {
+  FitOutcome out;
+  auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
+  };
+  auto no_detail = [] { return std::string(); };
+
+  const std::optional<DrsProfile> profile = select_profile(collect_profiles(devices), request);
+  if (!profile || profile->size <= 0 || profile->size > kInt32Max || profile->memory_gb <= 0 ||
+      profile->memory_gb > kInt32Max / 1024 || profile->core_percent > kInt32Max) {
+    out.reasons["ModeNotFit"] = 1;
+    if (ctx.explain) {
+      for (const DeviceUsage* d : devices) {
+        out.verdicts.push_back(
+            DeviceVerdict{d->id, "ModeNotFit",
+                          profile ? "profile " + profile->name + " is out of range"
+                                  : std::string("no partition profile matches the request")});
+      }
+    }
+    return out;
+  }
+  const auto profile_mib = static_cast<int32_t>(profile->memory_gb * 1024);
+  const auto profile_core = static_cast<int32_t>(profile->core_percent);
+
+  const StandardPreparedPod* pod = static_cast<const StandardPreparedPod*>(ctx.prepared);
+  const bool is_mutex = has_token(ctx.gpu_policy, "mutex");
+  int32_t nums = request.nums;
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    if (!d.health) {
+      fail(d, "CardNotHealth", no_detail);
+      continue;
+    }
+    if (request.type != kDrsVendor) {
+      fail(d, "CardTypeMismatch", no_detail);
+      continue;
+    }
+    if (pod && !uuid_allowed(pod->use_uuids, pod->nouse_uuids, d.id)) {
+      fail(d, "CardUuidMismatch", no_detail);
+      continue;
+    }
+    if (d.count <= d.used) {
+      fail(d, "CardTimeSlicingExhausted", [&] {
+        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slices in use";
+      });
+      continue;
+    }
+    if (is_mutex && d.used > 0) {
+      fail(d, "ExclusiveDeviceAllocateConflict",
+           [] { return std::string("mutex policy needs an idle card"); });
+      continue;
+    }
+    // No "slices left" check: the memory and core sums are what bound a card.
+    if (d.totalmem - d.usedmem < profile_mib) {
+      fail(d, "CardInsufficientMemory", [&] {
+        return "profile " + profile->name + " needs " + std::to_string(profile_mib) + " MiB, " +
+               std::to_string(d.totalmem - d.usedmem) + " free";
+      });
+      continue;
+    }
+    if (d.totalcore > 0 && d.totalcore - d.usedcores < profile_core) {
+      fail(d, "CardInsufficientCore", [&] {
+        return "profile " + profile->name + " needs " + std::to_string(profile_core) + "%, " +
+               std::to_string(d.totalcore - d.usedcores) + "% free";
+      });
+      continue;
+    }
+    if (nums > 0) {
+      --nums;
+      ContainerDevice chosen;
+      chosen.idx = static_cast<int32_t>(d.index);
+      chosen.uuid = d.id;
+      chosen.type = request.type;
+      chosen.usedmem = profile_mib;
+      chosen.usedcores = profile_core;
+      chosen.mig_profile = profile->name;
+      out.devices.push_back(std::move(chosen));
+    }
+    if (nums == 0) {
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!out.devices.empty()) {
+    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
+  }
+  return out;
+}
+
+Status DrsBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) const {
+  int64_t slices = chosen.mig_profile ? clamp_int32(parse_profile(*chosen.mig_profile).first) : 0;
+  if (slices <= 0) slices = 1;
+  usage.used = clamp_int32(usage.used + slices);
+  usage.usedcores += chosen.usedcores;
+  usage.usedmem += chosen.usedmem;
+  return ok_status();
+}
+
+void DrsBackend::allocation_annotations(const PodSingleDevice& devices,
+                                        std::map<std::string, std::string>& annotations) const {
+  write_annotations(devices, AnnotationContext{}, annotations);
+}
+
+void DrsBackend::write_annotations(const PodSingleDevice& devices, const AnnotationContext& ctx,
+                                   std::map<std::string, std::string>& annotations) const {
+  if (devices.empty()) return;
+  annotations[std::string(kDrsAllocatedAnnotation)] = encode_pod_devices(devices);
+  annotations[std::string(kAssignedAnnotation)] = "false";
+  if (ctx.unix_nanos) {
+    annotations[std::string(kAssignedTimeAnnotation)] = std::to_string(*ctx.unix_nanos);
+  }
+  struct Assigned {
+    int32_t request = 0;
+    std::string profile_id;
+    std::string profile_name;
+  };
+  std::map<std::string, Assigned> assigned;  // Go's json sorts map keys
+  auto write_once = [&](std::string_view key, const std::string& value) {
+    if (value.empty()) return;
+    annotations.try_emplace(std::string(key), value);
+  };
+  for (size_t ci = 0; ci < devices.size(); ++ci) {
+    if (devices[ci].empty()) continue;
+    const ContainerDevice& chosen = devices[ci].front();
+    const std::string profile_name = chosen.mig_profile.value_or("");
+    int32_t slices = clamp_int32(parse_profile(profile_name).first);
+    if (slices <= 0) slices = 1;
+    DrsCardFacts card;
+    if (const DeviceInfo* d = find_device(ctx.node_devices, chosen.uuid)) {
+      card = read_card_facts(&d->custom_info);
+    }
+    std::string profile_id;
+    for (const auto& [name, id] : card.profiles) {
+      if (name == profile_name) profile_id = id;
+    }
+    // The first container with a device decides the card keys (HAMi: "if not yet set").
+    if (!card.index.empty() && !annotations.contains(std::string(kAssignedIndexAnnotation))) {
+      annotations[std::string(kAssignedIndexAnnotation)] = card.index;
+      annotations[std::string(kAssignedIdAnnotation)] = card.index;
+    }
+    write_once(kAssignedMinorAnnotation, card.minor);
+    write_once(kRequestSizeAnnotation, std::to_string(slices));
+    // Without the pod the names would be invented ("container-<i>"): not written.
+    if (ctx.pod) assigned[container_name(*ctx.pod, ci)] = {slices, profile_id, profile_name};
+  }
+  if (assigned.empty()) return;
+  model::JsonWriter w;
+  w.begin_object();
+  for (const auto& [name, a] : assigned) {
+    w.key(name).begin_object();
+    w.key("allocated").boolean(false);
+    w.key("request").number(a.request);
+    if (!a.profile_id.empty()) w.key("profileID").string(a.profile_id);
+    if (!a.profile_name.empty()) w.key("profileName").string(a.profile_name);
+    w.end_object();
+  }
+  w.end_object();
+  annotations[std::string(kAssignedContainersAnnotation)] = w.take();
+}
+
+}  // namespace hamisim::device::enflame

@@ -1,0 +1,122 @@
+// Enflame `GCU` whole cards (reference: hami-other-vendors.md B.6.a).
+
+#include "device/enflame/enflame_backends.h"
+
+namespace hamisim::device::enflame {
+namespace {
+
+BackendIdentity gcu_identity(std::string resource_name) {
+  BackendIdentity id;
+  id.vendor = std::string(kGcuVendor);
+  id.names.count = std::move(resource_name);
+  id.to_allocate_annotation = std::string(kGcuToAllocateAnnotation);
+  id.allocated_annotation = std::string(kGcuAllocatedAnnotation);
+  id.health = HealthCheck::kCapacity;
+  id.locks_node = false;
+  return id;
+}
+
+// A whole card: the request says "all of it" in every unit.
+constexpr int32_t kWhole = 100;
+
+}  // namespace
+
+GcuBackend::GcuBackend(std::string resource_name)
+    : StandardBackend(gcu_identity(std::move(resource_name))) {}
+
+ContainerDeviceRequest GcuBackend::request_for(const model::Container& c) const {
+  const model::Quantity* q = find_resource(c, resource_names().count);
+  if (!q) return {};
+  const std::optional<int64_t> n = q->as_int64();
+  if (!n) return {};
+  // Go's int32(n): the low 32 bits (well defined in C++20); 0 or negative is no request.
+  return ContainerDeviceRequest{static_cast<int32_t>(*n), std::string(kGcuVendor), kWhole, kWhole,
+                                kWhole};
+}
+
+NodeDevices GcuBackend::node_devices(const model::Node& node) const {
+  NodeDevices out;
+  const std::string& name = resource_names().count;
+  std::optional<int64_t> count;
+  if (auto it = node.status.capacity.find(name); !name.empty() && it != node.status.capacity.end())
+    count = it->second.as_int64();
+  if (!count || *count == 0) {
+    out.message = "device not found " + name;
+    return out;
+  }
+  if (*count < 0) {
+    // HAMi's loop yields no device and no error.
+    out.message = "no gpu found on node";
+    return out;
+  }
+  if (*count > kMaxDevices) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = name + ": capacity " + std::to_string(*count) + " is more than the " +
+                  std::to_string(kMaxDevices) + " cards hamisim accepts";
+    return out;
+  }
+  out.devices.reserve(static_cast<size_t>(*count));
+  for (int64_t i = 0; i < *count; ++i) {
+    DeviceInfo d;
+    d.id = node.metadata.name + "-GCU-" + std::to_string(i);
+    d.index = static_cast<uint64_t>(i);
+    d.count = 1;
+    d.devmem = kWhole;
+    d.devcore = kWhole;
+    d.type = std::string(kGcuVendor);
+    d.health = true;
+    d.device_vendor = std::string(kGcuVendor);
+    out.devices.push_back(std::move(d));
+  }
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+FitOutcome GcuBackend::fit(std::span<DeviceUsage* const> devices,
+                           const ContainerDeviceRequest& request, const FitContext& ctx) const {
+  FitOutcome out;
+  int32_t nums = request.nums;
+  // Verdict texts only when someone will read them, never on the hot path.
+  auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
+    ++out.reasons[reason];
+    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
+  };
+  auto no_detail = [] { return std::string(); };
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
+    const DeviceUsage& d = *devices[i];
+    if (!d.health) {
+      fail(d, "CardNotHealth", no_detail);
+      continue;
+    }
+    if (request.type != kGcuVendor) {
+      fail(d, "CardTypeMismatch", no_detail);
+      continue;
+    }
+    // A card serves one container; that is the only capacity rule.
+    if (d.used > 0) {
+      fail(d, "ExclusiveDeviceAllocateConflict",
+           [&] { return "the card is taken by " + std::to_string(d.used) + " container(s)"; });
+      continue;
+    }
+    if (nums > 0) {
+      --nums;
+      ContainerDevice chosen;
+      chosen.idx = static_cast<int32_t>(d.index);
+      chosen.uuid = d.id;
+      chosen.type = request.type;
+      chosen.usedmem = request.memreq;
+      chosen.usedcores = request.coresreq;
+      out.devices.push_back(std::move(chosen));
+    }
+    if (nums == 0) {
+      out.fits = true;
+      return out;
+    }
+  }
+  if (!out.devices.empty()) {
+    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
+  }
+  return out;
+}
+
+}  // namespace hamisim::device::enflame

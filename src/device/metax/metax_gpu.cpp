@@ -1,0 +1,175 @@
+#include "device/metax/metax_gpu.h"
+
+#include <simdjson.h>
+
+#include <map>
+
+#include "model/json_writer.h"
+
+namespace hamisim::device::metax {
+namespace {
+
+// Keys of the custom_info object node_devices() writes on every device.
+constexpr std::string_view kLossKey = "topology.losses";
+constexpr std::string_view kScoreKey = "topology.scores";
+
+BackendIdentity gpu_identity(const MetaxConfig& c) {
+  BackendIdentity id;
+  id.vendor = std::string(kGpuVendor);
+  id.names.count = c.resource_count_name;
+  id.to_allocate_annotation = "hami.io/metax-gpu-devices-to-allocate";
+  id.allocated_annotation = "hami.io/metax-gpu-devices-allocated";
+  id.health = HealthCheck::kCapacity;
+  id.locks_node = false;
+  return id;  // no UUID or type filters: HAMi's checks always pass
+}
+
+// strconv.ParseInt(s, 10, 64), which Go's JSON decoder applies to integer map keys.
+bool parse_go_int64(std::string_view s, int64_t* out) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return false;
+  uint64_t magnitude = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+    if (magnitude > (uint64_t{1} << 63) / 10) return false;
+    magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
+    if (magnitude > (uint64_t{1} << 63)) return false;
+  }
+  if (!negative && magnitude == (uint64_t{1} << 63)) return false;
+  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+}  // namespace
+
+float topology_value(std::string_view annotation, int64_t n) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(annotation.data(), annotation.size(), true).get(root) != simdjson::SUCCESS) {
+    return 0;
+  }
+  if (root.is_null()) return 0;  // Go leaves the map empty
+  simdjson::dom::object obj;
+  if (root.get(obj) != simdjson::SUCCESS) return 0;
+  // Go keeps decoding after a bad element but then reports the error, and HAMi reads 0;
+  // repeated keys overwrite, so the last one counts.
+  std::optional<int64_t> found;
+  for (auto field : obj) {
+    int64_t key = 0;
+    if (!parse_go_int64(field.key, &key)) return 0;
+    int64_t value = 0;  // null stores the zero value
+    if (!field.value.is_null() && field.value.get_int64().get(value) != simdjson::SUCCESS) {
+      return 0;
+    }
+    if (key == n) found = value;
+  }
+  return found ? static_cast<float>(*found) : 0;
+}
+
+MetaxGpuBackend::MetaxGpuBackend(MetaxConfig config)
+    : StandardBackend(gpu_identity(config)), config_(std::move(config)) {}
+
+// GenerateResourceRequests (B.10.a §3): the count, limits else requests, as a whole card.
+ContainerDeviceRequest MetaxGpuBackend::request_for(const model::Container& c) const {
+  const model::Quantity* q = find_resource(c, config_.resource_count_name);
+  if (!q) return {};
+  const std::optional<int64_t> n = q->as_int64();
+  if (!n) return {};
+  // Go's int32(n) keeps the low 32 bits; a result <= 0 is "no request" for the scheduler.
+  const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*n)));
+  if (nums <= 0) return {};
+  return ContainerDeviceRequest{nums, std::string(kGpuVendor), 0, 100, 100};
+}
+
+NodeDevices MetaxGpuBackend::node_devices(const model::Node& node) const {
+  NodeDevices out;
+  const int64_t count = capacity_count(node, config_.resource_count_name);
+  if (count <= 0) {
+    // HAMi errors on 0 (absent or not an integer) and finds no devices below it.
+    out.message = "device not found " + config_.resource_count_name;
+    return out;
+  }
+  if (count > kMaxCapacityDevices) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = config_.resource_count_name + ": capacity " + std::to_string(count) +
+                  " exceeds " + std::to_string(kMaxCapacityDevices) + " devices";
+    return out;
+  }
+  std::string custom_info;
+  const std::string* losses = model::find_annotation(node.metadata, kLossAnnotation);
+  const std::string* scores = model::find_annotation(node.metadata, kScoreAnnotation);
+  if (losses || scores) {
+    model::JsonWriter w;
+    w.begin_object();
+    if (losses) w.key(kLossKey).string(*losses);
+    if (scores) w.key(kScoreKey).string(*scores);
+    w.end_object();
+    custom_info = w.take();
+  }
+  out.devices.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    DeviceInfo d;
+    d.id = node.metadata.name + "-metax-" + std::to_string(i);
+    d.index = static_cast<uint64_t>(i);
+    d.count = 1;
+    d.devmem = 65536;
+    d.devcore = 100;
+    d.type = std::string(kGpuVendor);
+    d.health = true;
+    d.device_vendor = std::string(kGpuVendor);
+    d.custom_info = custom_info;
+    out.devices.push_back(std::move(d));
+  }
+  out.state = NodeDevices::State::kOk;
+  return out;
+}
+
+// Step 13 of the standard Fit: every device earlier containers of this pod got (same phase:
+// init containers are fitted among themselves, app containers among themselves) must be this
+// one, so a pod's whole-GPU containers share a single card.
+bool MetaxGpuBackend::custom_rule_allows(const DeviceUsage& device, const FitContext& ctx) const {
+  if (!ctx.allocated) return true;
+  auto it = ctx.allocated->find(device.type);
+  if (it == ctx.allocated->end()) return true;
+  const size_t first =
+      ctx.container_index < ctx.init_container_count ? 0 : ctx.init_container_count;
+  for (size_t j = first; j < ctx.container_index && j < it->second.size(); ++j) {
+    for (const ContainerDevice& cd : it->second[j]) {
+      if (cd.uuid != device.id) return false;
+    }
+  }
+  return true;
+}
+
+// ScoreNode (B.10.a §6): 2000 minus the plugin's loss (binpack) or topology score (spread)
+// for the number of GPUs the pod takes; 0 when the node has no such annotation.
+float MetaxGpuBackend::score_node(std::span<const DeviceUsage> previous,
+                                  const PodSingleDevice& chosen,
+                                  std::string_view node_policy) const {
+  std::string_view key;
+  if (node_policy == "binpack") {
+    key = kLossKey;
+  } else if (node_policy == "spread") {
+    key = kScoreKey;
+  } else {
+    return 0;
+  }
+  int64_t n = 0;
+  for (const ContainerDevices& c : chosen) n += static_cast<int64_t>(c.size());
+  for (const DeviceUsage& d : previous) {
+    if (d.vendor != kGpuVendor || !d.custom_info) continue;
+    simdjson::dom::parser parser;
+    simdjson::dom::object obj;
+    if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return 0;
+    std::string_view annotation;
+    if (obj[key].get(annotation) != simdjson::SUCCESS) return 0;  // no such annotation
+    return 2000.0f - topology_value(annotation, n);
+  }
+  return 0;
+}
+
+}  // namespace hamisim::device::metax
