@@ -251,7 +251,8 @@ int run_fit(const FitOptions& options) {
       fit::add_pod_usage(usage, *allocation);
     }
   }
-  const fit::NodeFit result = fit::fit_pod(*prepared, usage, inv.inventory, registry);
+  const fit::NodeFit result = fit::fit_pod(*prepared, usage, inv.inventory, registry, nullptr,
+                                           fit::AllocationSite{node->metadata.name, std::nullopt});
   return options.output == "json" ? print_json(*pod, *node, *prepared, inv, &usage, &result)
                                   : print_table(*pod, *node, *prepared, inv, &usage, &result);
 }

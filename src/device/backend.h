@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -79,11 +80,24 @@ struct DeviceVerdict {
   std::string detail;
 };
 
+// What HAMi's PatchAnnotations sees besides the device lists: the pod, the chosen node and its
+// registered devices, and the scheduling time. Simulation passes no time: keys that carry the
+// time are then left out, so that answers do not change from one call to the next.
+struct AnnotationContext {
+  const model::Pod* pod = nullptr;
+  std::string_view node;
+  std::span<const DeviceInfo> node_devices;
+  std::optional<int64_t> unix_nanos;
+};
+
 struct FitOutcome {
   bool fits = false;
   ContainerDevices devices;  // chosen devices (or the partial selection on failure)
   std::map<std::string, int, std::less<>> reasons;  // reason name -> count
   std::vector<DeviceVerdict> verdicts;              // one per rejected device visit
+  // The "m" of HAMi's "n/m Reason" when it is not the number of candidate devices (Ascend
+  // 910C prints the requested count after a failed module pairing).
+  std::optional<size_t> reason_cards;
 };
 
 // How the scheduler decides that a vendor's devices on a node are alive
@@ -128,9 +142,15 @@ class DeviceBackend {
   // `chosen`). Errors name the device.
   virtual Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const = 0;
 
-  // Annotations the live path writes on the pod for this vendor's allocation.
-  virtual void allocation_annotations(const PodSingleDevice& devices,
-                                      std::map<std::string, std::string>& annotations) const = 0;
+  // Annotations the live path writes on the pod for this vendor's allocation (HAMi
+  // PatchAnnotations).
+  virtual void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                                   std::map<std::string, std::string>& annotations) const = 0;
+  // The same without pod, node or time (what does not depend on them).
+  void allocation_annotations(const PodSingleDevice& devices,
+                              std::map<std::string, std::string>& annotations) const {
+    annotate_allocation(devices, AnnotationContext{}, annotations);
+  }
 
   // --- Registration (live path) ---
   virtual HealthCheck health_check() const { return HealthCheck::kHandshake; }
@@ -141,6 +161,8 @@ class DeviceBackend {
   virtual std::string_view cleanup_annotation() const { return {}; }
   // Whether /bind takes hami.io/mutex.lock for a pod whose regular containers use this vendor.
   virtual bool locks_node() const { return true; }
+  // Whether Fit reads the pods already on a device (DeviceUsage::pods).
+  virtual bool reads_device_pods() const { return false; }
 
   // HAMi ScoreNode: added to the node score when the pod was given devices of this vendor.
   // `previous` is the node's usage before the pod, `chosen` the pod's positional list.

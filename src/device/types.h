@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,7 +77,7 @@ struct MigAllocation {
 
 // One device given to one container.
 struct ContainerDevice {
-  int32_t idx = 0;   // NVML index; not encoded in the pod annotation
+  int32_t idx = 0;  // NVML index; not encoded in the pod annotation
   std::string uuid;
   std::string type;  // vendor key ("NVIDIA"), not the model
   int32_t usedmem = 0;
@@ -114,6 +115,15 @@ struct MigInUse {
   bool runtime_ready = false;
 };
 
+// A pod already on a device, for backends whose Fit looks at the device's other tenants
+// (HAMi DeviceUsage.PodInfos; MetaX sGPU reads their app class and QoS). Filled only for pods
+// charged to a backend that asks for it (DeviceBackend::reads_device_pods), so the common
+// path pays nothing.
+struct DevicePod {
+  std::shared_ptr<const std::map<std::string, std::string, std::less<>>> annotations;
+  int64_t usedcores = 0;  // the pod's cores on this device
+};
+
 // The scheduler's per-device state while deciding (HAMi DeviceUsage).
 struct DeviceUsage {
   std::string id;
@@ -136,6 +146,7 @@ struct DeviceUsage {
   const std::map<std::string, int32_t, std::less<>>* pair_scores = nullptr;
   // The registered device's custominfo JSON (see DeviceInfo); not owned, may be null.
   const std::string* custom_info = nullptr;
+  std::vector<DevicePod> pods;  // see DevicePod
 };
 
 }  // namespace hamisim::device

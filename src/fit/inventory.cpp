@@ -150,6 +150,9 @@ Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
     if (drop_init) {
       for (size_t i = 0; i < init_count && i < list.size(); ++i) list[i].clear();
     }
+    if (backend->reads_device_pods() && !out.annotations) {
+      out.annotations = std::make_shared<const model::StringMap>(pod.metadata.annotations);
+    }
     devices.emplace(std::string(backend->vendor()), std::move(list));
   }
   out.charges = device::collapse_init_container_usage(devices, init_count);
@@ -184,6 +187,7 @@ void add_pod_usage(NodeUsage& usage, const PodAllocation& allocation) {
       dev->used += std::max<int64_t>(c.slots, 1);
       dev->usedmem += c.usedmem;
       dev->usedcores += c.usedcores;
+      if (allocation.annotations) dev->pods.push_back({allocation.annotations, c.usedcores});
       auto pending = mig_by_gpu.find(c.uuid);
       const bool has_allocation = pending != mig_by_gpu.end() && !pending->second.empty();
       if (dev->mode == "mig") {

@@ -74,6 +74,8 @@ NodeUsage fresh_usage(const NodeInventory& inventory);
 struct PodAllocation {
   std::map<std::string, std::vector<device::DeviceCharge>, std::less<>> charges;  // per vendor
   std::vector<device::MigAllocation> mig;
+  // The pod's annotations, kept when a backend charged here reads the pods on its devices.
+  std::shared_ptr<const model::StringMap> annotations;
   bool empty() const { return charges.empty() && mig.empty(); }
 };
 

@@ -54,7 +54,8 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, NodeUs
     device::FitOutcome outcome = backend->fit(candidates, request, ctx);
     if (!outcome.fits) {
       verdicts = std::move(outcome.verdicts);
-      return device::format_reasons(outcome.reasons, candidates.size());
+      return device::format_reasons(outcome.reasons,
+                                    outcome.reason_cards.value_or(candidates.size()));
     }
 
     for (device::ContainerDevice& chosen : outcome.devices) {
@@ -158,7 +159,8 @@ FitClass classify_failure(std::string_view reason) {
 }
 
 NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
-                const device::DeviceRegistry& registry, const device::QuotaView* quota) {
+                const device::DeviceRegistry& registry, const device::QuotaView* quota,
+                const AllocationSite& site) {
   NodeFit out;
   const size_t total = pod.requests.size();
   device::PodDevices allocated;
@@ -197,9 +199,10 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   out.devices = std::move(allocated);
   out.fits = true;
   out.fit_class = FitClass::kFits;
+  const device::AnnotationContext context{pod.pod, site.node, inventory.devices, site.unix_nanos};
   for (const auto& [vendor, list] : out.devices) {
     if (const device::DeviceBackend* backend = registry.find(vendor)) {
-      backend->allocation_annotations(list, out.annotations);
+      backend->annotate_allocation(list, context, out.annotations);
       out.node_score += backend->score_node(base.devices, list, pod.node_policy);
     }
   }

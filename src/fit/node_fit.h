@@ -72,9 +72,17 @@ struct NodeFit {
   std::vector<device::DeviceVerdict> verdicts;
 };
 
+// Where and when an allocation is made, for the vendor annotations that name them. The live
+// path knows both; simulation knows the node but gives no time, so its answers stay stable.
+struct AllocationSite {
+  std::string_view node;
+  std::optional<int64_t> unix_nanos;
+};
+
 // Fits every container of the pod on a node whose current usage is `base` (HAMi scoreNode).
 NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
-                const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr);
+                const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr,
+                const AllocationSite& site = {});
 
 // Classifies a HAMi failure string: capacity when any device was rejected for lack of memory,
 // cores, slots or count; otherwise a constraint mismatch.

@@ -380,6 +380,10 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     fit::NodeFit fit;
   };
   std::vector<Candidate> fits;
+  // The scheduling time some vendors write into their annotations (HAMi time.Now()).
+  const int64_t now_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.wall_now().time_since_epoch())
+          .count();
   for (const std::string& name : node_names) {
     auto it = table->find(name);
     if (it == table->end()) {
@@ -393,7 +397,8 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       cached.usage = fit::fresh_usage(inventory);
       cached.version = pods_.add_node_usage(name, cached.usage);
     }
-    fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota);
+    fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
+                                  fit::AllocationSite{name, now_nanos});
     if (f.fits) {
       fits.push_back({&name, std::move(f)});
     } else {

@@ -210,7 +210,8 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
       if (auto it = placed.find(node.metadata.name); it != placed.end()) {
         for (const auto& allocation : it->second) fit::add_pod_usage(usage, allocation);
       }
-      fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry_);
+      fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry_, nullptr,
+                                    fit::AllocationSite{node.metadata.name, std::nullopt});
       a.fit_class = f.fit_class;
       if (f.fits) {
         a.annotations = std::move(f.annotations);

@@ -126,6 +126,19 @@ profiles:
   EXPECT_EQ(vendors, (std::set<std::string>{"DCU", "NVIDIA"}));
 }
 
+TEST_F(ProfileTest, CapacityDescribesVendorsHamiDiscoversFromCapacity) {
+  DeviceProfiles p = load(R"(apiVersion: hamisim.io/v1
+kind: DeviceProfiles
+profiles:
+  - name: mlu
+    capacity: {cambricon.com/mlu.smlu.vcore: "400", cambricon.com/mlu.smlu.vmemory: "384"}
+)");
+  ASSERT_EQ(p.profiles.size(), 1u);
+  // One MLU per 100 vcore.
+  ASSERT_EQ(p.profiles[0].inventory.devices.size(), 4u);
+  EXPECT_EQ(p.profiles[0].inventory.devices[0].device_vendor, "MLU");
+}
+
 struct BadProfile {
   const char* name;
   std::string body;  // one profile entry (indented under profiles:)

@@ -699,8 +699,8 @@ class OtherVendor final : public device::DeviceBackend {
   Status add_usage(device::DeviceUsage&, device::ContainerDevice&) const override {
     return ok_status();
   }
-  void allocation_annotations(const device::PodSingleDevice&,
-                              std::map<std::string, std::string>&) const override {}
+  void annotate_allocation(const device::PodSingleDevice&, const device::AnnotationContext&,
+                           std::map<std::string, std::string>&) const override {}
 
  private:
   device::ResourceNames names_{"acme.com/gpu", "", "", "", 1};

@@ -48,10 +48,6 @@ BackendIdentity ascend_identity(const VnpuConfig& c) {
   return id;
 }
 
-int64_t wall_clock() {
-  return static_cast<int64_t>(std::time(nullptr));
-}
-
 bool mutex_policy(std::string_view policy) {
   for (const std::string& t : split_comma_list(policy)) {
     if (t == "mutex") return true;
@@ -151,11 +147,10 @@ TrimmedMemory trim_memory(const VnpuConfig& config, int64_t m) {
 
 // --- Backend -----------------------------------------------------------------------------------
 
-AscendBackend::AscendBackend(VnpuConfig config, bool hami_vnpu_core, Clock clock)
+AscendBackend::AscendBackend(VnpuConfig config, bool hami_vnpu_core)
     : StandardBackend(ascend_identity(config)),
       config_(std::move(config)),
       hami_vnpu_core_(hami_vnpu_core),
-      clock_(clock ? clock : &wall_clock),
       register_annotation_("hami.io/node-register-" + config_.common_word),
       runtime_annotation_("huawei.com/" + config_.common_word) {
   // HAMi sorts the templates at init (sort.Slice, unstable); equal sizes keep their order here.
@@ -224,7 +219,9 @@ std::unique_ptr<PreparedPod> AscendBackend::prepare(const model::Pod& pod) const
 FitOutcome AscendBackend::fit(std::span<DeviceUsage* const> devices,
                               const ContainerDeviceRequest& request,
                               const FitContext& context) const {
-  return fit_detailed(devices, request, context).outcome;
+  DetailedFit d = fit_detailed(devices, request, context);
+  if (d.reason_cards != devices.size()) d.outcome.reason_cards = d.reason_cards;
+  return std::move(d.outcome);
 }
 
 AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* const> devices,
@@ -424,17 +421,17 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
   return result;
 }
 
-void AscendBackend::allocation_annotations(const PodSingleDevice& devices,
-                                           std::map<std::string, std::string>& annotations) const {
-  write_allocation_annotations(nullptr, devices, annotations);
-}
-
-void AscendBackend::write_allocation_annotations(
-    const model::Pod* pod, const PodSingleDevice& devices,
-    std::map<std::string, std::string>& annotations) const {
+void AscendBackend::annotate_allocation(const PodSingleDevice& devices,
+                                        const AnnotationContext& context,
+                                        std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
-  StandardBackend::allocation_annotations(devices, annotations);
-  annotations[std::string(kPredicateTimeAnnotation)] = std::to_string(clock_());
+  StandardBackend::annotate_allocation(devices, context, annotations);
+  // HAMi writes time.Now().Unix(); without a scheduling time (simulation) the key is left out.
+  if (context.unix_nanos) {
+    annotations[std::string(kPredicateTimeAnnotation)] =
+        std::to_string(*context.unix_nanos / 1'000'000'000);
+  }
+  const model::Pod* pod = context.pod;
 
   bool hami_core = false;
   if (pod) {

@@ -73,10 +73,8 @@ struct AscendPreparedPod : StandardPreparedPod {
 
 class AscendBackend final : public StandardBackend {
  public:
-  // Unix seconds for predicate-time; null = the wall clock.
-  using Clock = int64_t (*)();
   // `hami_vnpu_core` is the section's global soft-split default (vnpus.hamiVnpuCore).
-  AscendBackend(VnpuConfig config, bool hami_vnpu_core, Clock clock = nullptr);
+  AscendBackend(VnpuConfig config, bool hami_vnpu_core);
 
   const VnpuConfig& config() const { return config_; }
   bool hami_vnpu_core() const { return hami_vnpu_core_; }
@@ -100,15 +98,11 @@ class AscendBackend final : public StandardBackend {
   DetailedFit fit_detailed(std::span<DeviceUsage* const> devices,
                            const ContainerDeviceRequest& request, const FitContext& context) const;
 
-  // The pod-independent interface cannot tell a soft-split pod: it writes the hard-split form
-  // (see write_allocation_annotations).
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
-  // PatchAnnotations: both device-string keys, predicate-time and huawei.com/<cw> (one JSON
-  // object per device: UUID, the template name unless the pod is hami-core, memory, cores;
-  // empty fields omitted). `pod` null = not hami-core.
-  void write_allocation_annotations(const model::Pod* pod, const PodSingleDevice& devices,
-                                    std::map<std::string, std::string>& annotations) const;
+  // PatchAnnotations: both device-string keys, predicate-time (Unix seconds, with a scheduling
+  // time) and huawei.com/<cw> (one JSON object per device: UUID, the template name unless the
+  // pod is hami-core, memory, cores; empty fields omitted). No pod = not hami-core.
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   // Ascend 910 chips only: 10 × Σ over containers of (largest share of the container's NPUs
   // on one NetworkID); 0 when a chosen NPU has no NetworkID.
@@ -118,7 +112,6 @@ class AscendBackend final : public StandardBackend {
  private:
   VnpuConfig config_;
   bool hami_vnpu_core_ = false;
-  Clock clock_ = nullptr;
   std::string register_annotation_;
   std::string runtime_annotation_;  // huawei.com/<cw>
 };

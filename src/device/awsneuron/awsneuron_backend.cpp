@@ -300,14 +300,9 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
   return out;
 }
 
-void AwsNeuronBackend::allocation_annotations(
-    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
-  write_annotations(devices, AnnotationContext{}, annotations);
-}
-
-void AwsNeuronBackend::write_annotations(const PodSingleDevice& devices,
-                                         const AnnotationContext& ctx,
-                                         std::map<std::string, std::string>& annotations) const {
+void AwsNeuronBackend::annotate_allocation(const PodSingleDevice& devices,
+                                           const AnnotationContext& ctx,
+                                           std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kAllocatedAnnotation)] = encode_pod_devices(devices);
   // HAMi skips containers it cannot find in the pod.

@@ -47,17 +47,6 @@ struct AwsNeuronConfig {
   std::string resource_core_name = "aws.amazon.com/neuroncore";
 };
 
-// What HAMi's PatchAnnotations sees besides the device lists: the pod (which containers
-// asked for whole devices), the node (its name and cores per device) and the clock. The
-// framework's allocation_annotations() does not pass these yet, so it writes only the
-// allocated key; write_annotations() with a full context writes every key.
-struct AnnotationContext {
-  const model::Pod* pod = nullptr;
-  std::string_view node;  // hami.io/vgpu-node, when the map does not hold it yet
-  std::span<const DeviceInfo> node_devices;
-  std::optional<int64_t> unix_nanos;  // time.Now().UnixNano()
-};
-
 // Per container index (init first): the container asked for whole devices.
 struct AwsPreparedPod : StandardPreparedPod {
   std::vector<bool> whole_device;
@@ -76,11 +65,10 @@ class AwsNeuronBackend final : public StandardBackend {
   std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const override;
   FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
                  const FitContext& context) const override;
-  // write_annotations() without context.
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
-  void write_annotations(const PodSingleDevice& devices, const AnnotationContext& context,
-                         std::map<std::string, std::string>& annotations) const;
+  // Reads the pod (which containers asked for whole devices), the node (its name and cores
+  // per device) and the time; keys that need what the context lacks are left out.
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   // graphSelect: the positions (into `devices`) of `count` idle healthy devices forming a
   // window of the node type's topology; empty when there is none.

@@ -109,8 +109,9 @@ NodeDevices CambriconBackend::node_devices(const model::Node& node) const {
   return out;
 }
 
-void CambriconBackend::allocation_annotations(
-    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+void CambriconBackend::annotate_allocation(const PodSingleDevice& devices,
+                                           const AnnotationContext& context,
+                                           std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kAssignedAnnotation)] = "false";
   for (const ContainerDevices& container : devices) {
@@ -121,7 +122,7 @@ void CambriconBackend::allocation_annotations(
                                                    std::to_string(d.usedmem / kMemoryUnitMiB);
     break;
   }
-  StandardBackend::allocation_annotations(devices, annotations);
+  StandardBackend::annotate_allocation(devices, context, annotations);
 }
 
 std::vector<std::string> CambriconBackend::managed_resources() const {

@@ -52,8 +52,8 @@ class CambriconBackend final : public StandardBackend {
   // non-zero integer.
   NodeDevices node_devices(const model::Node& node) const override;
   // The DSMLU annotations, then both device-string keys.
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
   // Only the count resource, as HAMi's chart lists for the extender: the device plugin
   // advertises vmemory and vcore as node resources that kube-scheduler checks itself.
   std::vector<std::string> managed_resources() const override;

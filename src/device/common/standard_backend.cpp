@@ -258,8 +258,9 @@ Status StandardBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) c
   return ok_status();
 }
 
-void StandardBackend::allocation_annotations(
-    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+void StandardBackend::annotate_allocation(const PodSingleDevice& devices,
+                                          const AnnotationContext& context,
+                                          std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   const std::string encoded = encode_pod_devices(devices);
   if (!identity_.to_allocate_annotation.empty())

@@ -48,13 +48,9 @@ class StandardBackend : public DeviceBackend {
   std::string_view to_allocate_annotation() const override {
     return identity_.to_allocate_annotation;
   }
-  std::string_view allocated_annotation() const override {
-    return identity_.allocated_annotation;
-  }
+  std::string_view allocated_annotation() const override { return identity_.allocated_annotation; }
   HealthCheck health_check() const override { return identity_.health; }
-  std::string_view handshake_annotation() const override {
-    return identity_.handshake_annotation;
-  }
+  std::string_view handshake_annotation() const override { return identity_.handshake_annotation; }
   std::string_view cleanup_annotation() const override { return identity_.cleanup_annotation; }
   bool locks_node() const override { return identity_.locks_node; }
 
@@ -69,8 +65,8 @@ class StandardBackend : public DeviceBackend {
   // Used += 1, Usedcores += cores, Usedmem += memory.
   Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const override;
   // Both annotation keys with the positional device string (EncodePodSingleDevice).
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   const BackendIdentity& identity() const { return identity_; }
 

@@ -670,13 +670,8 @@ Status DrsBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) const 
   return ok_status();
 }
 
-void DrsBackend::allocation_annotations(const PodSingleDevice& devices,
-                                        std::map<std::string, std::string>& annotations) const {
-  write_annotations(devices, AnnotationContext{}, annotations);
-}
-
-void DrsBackend::write_annotations(const PodSingleDevice& devices, const AnnotationContext& ctx,
-                                   std::map<std::string, std::string>& annotations) const {
+void DrsBackend::annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& ctx,
+                                     std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kDrsAllocatedAnnotation)] = encode_pod_devices(devices);
   annotations[std::string(kAssignedAnnotation)] = "false";

@@ -61,16 +61,6 @@ struct EnflameConfig {
   std::string resource_name_vgcu_percentage;
 };
 
-// What HAMi's PatchAnnotations sees besides the device lists: the pod (container names), the
-// node's devices (a card's index, minor and profile IDs) and the clock. The framework's
-// allocation_annotations() does not pass these yet, so it writes only the keys that do not
-// need them; write_annotations() with a full context writes every key.
-struct AnnotationContext {
-  const model::Pod* pod = nullptr;
-  std::span<const DeviceInfo> node_devices;
-  std::optional<int64_t> unix_nanos;  // time.Now().UnixNano()
-};
-
 // `GCU`: capacity enflame.com/gcu cards, one container per card.
 class GcuBackend final : public StandardBackend {
  public:
@@ -120,11 +110,10 @@ class DrsBackend final : public StandardBackend {
   // Used grows by the profile's slices (at least 1, clamped to int32); cores and memory by
   // the profile's. The rebuild from pod annotations adds 1 per container instead (quirk).
   Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const override;
-  // write_annotations() without context.
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
-  void write_annotations(const PodSingleDevice& devices, const AnnotationContext& context,
-                         std::map<std::string, std::string>& annotations) const;
+  // Reads the pod (container names), the node's devices (a card's index, minor and profile
+  // IDs) and the time; keys that need what the context lacks are left out.
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   // The candidates of collectDRSProfiles over `devices`, sorted by size, then memory (then
   // name: Go's order among equal ones is unspecified).

@@ -169,8 +169,9 @@ Status KunlunBackend::add_usage(DeviceUsage& usage, ContainerDevice&) const {
   return ok_status();
 }
 
-void KunlunBackend::allocation_annotations(const PodSingleDevice& devices,
-                                           std::map<std::string, std::string>& annotations) const {
+void KunlunBackend::annotate_allocation(const PodSingleDevice& devices,
+                                        const AnnotationContext& context,
+                                        std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kAllocatedAnnotation)] = encode_pod_devices(devices);
   // Every container with cards overwrites the index list: the last one wins.

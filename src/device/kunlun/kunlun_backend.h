@@ -64,8 +64,8 @@ class KunlunBackend final : public TopologyBackend {
   // memory and cores.
   Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const override;
   // hami.io/kunlun-allocated and BAIDU_COM_DEVICE_IDX (last container with cards).
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
   // HAMi calcscore over the node's busy card indexes before and after; 0 when the node has
   // any device whose type does not contain "kunlun".
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,

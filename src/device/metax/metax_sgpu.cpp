@@ -254,11 +254,22 @@ SgpuFacts read_facts(const DeviceUsage& d, dom::parser& parser) {
   return out;
 }
 
-// HAMi reads the classes and QoS of the pods running on a device from DeviceUsage.PodInfos,
-// which hamisim's DeviceUsage does not carry: every device is seen without pods (the app
-// class check then treats a used device as unclassed, the QoS check uses the reported QoS).
-std::span<const PodOnDevice> pods_on(const DeviceUsage&) {
-  return {};
+// The classes and QoS of the pods running on a device (HAMi DeviceUsage.PodInfos).
+std::vector<PodOnDevice> pods_on(const DeviceUsage& d) {
+  std::vector<PodOnDevice> out;
+  out.reserve(d.pods.size());
+  for (const DevicePod& p : d.pods) {
+    PodOnDevice pod;
+    pod.usedcores = p.usedcores;
+    if (p.annotations) {
+      if (auto it = p.annotations->find(kAppClassAnnotation); it != p.annotations->end())
+        pod.app_class = it->second;
+      if (auto it = p.annotations->find(kQosPolicyAnnotation); it != p.annotations->end())
+        pod.qos_policy = it->second;
+    }
+    out.push_back(std::move(pod));
+  }
+  return out;
 }
 
 bool mutex_policy(std::string_view policy) {
@@ -571,7 +582,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kCardUnhealthy, no_detail);
       continue;
     }
-    const std::span<const PodOnDevice> pods = pods_on(d);
+    const std::vector<PodOnDevice> pods = pods_on(d);
     if (!app_class_allows(pod.app_class, d.used, pods)) {
       fail(kCardAppClassMismatch,
            [&] { return "class \"" + pod.app_class + "\" cannot share with the device's pods"; });
@@ -579,10 +590,12 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
     }
     SgpuFacts facts = read_facts(d, parser);
     if (!online) {
-      // AddResourceUsage rewrites only a string QosPolicy.
-      const std::optional<std::string> written =
-          facts.qos_policy ? written_by_this_pod(d, ctx, pod.qos_policy) : std::nullopt;
-      const std::string qos = device_qos(facts.qos_policy.value_or(""), pods, written);
+      // AddResourceUsage rewrites only a string QosPolicy: a device that reports none keeps
+      // none, whatever its pods and this pod's earlier containers asked for.
+      const std::string qos =
+          facts.qos_policy
+              ? device_qos(*facts.qos_policy, pods, written_by_this_pod(d, ctx, pod.qos_policy))
+              : std::string();
       if (!qos_allows(pod.qos_policy, request.coresreq, d.used, qos)) {
         fail(kCardQosPolicyMismatch, [&] {
           return "device runs \"" + qos + "\", the pod asks for \"" + pod.qos_policy + "\"";
@@ -674,10 +687,11 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
   return out;
 }
 
-void MetaxSgpuBackend::allocation_annotations(
-    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+void MetaxSgpuBackend::annotate_allocation(const PodSingleDevice& devices,
+                                           const AnnotationContext& context,
+                                           std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
-  StandardBackend::allocation_annotations(devices, annotations);
+  StandardBackend::annotate_allocation(devices, context, annotations);
   // PodMetaxSDevice: one array per container (positional), compute/vRam omitted when 0.
   model::JsonWriter w;
   w.begin_array();
@@ -693,15 +707,16 @@ void MetaxSgpuBackend::allocation_annotations(
   }
   w.end_array();
   annotations[std::string(kSgpuAllocatedAnnotation)] = w.take();
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  annotations[std::string(kPredicateTimeAnnotation)] =
-      std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  // Without a scheduling time (simulation) the key is left out.
+  if (context.unix_nanos) {
+    annotations[std::string(kPredicateTimeAnnotation)] = std::to_string(*context.unix_nanos);
+  }
 }
 
 // ScoreNode (B.10.b §6). HAMi scores online pods by the classed pods already on their devices
-// (not visible here, see pods_on: the online score is then 0) and whole-device pods by MetaLink
-// topology when enabled; the pod's own metax-tech.com/sgpu-topology-aware annotation, which
-// overrides the `sgpuTopologyAware` setting in HAMi, is not visible to score_node() either.
+// (score_node() does not see the pod's class: the online score is 0 here) and whole-device pods
+// by MetaLink topology when enabled; the pod's own metax-tech.com/sgpu-topology-aware annotation,
+// which overrides the `sgpuTopologyAware` setting in HAMi, is not visible to score_node() either.
 float MetaxSgpuBackend::score_node(std::span<const DeviceUsage> previous,
                                    const PodSingleDevice& chosen,
                                    std::string_view node_policy) const {

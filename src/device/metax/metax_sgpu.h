@@ -44,11 +44,13 @@ class MetaxSgpuBackend final : public StandardBackend {
   // metax-tech.com/node-gpu-devices; custom_info = {"LinkZone":n,"Model":"..","QosPolicy":".."}.
   NodeDevices node_devices(const model::Node& node) const override;
   std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const override;
+  // App classes and QoS come from the pods already on each device.
+  bool reads_device_pods() const override { return true; }
   FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
                  const FitContext& context) const override;
   // Both hami.io keys plus metax-tech.com/gpu-devices-allocated and predicate-time.
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
   // HAMi's ScoreNode result times 10000, or times -10000 under node policy spread: HAMi
   // applies that factor outside ScoreNode, the engine adds score_node() as it is.
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,

@@ -130,13 +130,21 @@ bool MthreadsBackend::custom_rule_allows(const DeviceUsage& device, const FitCon
   return true;
 }
 
-void MthreadsBackend::allocation_annotations(
-    const PodSingleDevice& devices, std::map<std::string, std::string>& annotations) const {
+void MthreadsBackend::annotate_allocation(const PodSingleDevice& devices,
+                                          const AnnotationContext& context,
+                                          std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kAllocatedAnnotation)] = encode_pod_devices(devices);
   // Every container with devices overwrites the index list: the last one wins.
+  // Each container with devices writes its keys again; the last one wins.
   for (const ContainerDevices& container : devices) {
-    if (!container.empty()) annotations[std::string(kGpuIndexAnnotation)] = join_indexes(container);
+    if (container.empty()) continue;
+    annotations[std::string(kGpuIndexAnnotation)] = join_indexes(container);
+    annotations[std::string(kPredicateNodeAnnotation)] = std::string(context.node);
+    // Without a scheduling time (simulation) the key is left out.
+    if (context.unix_nanos) {
+      annotations[std::string(kPredicateTimeAnnotation)] = std::to_string(*context.unix_nanos);
+    }
   }
 }
 

@@ -25,6 +25,8 @@ inline constexpr std::string_view kNouseUuidAnnotation = "mthreads.ai/nouse-gpuu
 inline constexpr std::string_view kGpuIndexAnnotation = "mthreads.com/gpu-index";
 // Written by the webhook when a container asks for more than one whole GPU.
 inline constexpr std::string_view kRequestGpuNumAnnotation = "mthreads.com/request-gpu-num";
+inline constexpr std::string_view kPredicateNodeAnnotation = "mthreads.com/predicate-node";
+inline constexpr std::string_view kPredicateTimeAnnotation = "mthreads.com/predicate-time";
 
 // One GPU has 16 core groups; the sgpu-core capacity and requests count groups.
 inline constexpr int64_t kCoresPerGpu = 16;
@@ -57,8 +59,8 @@ class MthreadsBackend final : public StandardBackend {
   // resource>") unless the core capacity is a non-zero integer.
   NodeDevices node_devices(const model::Node& node) const override;
   // The allocated key and mthreads.com/gpu-index (the to-allocate key is never written).
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   const MthreadsConfig& config() const { return config_; }
 

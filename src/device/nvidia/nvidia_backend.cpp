@@ -466,8 +466,9 @@ Status NvidiaBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) con
   return ok_status();
 }
 
-void NvidiaBackend::allocation_annotations(const PodSingleDevice& devices,
-                                           std::map<std::string, std::string>& annotations) const {
+void NvidiaBackend::annotate_allocation(const PodSingleDevice& devices,
+                                        const AnnotationContext& context,
+                                        std::map<std::string, std::string>& annotations) const {
   const std::string encoded = encode_pod_devices(devices);
   annotations[std::string(kNvidiaToAllocateAnnotation)] = encoded;
   annotations[std::string(kNvidiaAllocatedAnnotation)] = encoded;

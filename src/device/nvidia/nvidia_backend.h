@@ -55,8 +55,8 @@ class NvidiaBackend final : public DeviceBackend {
   FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
                  const FitContext& context) const override;
   Status add_usage(DeviceUsage& usage, ContainerDevice& chosen) const override;
-  void allocation_annotations(const PodSingleDevice& devices,
-                              std::map<std::string, std::string>& annotations) const override;
+  void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
+                           std::map<std::string, std::string>& annotations) const override;
 
   std::string_view handshake_annotation() const override;
   std::string_view cleanup_annotation() const override { return handshake_annotation(); }

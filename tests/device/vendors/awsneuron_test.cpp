@@ -232,8 +232,9 @@ TEST(AwsNeuron, FitsThroughTheEngine) {
   NodeFit fit = fit_on(pod_with({{kCore, "1"}}), inf, registry);
   ASSERT_TRUE(fit.fits) << fit.reason;
   EXPECT_EQ(fit.annotations.at(kAllocated), "n-AWSNeuron-1,AWSNeuron,0,1:;");
-  // Only the allocated key until the framework passes the pod, node and clock.
-  EXPECT_EQ(fit.annotations.size(), 1u);
+  // With the pod (and no clock: simulation) the device plugin's keys but not the time.
+  EXPECT_TRUE(fit.annotations.contains("AWS_NEURON_IDS"));
+  EXPECT_FALSE(fit.annotations.contains("NEURON_ALLOC_TIME"));
   EXPECT_EQ(fit.node_score, 0);
 
   // Two single-core containers share one device: masks 1, then the other core 2.
@@ -279,8 +280,8 @@ TEST(AwsNeuron, AnnotationsWithTheFullContext) {
   };
   auto annotate = [&](const model::Pod& pod, const device::PodSingleDevice& devices) {
     std::map<std::string, std::string> a;
-    b.write_annotations(
-        devices, device::awsneuron::AnnotationContext{&pod, "node1", infos, 1234567890123}, a);
+    b.annotate_allocation(devices, device::AnnotationContext{&pod, "node1", infos, 1234567890123},
+                          a);
     return a;
   };
   // Whole devices: their indexes.
@@ -321,8 +322,8 @@ TEST(AwsNeuron, AnnotationsWithTheFullContext) {
   // The node name comes from hami.io/vgpu-node when the map already has it.
   std::map<std::string, std::string> with_node = {{"hami.io/vgpu-node", "from-map"}};
   const model::Pod one = pod_with({{kNeuron, "1"}});
-  b.write_annotations({{dev(0, 3)}}, device::awsneuron::AnnotationContext{&one, "ctx", infos, {}},
-                      with_node);
+  b.annotate_allocation({{dev(0, 3)}}, device::AnnotationContext{&one, "ctx", infos, {}},
+                        with_node);
   EXPECT_EQ(with_node.at("aws.amazon.com/predicate-node"), "from-map");
   EXPECT_FALSE(with_node.contains("NEURON_ALLOC_TIME"));
 }

@@ -422,16 +422,16 @@ TEST(EnflameDrs, DirectFitReasons) {
   EXPECT_THAT(direct_fit(b, usage, three).reason, HasSubstr("CardNotHealth"));
 }
 
-TEST(EnflameDrs, FitsThroughTheEngineAndWritesContextFreeKeys) {
+TEST(EnflameDrs, FitsThroughTheEngineAndWritesItsKeys) {
   const auto registry = chart_registry();
   NodeFit fit = fit_on(pod_with({{kDrs, "3"}}), drs_node(), registry);
   ASSERT_TRUE(fit.fits) << fit.reason;
   EXPECT_EQ(fit.annotations.at(kDrsAllocated), "drs-node-enflame-drs-0,Enflame,20480,50:;");
   EXPECT_EQ(fit.annotations.at("enflame.com/gcu-assigned"), "false");
   EXPECT_EQ(fit.annotations.at("enflame.com/gcu-request-size"), "3");
-  // Keys needing the pod, the node's cards or the clock wait for the framework to pass them.
-  EXPECT_FALSE(fit.annotations.contains("assigned-containers"));
-  EXPECT_FALSE(fit.annotations.contains("enflame.com/gcu-assigned-index"));
+  // The engine gives the pod and the node's cards; only the clock is the live path's.
+  EXPECT_TRUE(fit.annotations.contains("assigned-containers"));
+  EXPECT_TRUE(fit.annotations.contains("enflame.com/gcu-assigned-index"));
   EXPECT_FALSE(fit.annotations.contains("enflame.com/gcu-assigned-time"));
 
   // Two running 3g.20gb partitions use all 40 GiB.
@@ -507,9 +507,10 @@ TEST(EnflameDrs, AnnotationsWithTheFullContext) {
   };
   // The reference's example: one container.
   const model::Pod one = PodBuilder().app(container("pod-gcu-example1", {{kDrs, "3"}})).build();
-  device::enflame::AnnotationContext ctx{&one, infos, 1700000000123456789};
+  device::AnnotationContext ctx{
+      .pod = &one, .node_devices = infos, .unix_nanos = 1700000000123456789};
   std::map<std::string, std::string> a;
-  b.write_annotations({{chosen("drs-node-enflame-drs-0", 20480, 50, "3g.20gb")}}, ctx, a);
+  b.annotate_allocation({{chosen("drs-node-enflame-drs-0", 20480, 50, "3g.20gb")}}, ctx, a);
   EXPECT_EQ(a.at(kDrsAllocated), "drs-node-enflame-drs-0,Enflame,20480,50:;");
   EXPECT_EQ(a.at("enflame.com/gcu-assigned"), "false");
   EXPECT_EQ(a.at("enflame.com/gcu-assigned-time"), "1700000000123456789");
@@ -531,10 +532,10 @@ TEST(EnflameDrs, AnnotationsWithTheFullContext) {
                              .build();
   ctx.pod = &pod;
   a.clear();
-  b.write_annotations({{chosen("drs-node-enflame-drs-1", 6144, 17, "1g.6gb")},
-                       {},
-                       {chosen("drs-node-enflame-drs-0", 40960, 100, "6g.40gb")}},
-                      ctx, a);
+  b.annotate_allocation({{chosen("drs-node-enflame-drs-1", 6144, 17, "1g.6gb")},
+                         {},
+                         {chosen("drs-node-enflame-drs-0", 40960, 100, "6g.40gb")}},
+                        ctx, a);
   EXPECT_EQ(a.at(kDrsAllocated),
             "drs-node-enflame-drs-1,Enflame,6144,17:;;drs-node-enflame-drs-0,Enflame,40960,100:;");
   EXPECT_EQ(a.at("enflame.com/gcu-assigned-index"), "1");
@@ -546,7 +547,7 @@ TEST(EnflameDrs, AnnotationsWithTheFullContext) {
 
   // Nothing for the vendor: nothing written.
   a.clear();
-  b.write_annotations({}, ctx, a);
+  b.annotate_allocation({}, ctx, a);
   EXPECT_TRUE(a.empty());
 }
 

@@ -14,8 +14,9 @@ using device::hygon::HygonBackend;
 
 constexpr const char* kRegister = "hami.io/node-dcu-register";
 
-model::Node dcu_node(std::string reg = "dcu-0,10,65520,100,DCU-K100_AI,0,true,0,hami-core:"
-                                       "dcu-1,10,65520,100,DCU-K100_AI,0,true,1,hami-core:") {
+model::Node dcu_node(std::string reg =
+                         "dcu-0,10,65520,100,DCU-K100_AI,0,true,0,hami-core:"
+                         "dcu-1,10,65520,100,DCU-K100_AI,0,true,1,hami-core:") {
   return vendor_node("dcu-node", {{kRegister, std::move(reg)}});
 }
 
@@ -30,9 +31,9 @@ TEST(Hygon, RequestsFollowTheReferenceExamples) {
   r = b.request_for(container("c", {{"hygon.com/dcunum", "2"}}));
   EXPECT_EQ(r, (device::ContainerDeviceRequest{2, "DCU", 0, 100, 100}));
   // 16Gi is an integer beyond int32: no request at all.
-  EXPECT_EQ(b.request_for(container("c", {{"hygon.com/dcunum", "1"}, {"hygon.com/dcumem", "16Gi"}}))
-                .nums,
-            0);
+  EXPECT_EQ(
+      b.request_for(container("c", {{"hygon.com/dcunum", "1"}, {"hygon.com/dcumem", "16Gi"}})).nums,
+      0);
   EXPECT_EQ(b.request_for(container("c", {{"hygon.com/dcunum", "0"}})).nums, 0);
   EXPECT_EQ(b.request_for(container("c", {{"hygon.com/dcunum", "1.5"}})).nums, 0);
   // A non-integer memory is ignored rather than refusing the request.
@@ -46,10 +47,10 @@ TEST(Hygon, MemoryFactorMultipliesAndOverflowIsNoRequest) {
   HygonBackend b({"hygon.com/dcunum", "hygon.com/dcumem", "hygon.com/dcucores", 4});
   auto r = b.request_for(container("c", {{"hygon.com/dcunum", "1"}, {"hygon.com/dcumem", "256"}}));
   EXPECT_EQ(r.memreq, 1024);
-  EXPECT_EQ(b.request_for(
-                 container("c", {{"hygon.com/dcunum", "1"}, {"hygon.com/dcumem", "1000000000"}}))
-                .nums,
-            0);
+  EXPECT_EQ(
+      b.request_for(container("c", {{"hygon.com/dcunum", "1"}, {"hygon.com/dcumem", "1000000000"}}))
+          .nums,
+      0);
 }
 
 TEST(Hygon, RegistrationIsTheLegacyColonFormat) {
@@ -108,10 +109,14 @@ TEST(Hygon, RunningPodsUseMemoryAndTheReasonIsHamis) {
 
 TEST(Hygon, ModelAndUuidFilters) {
   const auto registry = chart_registry();
-  const model::Node node = dcu_node("a,10,1024,100,DCU-K100,0,true,0,x:b,10,1024,100,DCU-Z100,0,"
-                                    "true,1,x:");
+  const model::Node node = dcu_node(
+      "a,10,1024,100,DCU-K100,0,true,0,x:b,10,1024,100,DCU-Z100,0,"
+      "true,1,x:");
   auto with = [](std::string key, std::string value) {
-    return PodBuilder().app(container("c", {{"hygon.com/dcunum", "1"}})).annotate(key, value).build();
+    return PodBuilder()
+        .app(container("c", {{"hygon.com/dcunum", "1"}}))
+        .annotate(key, value)
+        .build();
   };
   NodeFit fit = fit_on(with("hygon.com/use-dcutype", "k100"), node, registry);
   ASSERT_TRUE(fit.fits) << fit.reason;

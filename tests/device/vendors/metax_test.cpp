@@ -284,8 +284,12 @@ model::Pod sgpu_pod(Resources limits, std::map<std::string, std::string> annotat
   return b.build();
 }
 
-model::Pod sgpu_running(std::string devices) {
-  return running_pod("r", "sgpu-node", {{kSgpuAllocated, std::move(devices)}});
+// A running sGPU pod; `qos` is its metax-tech.com/sgpu-qos-policy (the webhook gives every
+// sGPU pod one), empty for none.
+model::Pod sgpu_running(std::string devices, std::string qos = "") {
+  std::map<std::string, std::string> a{{std::string(kSgpuAllocated), std::move(devices)}};
+  if (!qos.empty()) a[std::string(kQos)] = std::move(qos);
+  return running_pod("r", "sgpu-node", std::move(a));
 }
 
 TEST(MetaxSgpu, RequestsFollowTheReferenceExamples) {
@@ -429,8 +433,9 @@ TEST(MetaxSgpu, TypeIsCheckedBeforeHealth) {
 TEST(MetaxSgpu, SharedDevicesMustRunThePodsQosPolicy) {
   const auto registry = chart_registry();
   const model::Node node = sgpu_node({{"GPU-1", 16, 100, 32768, true, "fixed-share"}});
-  // A running pod without cores: the device is shared, its compute free.
-  const std::vector<model::Pod> running = {sgpu_running("GPU-1,Metax-SGPU,1024,0:;")};
+  // A running fixed-share pod without cores: the device is shared, its compute free.
+  const std::vector<model::Pod> running = {
+      sgpu_running("GPU-1,Metax-SGPU,1024,0:;", "fixed-share")};
   auto fit = [&](std::map<std::string, std::string> annotations, const char* cores = "50") {
     return fit_on(sgpu_pod({{kSgpu, "1"}, {kVcore, cores}, {kVmem, "1"}}, std::move(annotations)),
                   node, registry, running);
@@ -440,18 +445,22 @@ TEST(MetaxSgpu, SharedDevicesMustRunThePodsQosPolicy) {
   EXPECT_TRUE(fit({{kQos, "fixed-share"}}).fits);
   // A whole-device request skips the QoS check and then finds the device shared.
   EXPECT_EQ(fit({{kQos, "best-effort"}}, "100").reason, "1/1 ExclusiveDeviceAllocateConflict");
-  // An idle device switches to any QoS; a device without one takes any.
+  // An idle device switches to any QoS.
   const model::Pod best_effort =
       sgpu_pod({{kSgpu, "1"}, {kVcore, "50"}, {kVmem, "1"}}, {{kQos, "best-effort"}});
   EXPECT_TRUE(fit_on(best_effort, node, registry).fits);
-  EXPECT_TRUE(fit_on(best_effort, sgpu_node({{"GPU-1"}}), registry, running).fits);
+  // A device reporting an empty QoS runs what its pods asked for (HAMi's cache after it placed
+  // them; deviation 25): here fixed-share.
+  EXPECT_EQ(fit_on(best_effort, sgpu_node({{"GPU-1"}}), registry, running).reason,
+            "1/1 CardQosPolicyMismatch");
 }
 
 TEST(MetaxSgpu, EarlierAppContainersRewriteTheDeviceQos) {
   const auto registry = chart_registry();
   // totalCompute 200: a 100-core container does not take the device exclusively.
   const model::Node node = sgpu_node({{"GPU-1", 16, 200, 32768, true, "fixed-share"}});
-  const std::vector<model::Pod> running = {sgpu_running("GPU-1,Metax-SGPU,1024,30:;")};
+  const std::vector<model::Pod> running = {
+      sgpu_running("GPU-1,Metax-SGPU,1024,30:;", "fixed-share")};
   // The 100-core container skips the QoS check and leaves the device with no QoS, which
   // lets the second app container (checked) in...
   model::Pod pod = PodBuilder()
@@ -625,9 +634,12 @@ TEST(MetaxSgpu, AnnotationsIncludeTheMetaxJson) {
             "GPU-a0,Metax-SGPU,10,50:GPU-a1,Metax-SGPU,1024,30:;GPU-a3,Metax-SGPU,10240,20:;");
   EXPECT_EQ(annotations.at("hami.io/metax-sgpu-devices-to-allocate"),
             annotations.at(kSgpuAllocated));
-  const std::string& t = annotations.at("metax-tech.com/predicate-time");
-  EXPECT_GT(t.size(), 18u);  // Unix nanoseconds
-  EXPECT_EQ(t.find_first_not_of("0123456789"), std::string::npos);
+  // predicate-time is the scheduling time in Unix nanoseconds, given by the live path only.
+  EXPECT_FALSE(annotations.contains("metax-tech.com/predicate-time"));
+  annotations.clear();
+  b.annotate_allocation({{chosen("GPU-a0", 50, 10)}}, {.unix_nanos = 1700000000123456789},
+                        annotations);
+  EXPECT_EQ(annotations.at("metax-tech.com/predicate-time"), "1700000000123456789");
 
   annotations.clear();
   b.allocation_annotations({{}, {chosen("GPU-1", 0, 0)}}, annotations);

@@ -177,6 +177,18 @@ TEST(Mthreads, AnnotationsArePositionalAndTheLastContainerNamesTheIndex) {
   annotations.clear();
   b.allocation_annotations({}, annotations);
   EXPECT_TRUE(annotations.empty());
+
+  // The node and the scheduling time (Unix nanoseconds) with a context; the node alone (empty
+  // as in HAMi's test) without one.
+  annotations.clear();
+  b.annotate_allocation({{test1}}, {.node = "node-a", .unix_nanos = 1700000000123456789},
+                        annotations);
+  EXPECT_EQ(annotations.at("mthreads.com/predicate-node"), "node-a");
+  EXPECT_EQ(annotations.at("mthreads.com/predicate-time"), "1700000000123456789");
+  annotations.clear();
+  b.allocation_annotations({{test1}}, annotations);
+  EXPECT_EQ(annotations.at("mthreads.com/predicate-node"), "");
+  EXPECT_FALSE(annotations.contains("mthreads.com/predicate-time"));
 }
 
 TEST(Mthreads, CustomRuleKeepsAPodOnOneGpu) {
