@@ -84,7 +84,16 @@ Result<std::vector<VendorBackend>> build_vendors(const YAML::Node* root) {
   std::vector<VendorBackend> out;
   for (const VendorSection& v : kVendorSections) {
     device::ConfigSection section;
-    if (root) section = device::ConfigSection((*root)[v.name], v.name);
+    if (root) {
+      const YAML::Node node = (*root)[v.name];
+      // HAMi's `iluvatars:` is a list; every other section is a mapping.
+      const bool list = std::string_view(v.name) == "iluvatars";
+      if (node && !node.IsNull() && (list ? !node.IsSequence() : !node.IsMap())) {
+        return make_error(std::string(v.name) + ": expected " + (list ? "a list" : "a mapping") +
+                          " at line " + std::to_string(node.Mark().line + 1));
+      }
+      section = device::ConfigSection(node, v.name);
+    }
     auto backends = v.factory(section, root == nullptr);
     if (!backends) return backends.error();
     for (auto& b : *backends) out.push_back(VendorBackend{std::move(b), v.gate});

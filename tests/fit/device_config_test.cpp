@@ -119,6 +119,15 @@ TEST(DeviceConfig, EveryHamiSectionIsKnown) {
       << ::testing::PrintToString(config->ignored_sections);
 }
 
+TEST(DeviceConfig, AVendorSectionOfTheWrongShapeIsAnError) {
+  auto scalar = parse_device_config("nvidia: {}\nvnpus: 5\n");
+  ASSERT_FALSE(scalar);
+  EXPECT_THAT(scalar.error().message, HasSubstr("vnpus: expected a mapping at line 2"));
+  auto mapping = parse_device_config("iluvatars: {commonWord: MR-V100}\n");
+  ASSERT_FALSE(mapping);
+  EXPECT_THAT(mapping.error().message, HasSubstr("iluvatars: expected a list at line 1"));
+}
+
 TEST(DeviceConfig, GatedFamiliesNeedTheirFlag) {
   DeviceConfig config;
   EXPECT_EQ(build_registry(config).find("MR-V100"), nullptr);
