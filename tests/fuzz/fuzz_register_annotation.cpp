@@ -29,7 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string json = encode_register_json(devices.value());
     auto again = decode_register_json(json);
     check(again.ok(), "register: re-encoded value does not decode");
-    check(again.value() == devices.value(), "register: value changed");
+    // custominfo is kept as received for the backends that read it, never re-encoded.
+    auto expected = devices.value();
+    for (auto& d : expected) d.custom_info.clear();
+    check(again.value() == expected, "register: value changed");
     check(encode_register_json(again.value()) == json, "register: encoding not stable");
   }
 
