@@ -193,11 +193,14 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   pass.join();  // it finishes in the other replica's term
 
   handshake_answered();
+  // The new term's first pass must still be in its PATCH when readiness is read below: 10 s
+  // leaves room for a slow (sanitized, loaded) machine to notice the leadership first.
+  cluster.server->set_delay(10s);
   move_lease("sched-0_z");
   ASSERT_TRUE(eventually_for(20s, [&] {
     return replica.scheduler->readiness().detail.find("not the leader") == std::string::npos;
   }));
-  // Leading again; its first pass is still in its 2 s PATCH.
+  // Leading again; its first pass is still in its 10 s PATCH.
   const LiveReadiness r = replica.scheduler->readiness();
   EXPECT_FALSE(r.ready) << r.detail;
   EXPECT_EQ(r.detail, "no registration pass has finished since this replica became leader");
