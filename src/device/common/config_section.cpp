@@ -5,7 +5,9 @@
 namespace hamisim::device {
 namespace {
 
-std::string line_of(const YAML::Node& n) { return std::to_string(n.Mark().line + 1); }
+std::string line_of(const YAML::Node& n) {
+  return std::to_string(n.Mark().line + 1);
+}
 
 Error type_error(const std::string& path, std::string_view key, const char* expected,
                  const YAML::Node& value) {
@@ -48,7 +50,8 @@ Result<std::vector<ConfigSection>> mappings_of(const YAML::Node& seq, const std:
       out.emplace_back();
       continue;
     }
-    if (!item.IsMap()) return make_error(item_path + ": expected a mapping at line " + line_of(item));
+    if (!item.IsMap())
+      return make_error(item_path + ": expected a mapping at line " + line_of(item));
     out.emplace_back(item, item_path);
   }
   return out;
@@ -56,8 +59,7 @@ Result<std::vector<ConfigSection>> mappings_of(const YAML::Node& seq, const std:
 
 }  // namespace
 
-ConfigSection::ConfigSection(const YAML::Node& node, std::string path)
-    : path_(std::move(path)) {
+ConfigSection::ConfigSection(const YAML::Node& node, std::string path) : path_(std::move(path)) {
   if (node.IsDefined() && !node.IsNull()) node_ = std::make_shared<const YAML::Node>(node);
 }
 
