@@ -49,13 +49,6 @@ bool type_accepted(const AmdPreparedPod& pod, std::string_view type) {
   return type_allowed_by({}, pod.nouse_types, type);
 }
 
-bool mutex_policy(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 bool equal_ignore_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && contains_ignore_case(a, b);
 }
@@ -149,7 +142,7 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const AmdPreparedPod&>(*ctx.prepared);
   FitOutcome out;
   int32_t nums = request.nums;
-  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
     ++out.reasons[reason];
     if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});

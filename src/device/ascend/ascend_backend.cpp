@@ -48,13 +48,6 @@ BackendIdentity ascend_identity(const VnpuConfig& c) {
   return id;
 }
 
-bool mutex_policy(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 // Go's int(float64) on amd64: truncation toward zero, and the "integer indefinite"
 // 0x8000000000000000 for anything out of range.
 int64_t go_int(double d) {
@@ -270,7 +263,7 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
   const bool collect_all = need_topology || pairing;
 
   ContainerDeviceRequest k = request;
-  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   std::vector<size_t> collected_at;  // candidate position of each collected device
 
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {

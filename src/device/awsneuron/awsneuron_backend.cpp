@@ -36,13 +36,6 @@ std::optional<int64_t> valid_count(const model::Quantity& q, int64_t max) {
   return v;
 }
 
-bool has_token(std::string_view policy, std::string_view token) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == token) return true;
-  }
-  return false;
-}
-
 // countMaskAvailable: the set bits of a positive mask; 0 for zero or negative masks.
 int32_t cores_in_mask(int64_t mask) {
   const int32_t m = saturate_int32(mask);
@@ -239,7 +232,7 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
   const auto* pod = static_cast<const AwsPreparedPod*>(ctx.prepared);
   const bool whole = pod && ctx.container_index < pod->whole_device.size() &&
                      pod->whole_device[ctx.container_index];
-  const bool is_mutex = has_token(ctx.gpu_policy, "mutex");
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   // Verdict texts only when someone will read them, never on the hot path.
   auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
     ++out.reasons[reason];

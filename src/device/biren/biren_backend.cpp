@@ -20,13 +20,6 @@ BackendIdentity biren_identity(const BirenConfig& c) {
   return id;
 }
 
-bool mutex_policy(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 BirenBackend::BirenBackend(BirenConfig config)
@@ -56,7 +49,7 @@ FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
   FitOutcome out;
   int32_t nums = request.nums;
-  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
     ++out.reasons[reason];
     if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});

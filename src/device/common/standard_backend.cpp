@@ -22,13 +22,6 @@ constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
 constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
 constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
 
-bool has_token(std::string_view policy, std::string_view token) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == token) return true;
-  }
-  return false;
-}
-
 std::vector<std::string> annotation_list(const model::Pod& pod, const std::string& key) {
   if (key.empty()) return {};
   const std::string* v = model::find_annotation(pod.metadata, key);
@@ -61,6 +54,13 @@ NodeDevices decode_registration(const model::Node& node, std::string_view key,
 }
 
 }  // namespace
+
+bool policy_has_token(std::string_view policy, std::string_view token) {
+  for (const std::string& t : split_comma_list(policy)) {
+    if (t == token) return true;
+  }
+  return false;
+}
 
 const model::Quantity* find_resource(const model::Container& c, const std::string& name) {
   if (name.empty()) return nullptr;
@@ -155,7 +155,7 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
   FitOutcome out;
   ContainerDeviceRequest k = request;
-  const bool is_mutex = has_token(ctx.gpu_policy, "mutex");
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   const DeviceUsage* current = nullptr;
   // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
   auto fail = [&](const char* reason, auto&& detail) {

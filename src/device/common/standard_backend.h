@@ -97,6 +97,10 @@ class StandardBackend : public DeviceBackend {
 const model::Quantity* find_resource(const model::Container& c, const std::string& name);
 int32_t saturate_int32(int64_t v);
 
+// True when the comma list `policy` (hami.io/gpu-scheduler-policy) holds `token` ("mutex",
+// "topology-aware", ...).
+bool policy_has_token(std::string_view policy, std::string_view token);
+
 // device.CheckUUID / device.CheckType over prepared lists.
 bool uuid_allowed(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
                   std::string_view uuid);

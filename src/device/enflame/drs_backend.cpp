@@ -106,13 +106,6 @@ std::string_view trim_suffix(std::string_view s, std::string_view suffix) {
   return s;
 }
 
-bool has_token(std::string_view policy, std::string_view token) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == token) return true;
-  }
-  return false;
-}
-
 // --- The capacity annotation, decoded as Go's json.Unmarshal into HAMi's structs -----------
 //
 // simdjson checks the whole text first as Go does; its stricter edges (invalid UTF-8 inside
@@ -597,7 +590,7 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
   const auto profile_core = static_cast<int32_t>(profile->core_percent);
 
   const StandardPreparedPod* pod = static_cast<const StandardPreparedPod*>(ctx.prepared);
-  const bool is_mutex = has_token(ctx.gpu_policy, "mutex");
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   int32_t nums = request.nums;
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];

@@ -32,13 +32,6 @@ BackendIdentity xpu_identity(const KunlunConfig& c) {
   return id;
 }
 
-bool is_mutex(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 // HAMi FitVXPU: room for the slice, and the card holds nothing or only slices of this size
 // (integer average, so a card is shared by one slice size only). Under `mutex` the card must
 // be idle.
@@ -94,7 +87,7 @@ NodeDevices XpuBackend::node_devices(const model::Node& node) const {
 FitOutcome XpuBackend::fit(std::span<DeviceUsage* const> devices,
                            const ContainerDeviceRequest& request, const FitContext& ctx) const {
   const auto& pod = static_cast<const KunlunPreparedPod&>(*ctx.prepared);
-  const bool mutex = is_mutex(ctx.gpu_policy);
+  const bool mutex = policy_has_token(ctx.gpu_policy, "mutex");
   FitOutcome out;
   std::set<std::string, std::less<>> uuid_failures;
   std::vector<bool> fits(devices.size());

@@ -272,13 +272,6 @@ std::vector<PodOnDevice> pods_on(const DeviceUsage& d) {
   return out;
 }
 
-bool mutex_policy(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 std::pair<int64_t, int64_t> class_counts(std::span<const PodOnDevice> pods) {
   int64_t online = 0, offline = 0;
   for (const PodOnDevice& p : pods) {
@@ -555,7 +548,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
                                  const FitContext& ctx) const {
   const auto& pod = static_cast<const SgpuPreparedPod&>(*ctx.prepared);
   const bool online = pod.app_class == kOnline;
-  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   dom::parser parser;
   FitOutcome out;
   const DeviceUsage* current = nullptr;

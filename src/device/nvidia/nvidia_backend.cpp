@@ -150,13 +150,6 @@ std::vector<size_t> best_connected_set(const std::vector<DeviceUsage*>& candidat
   return chosen;
 }
 
-bool policy_has_token(std::string_view policy, std::string_view token) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == token) return true;
-  }
-  return false;
-}
-
 // The MIG custom rule (reference §3.7 "Fit check"): replay this container's instances already
 // selected on the same GPU, then the new request must still find a free placement.
 bool mig_fits(const DeviceUsage& d, const ContainerDevices& selected, int64_t memreq) {

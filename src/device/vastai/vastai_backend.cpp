@@ -27,13 +27,6 @@ BackendIdentity vastai_identity(const VastaiConfig& c) {
   return id;
 }
 
-bool mutex_policy(std::string_view policy) {
-  for (const std::string& t : split_comma_list(policy)) {
-    if (t == "mutex") return true;
-  }
-  return false;
-}
-
 // What a device's custominfo says about dies. HAMi keeps custominfo as map[string]any and
 // reads both keys with string type assertions: a key of another type counts as absent.
 struct DieFacts {
@@ -128,7 +121,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
                               const ContainerDeviceRequest& request, const FitContext& ctx) const {
   const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
   FitOutcome out;
-  const bool is_mutex = mutex_policy(ctx.gpu_policy);
+  const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   simdjson::dom::parser parser;
 
   // Die mode is decided by the first device of the list (the least preferred one).
