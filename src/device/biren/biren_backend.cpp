@@ -29,19 +29,11 @@ BirenBackend::BirenBackend(BirenConfig config)
 // int32(n) and no range check, so a count beyond int32 wraps; what is not positive after
 // that is no request (the registry drops nums <= 0).
 ContainerDeviceRequest BirenBackend::request_for(const model::Container& c) const {
-  const model::Quantity* q = find_resource(c, config_.resource_count_name);
-  if (!q) return {};
-  const std::optional<int64_t> count = q->as_int64();
-  if (!count) return {};
-  const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*count)));
-  if (nums <= 0) return {};
-  return ContainerDeviceRequest{nums, std::string(kVendor), 0, 100, 0};
+  return slot_request(c, config_.resource_count_name, kVendor);
 }
 
 NodeDevices BirenBackend::node_devices(const model::Node& node) const {
-  NodeDevices out = registration_from_json(node, kRegisterAnnotation, kVendor);
-  for (DeviceInfo& d : out.devices) d.devcore = 100;
-  return out;
+  return registration_with_whole_cores(node, kRegisterAnnotation, kVendor);
 }
 
 FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,

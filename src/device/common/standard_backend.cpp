@@ -120,6 +120,24 @@ NodeDevices registration_from_colon(const model::Node& node, std::string_view ke
                              [](const std::string& v) { return decode_legacy_devices(v); });
 }
 
+ContainerDeviceRequest slot_request(const model::Container& c, const std::string& count_name,
+                                    std::string_view vendor) {
+  const model::Quantity* q = find_resource(c, count_name);
+  if (!q) return {};
+  const std::optional<int64_t> count = q->as_int64();
+  if (!count) return {};
+  const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*count)));
+  if (nums <= 0) return {};
+  return ContainerDeviceRequest{nums, std::string(vendor), 0, 100, 0};
+}
+
+NodeDevices registration_with_whole_cores(const model::Node& node, std::string_view key,
+                                          std::string_view vendor) {
+  NodeDevices out = registration_from_json(node, key, vendor);
+  for (DeviceInfo& d : out.devices) d.devcore = 100;
+  return out;
+}
+
 int64_t capacity_count(const model::Node& node, const std::string& name) {
   if (name.empty()) return 0;
   auto it = node.status.capacity.find(name);

@@ -120,6 +120,15 @@ NodeDevices registration_from_json(const model::Node& node, std::string_view key
 NodeDevices registration_from_colon(const model::Node& node, std::string_view key,
                                     std::string_view vendor);
 
+// Biren and Vastai share devices by slots only: the count (limits, else requests) converted
+// with Go's int32(n) and no range check, so a count beyond int32 wraps; not positive = no
+// request. Memory percentage 100, no memory or cores.
+ContainerDeviceRequest slot_request(const model::Container& c, const std::string& count_name,
+                                    std::string_view vendor);
+// registration_from_json with every device's cores forced to 100 (Biren, Vastai).
+NodeDevices registration_with_whole_cores(const model::Node& node, std::string_view key,
+                                          std::string_view vendor);
+
 // node.status.capacity[name] as an integer (0 when absent or not an integer).
 int64_t capacity_count(const model::Node& node, const std::string& name);
 

@@ -102,19 +102,11 @@ VastaiBackend::VastaiBackend(VastaiConfig config)
 // int32(n) and no range check as HAMi does (a count beyond int32 wraps); not positive = no
 // request.
 ContainerDeviceRequest VastaiBackend::request_for(const model::Container& c) const {
-  const model::Quantity* q = find_resource(c, config_.resource_count_name);
-  if (!q) return {};
-  const std::optional<int64_t> count = q->as_int64();
-  if (!count) return {};
-  const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*count)));
-  if (nums <= 0) return {};
-  return ContainerDeviceRequest{nums, std::string(kVendor), 0, 100, 0};
+  return slot_request(c, config_.resource_count_name, kVendor);
 }
 
 NodeDevices VastaiBackend::node_devices(const model::Node& node) const {
-  NodeDevices out = registration_from_json(node, kRegisterAnnotation, kVendor);
-  for (DeviceInfo& d : out.devices) d.devcore = 100;
-  return out;
+  return registration_with_whole_cores(node, kRegisterAnnotation, kVendor);
 }
 
 FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
