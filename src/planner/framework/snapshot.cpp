@@ -1,6 +1,7 @@
 #include "planner/framework/snapshot.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include <fmt/format.h>
@@ -120,7 +121,9 @@ bool AffinityTerm::matches(const model::Pod& pod, const model::StringMap* namesp
 }
 
 std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
+  static std::atomic<uint64_t> next_serial{1};
   std::shared_ptr<PodInfo> info(new PodInfo());
+  info->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   info->key_ = pod.metadata.namespace_ + "/" + pod.metadata.name;
   info->requests_ = pod_resource(pod);
   info->host_ports_ = pod_host_ports(pod);
@@ -184,7 +187,10 @@ void ClusterSnapshot::account_pod(NodeInfo& node, const PodInfo& pod, int sign) 
   const auto& aff = pod.pod().spec.affinity;
   auto bump = [sign](size_t& counter) { sign > 0 ? ++counter : --counter; };
   if (aff && (aff->pod_affinity || aff->pod_anti_affinity)) bump(node.pods_with_affinity_);
-  if (!pod.required_anti_affinity_terms().empty()) bump(node.pods_with_required_anti_affinity_);
+  if (!pod.required_anti_affinity_terms().empty()) {
+    bump(node.pods_with_required_anti_affinity_);
+    bump(pods_with_required_anti_affinity_);
+  }
 }
 
 Status ClusterSnapshot::add_node(model::Node node) {
@@ -206,6 +212,7 @@ Status ClusterSnapshot::remove_node(std::string_view name) {
   if (it == index_.end()) return make_error(fmt::format("node \"{}\" not found", name));
   size_t slot = it->second;
   slots_[slot]->removed_ = true;
+  pods_with_required_anti_affinity_ -= slots_[slot]->pods_with_required_anti_affinity_;
   ++tombstones_;
   index_.erase(it);
   record(NodeRemoved{slot});
@@ -282,12 +289,14 @@ void ClusterSnapshot::undo(Change& change) {
       [this](auto& c) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, NodeAdded>) {
-          // Changes are undone newest first, so the node added here is the last slot.
+          // Changes are undone newest first, so the node added here is the last slot (and
+          // the pods added to it since are gone already).
           index_.erase(slots_.back()->name());
           slots_.pop_back();
         } else if constexpr (std::is_same_v<T, NodeRemoved>) {
           NodeInfo& node = *slots_[c.slot];
           node.removed_ = false;
+          pods_with_required_anti_affinity_ += node.pods_with_required_anti_affinity_;
           --tombstones_;
           index_.emplace(node.name(), c.slot);
         } else if constexpr (std::is_same_v<T, PodAdded>) {

@@ -79,6 +79,9 @@ class PodInfo {
   const std::string& namespace_() const { return pod_.metadata.namespace_; }
   // "<namespace>/<name>": a pod's identity within a node.
   const std::string& key() const { return key_; }
+  // Unique among every PodInfo of the process, never reused: caches key on it, since a freed
+  // PodInfo's address can come back as another pod's.
+  uint64_t serial() const { return serial_; }
   // The effective request, as a node's bookkeeping counts it.
   const Resource& requests() const { return requests_; }
   const std::vector<model::ContainerPort>& host_ports() const { return host_ports_; }
@@ -92,6 +95,7 @@ class PodInfo {
  private:
   PodInfo() = default;
   model::Pod pod_;
+  uint64_t serial_ = 0;
   std::string key_;
   Resource requests_;
   std::vector<model::ContainerPort> host_ports_;
@@ -153,6 +157,9 @@ class ClusterSnapshot {
   // Live nodes in insertion order.
   std::vector<const NodeInfo*> nodes() const;
   size_t node_count() const { return index_.size(); }
+  // Pods with required anti-affinity terms on live nodes: InterPodAffinity's PreFilter has
+  // nothing to do without them (and without terms of the incoming pod).
+  size_t pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
 
   // Namespace labels, for namespaceSelector in pod (anti-)affinity terms. The model has no
   // Namespace objects; callers that know them register them here. A namespace never
@@ -191,10 +198,12 @@ class ClusterSnapshot {
   };
   using Change = std::variant<NodeAdded, NodeRemoved, PodAdded, PodRemoved, NamespaceSet>;
 
+  size_t pods_with_required_anti_affinity_ = 0;
+
   NodeInfo* live_node(std::string_view name);
   void record(Change change);
   void undo(Change& change);
-  static void account_pod(NodeInfo& node, const PodInfo& pod, int sign);
+  void account_pod(NodeInfo& node, const PodInfo& pod, int sign);
   void maybe_compact();
 
   std::vector<std::unique_ptr<NodeInfo>> slots_;      // insertion order, tombstones included

@@ -368,18 +368,6 @@ Result<NodeGroups> parse_document(const YAML::Node& root, std::string_view sourc
   return out;
 }
 
-// CA's pod_util.IsDaemonSetPod: the controller (metav1.GetControllerOf: the first owner marked
-// as controller) is a DaemonSet, or the pod carries CA's DaemonSet-pod annotation.
-bool is_daemonset_pod(const model::Pod& pod) {
-  for (const auto& ref : pod.metadata.owner_references) {
-    if (!ref.controller) continue;
-    if (ref.kind == "DaemonSet") return true;
-    break;
-  }
-  const std::string* v = model::find_annotation(pod.metadata, kDaemonSetPodAnnotation);
-  return v && *v == "true";
-}
-
 bool is_mirror_pod(const model::Pod& pod) {
   return model::find_annotation(pod.metadata, kMirrorPodAnnotation) != nullptr;
 }
@@ -399,6 +387,18 @@ void stamp(model::Node& node, const NodeGroupSpec& group, const std::string& nam
 }
 
 }  // namespace
+
+// CA's pod_util.IsDaemonSetPod: the controller (metav1.GetControllerOf: the first owner marked
+// as controller) is a DaemonSet, or the pod carries CA's DaemonSet-pod annotation.
+bool is_daemonset_pod(const model::Pod& pod) {
+  for (const auto& ref : pod.metadata.owner_references) {
+    if (!ref.controller) continue;
+    if (ref.kind == "DaemonSet") return true;
+    break;
+  }
+  const std::string* v = model::find_annotation(pod.metadata, kDaemonSetPodAnnotation);
+  return v && *v == "true";
+}
 
 const NodeGroupSpec* NodeGroups::find(std::string_view name) const {
   for (const auto& g : groups) {

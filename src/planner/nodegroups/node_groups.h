@@ -67,6 +67,11 @@ bool is_member(const NodeGroupSpec& group, const model::Node& node);
 // minute old; snapshots carry no transition time we read, so that rule is not applied.)
 bool is_good_template_candidate(const model::Node& node);
 
+// CA's pod_util.IsDaemonSetPod: the controller owner (the first owner reference marked
+// controller) has kind DaemonSet, or the pod carries cluster-autoscaler.kubernetes.io/
+// daemonset-pod=true.
+bool is_daemonset_pod(const model::Pod& pod);
+
 // CA's taints.SanitizeTaints: drops ToBeDeletedByClusterAutoscaler,
 // DeletionCandidateOfClusterAutoscaler, the node-condition taints (node.kubernetes.io/...:
 // not-ready, unreachable, unschedulable, memory-pressure, disk-pressure, pid-pressure,

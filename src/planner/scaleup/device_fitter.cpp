@@ -14,34 +14,57 @@ framework::PodInfoPtr with_allocations(const PodInfo& pod, const Annotations& an
   return PodInfo::make(std::move(copy));
 }
 
-FitResult DeviceAwareFitter::decide(const PodInfo& pod,
-                                    const std::vector<const NodeInfo*>& candidates) {
-  auto verdicts = devices_.filter(pod, candidates);
-  if (!verdicts) {
-    // CA turns an extender failure into "does not fit" (FailingPredicateError), not an
-    // internal error: the estimator stops adding pods and the group rejects the pod.
-    return FitResult::rejected(FilterStatus::make(
-        FilterCode::kUnschedulable, devices_.plugin_name(), verdicts.error().message));
+namespace {
+
+FitResult fits_with(const PodInfo& pod, const NodeInfo& node, Annotations& allocations) {
+  FitResult r = FitResult::fit(node.name());
+  if (!allocations.empty()) {
+    r.placed_as = with_allocations(pod, allocations);
+    r.allocations = std::move(allocations);
   }
-  for (auto& w : verdicts->warnings) warnings_.push_back(std::move(w));
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!verdicts->survived(i)) continue;
-    FitResult r = FitResult::fit(candidates[i]->name());
-    if (!verdicts->allocations[i].empty()) {
-      r.placed_as = with_allocations(pod, verdicts->allocations[i]);
-      r.allocations = std::move(verdicts->allocations[i]);
-    }
-    return r;
-  }
-  FilterStatus st{FilterCode::kUnschedulable, std::string(devices_.plugin_name()), {}};
+  return r;
+}
+
+FitResult rejected_by_devices(std::string_view plugin,
+                              const std::vector<const NodeInfo*>& candidates,
+                              std::vector<std::string>& rejections) {
+  FilterStatus st{FilterCode::kUnschedulable, std::string(plugin), {}};
   if (candidates.size() == 1) {
-    st.reasons.push_back(verdicts->rejections[0]);
+    st.reasons.push_back(std::move(rejections[0]));
   } else {
     for (size_t i = 0; i < candidates.size(); ++i) {
-      st.reasons.push_back(candidates[i]->name() + ": " + verdicts->rejections[i]);
+      st.reasons.push_back(candidates[i]->name() + ": " + rejections[i]);
     }
   }
   return FitResult::rejected(std::move(st));
+}
+
+}  // namespace
+
+Result<DeviceVerdicts> DeviceAwareFitter::filter(const PodInfo& pod,
+                                                 std::span<const NodeInfo* const> candidates) {
+  auto verdicts = devices_.filter(pod, candidates);
+  if (verdicts) {
+    for (auto& w : verdicts->warnings) warnings_.push_back(std::move(w));
+  }
+  return verdicts;
+}
+
+FitResult DeviceAwareFitter::failed(const Error& error) const {
+  // CA turns an extender failure into "does not fit" (FailingPredicateError), not an
+  // internal error: the estimator stops adding pods and the group rejects the pod.
+  return FitResult::rejected(
+      FilterStatus::make(FilterCode::kUnschedulable, devices_.plugin_name(), error.message));
+}
+
+FitResult DeviceAwareFitter::decide(const PodInfo& pod,
+                                    const std::vector<const NodeInfo*>& candidates) {
+  auto verdicts = filter(pod, candidates);
+  if (!verdicts) return failed(verdicts.error());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (verdicts->survived(i)) return fits_with(pod, *candidates[i], verdicts->allocations[i]);
+  }
+  return rejected_by_devices(devices_.plugin_name(), candidates, verdicts->rejections);
 }
 
 FitResult DeviceAwareFitter::fit_any(const PodInfo& pod, const framework::ClusterSnapshot& s,
@@ -64,11 +87,15 @@ FitResult DeviceAwareFitter::fit_any(const PodInfo& pod, const framework::Cluste
     next_start_ = (start + found.order_index) % n + 1;
     return FitResult::fit(found.node->name());
   }
-  // Every acceptable node is evaluated (CA does no early exit when extenders run).
+  // Every acceptable node is a candidate (CA does no early exit when extenders run). A stage
+  // that judges each node alone is asked node by node and the walk stops at the first
+  // survivor: the decision is the same, and no rejection is reported when a node is found.
   framework::PodFilterState state = pipeline_.pre_filter(pod, s);
   if (!state.ok()) return FitResult::rejected(state.pre_filter_status());
+  const bool node_by_node = devices_.judges_each_node_alone();
   std::vector<const NodeInfo*> candidates;
-  std::vector<size_t> positions;  // snapshot index of each candidate
+  std::vector<size_t> positions;        // snapshot index of each candidate
+  std::vector<std::string> rejections;  // node by node: each candidate's rejection
   FilterStatus last_rejection =
       FilterStatus::make(FilterCode::kUnschedulable, "", "no acceptable node");
   for (size_t i = 0; i < n; ++i) {
@@ -83,9 +110,18 @@ FitResult DeviceAwareFitter::fit_any(const PodInfo& pod, const framework::Cluste
     }
     candidates.push_back(&node);
     positions.push_back(index);
+    if (!node_by_node) continue;
+    auto verdict = filter(pod, std::span(&candidates.back(), 1));
+    if (!verdict) return failed(verdict.error());
+    if (verdict->survived(0)) {
+      next_start_ = index + 1;
+      return fits_with(pod, node, verdict->allocations[0]);
+    }
+    rejections.push_back(std::move(verdict->rejections[0]));
   }
   // No node passed the framework filters: the device stage is not consulted.
   if (candidates.empty()) return FitResult::rejected(std::move(last_rejection));
+  if (node_by_node) return rejected_by_devices(devices_.plugin_name(), candidates, rejections);
   FitResult r = decide(pod, candidates);
   if (r.fits()) {
     for (size_t i = 0; i < candidates.size(); ++i) {

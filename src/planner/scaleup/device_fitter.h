@@ -33,6 +33,11 @@ class DeviceAwareFitter final : public estimator::PodFitter {
   // Runs the device stage over `candidates` (walk order) and picks the first survivor.
   estimator::FitResult decide(const framework::PodInfo& pod,
                               const std::vector<const framework::NodeInfo*>& candidates);
+  // The device stage's verdicts, its warnings kept.
+  Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
+                                std::span<const framework::NodeInfo* const> candidates);
+  // The stage failed as a whole (e.g. a non-ignorable extender).
+  estimator::FitResult failed(const Error& error) const;
 
   const framework::FilterPipeline& pipeline_;
   DeviceStage& devices_;

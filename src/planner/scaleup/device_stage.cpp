@@ -37,27 +37,29 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
   return it->second.second;
 }
 
-const fit::NodeUsage& DeviceCache::usage(const NodeInfo& node,
-                                         const fit::NodeInventory& inventory) {
+DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
+                                           const fit::NodeInventory& inventory) {
   const std::vector<PodInfoPtr>& pods = node.pods();
-  auto it = usages_.find(node.name());
-  if (it == usages_.end()) it = usages_.emplace(node.name(), CachedUsage{}).first;
-  CachedUsage& cached = it->second;
+  auto it = states_.find(node.name());
+  if (it == states_.end()) it = states_.emplace(node.name(), CachedState{}).first;
+  CachedState& cached = it->second;
   // Reusable when the counted pods are a prefix of the node's pods (the same pods, or pods
   // added since); anything else (a pod removed, a fork reverted) starts over.
-  bool prefix = cached.pods.size() <= pods.size() && !cached.usage.devices.empty();
+  bool prefix = cached.pods.size() <= pods.size() && !cached.state.usage.devices.empty();
   for (size_t i = 0; prefix && i < cached.pods.size(); ++i)
     prefix = cached.pods[i] == pods[i].get();
   if (!prefix) {
     cached.pods.clear();
-    cached.usage = fit::fresh_usage(inventory);
+    cached.state.usage = fit::fresh_usage(inventory);
+    cached.state.rejections.clear();
   }
+  if (cached.pods.size() < pods.size()) cached.state.rejections.clear();
   for (size_t i = cached.pods.size(); i < pods.size(); ++i) {
     const fit::PodAllocation& a = allocation(pods[i]);
-    if (!a.empty()) fit::add_pod_usage(cached.usage, a);
+    if (!a.empty()) fit::add_pod_usage(cached.state.usage, a);
     cached.pods.push_back(pods[i].get());
   }
-  return cached.usage;
+  return cached.state;
 }
 
 namespace {
@@ -81,20 +83,39 @@ std::string undescribed_reason(const fit::InventoryResult& inv) {
 
 // ---- InProcessDeviceStage ----
 
-const fit::PreparedPod& InProcessDeviceStage::prepared(const PodInfo& pod) {
-  if (prepared_for_ != &pod) {
-    prepared_.reset();
-    prepare_error_.clear();
-    auto p = fit::prepare_pod(pod.pod(), cache_.registry(), policy_);
-    if (p) {
-      prepared_.emplace(std::move(p).value());
-    } else {
-      prepare_error_ = p.error().message;
-    }
-    prepared_for_ = &pod;
+namespace {
+
+// What fit_pod reads of a pod, as one string: pods with equal strings get equal verdicts
+// against the same node usage. The in-process stage passes no quota, so the namespace is
+// kept only to stay safe if that changes.
+std::string fit_input_key(const model::Pod& pod) {
+  model::Pod reads;
+  reads.metadata.namespace_ = pod.metadata.namespace_;
+  reads.metadata.annotations = pod.metadata.annotations;
+  reads.spec.init_containers = pod.spec.init_containers;
+  reads.spec.containers = pod.spec.containers;
+  return model::encode_pod_json(reads);
+}
+
+}  // namespace
+
+const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodInfo& pod) {
+  if (prepared_.serial == pod.serial()) return prepared_;
+  prepared_ = Prepared{pod.serial(), std::nullopt, {}, 0};
+  auto p = fit::prepare_pod(pod.pod(), cache_.registry(), policy_);
+  if (!p) {
+    prepared_.error = p.error().message;
+    return prepared_;
   }
-  static const fit::PreparedPod kNone;
-  return prepared_ ? *prepared_ : kNone;
+  prepared_.pod.emplace(std::move(p).value());
+  auto known = fit_id_by_serial_.find(pod.serial());
+  if (known == fit_id_by_serial_.end()) {
+    auto [id, added] =
+        fit_ids_.try_emplace(fit_input_key(pod.pod()), static_cast<uint32_t>(fit_ids_.size()));
+    known = fit_id_by_serial_.emplace(pod.serial(), id->second).first;
+  }
+  prepared_.fit_id = known->second;
+  return prepared_;
 }
 
 bool InProcessDeviceStage::interested(const PodInfo& pod) const {
@@ -103,8 +124,8 @@ bool InProcessDeviceStage::interested(const PodInfo& pod) const {
 
 Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
                                                     std::span<const NodeInfo* const> candidates) {
-  const fit::PreparedPod& p = prepared(pod);
-  if (!prepared_) return make_error("pod " + pod.key() + ": " + prepare_error_);
+  const Prepared& p = prepared(pod);
+  if (!p.pod) return make_error("pod " + pod.key() + ": " + p.error);
   DeviceVerdicts out;
   out.rejections.resize(candidates.size());
   out.allocations.resize(candidates.size());
@@ -115,12 +136,19 @@ Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
       out.rejections[i] = undescribed_reason(inv);
       continue;
     }
-    const fit::NodeUsage& usage = cache_.usage(node, inv.inventory);
-    fit::NodeFit f = fit::fit_pod(p, usage, inv.inventory, cache_.registry());
+    DeviceCache::NodeState& state = cache_.state(node, inv.inventory);
+    auto known = std::find_if(state.rejections.begin(), state.rejections.end(),
+                              [&](const auto& r) { return r.first == p.fit_id; });
+    if (known != state.rejections.end()) {
+      out.rejections[i] = known->second;
+      continue;
+    }
+    fit::NodeFit f = fit::fit_pod(*p.pod, state.usage, inv.inventory, cache_.registry());
     if (f.fits) {
       out.allocations[i].insert(f.annotations.begin(), f.annotations.end());
     } else {
       out.rejections[i] = f.reason.empty() ? "rejected" : f.reason;
+      state.rejections.emplace_back(p.fit_id, out.rejections[i]);
     }
   }
   out.warnings = cache_.take_warnings();

@@ -46,6 +46,10 @@ class DeviceStage {
   // An error fails the evaluation for every candidate (a non-ignorable extender failed).
   virtual Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                         std::span<const framework::NodeInfo* const> candidates) = 0;
+  // True when a candidate's verdict depends on that candidate alone: the fitter may then ask
+  // about one candidate at a time, in walk order, and stop at the first survivor (the same
+  // decision with fewer fits). False for extenders: CA sends them every candidate in one call.
+  virtual bool judges_each_node_alone() const { return false; }
   // "in-process" or "extenders: <url>, <url>".
   virtual std::string description() const = 0;
   // The name rejections are reported under ("HAMi" or "ExtenderFilter").
@@ -63,12 +67,24 @@ class DeviceCache {
   // The pod's allocation from its annotations; an undecodable one counts as nothing (the
   // live pod manager would not have admitted it either) and is remembered as a warning.
   const fit::PodAllocation& allocation(const framework::PodInfoPtr& pod);
-  // The node's device usage with every pod on it counted. Valid until the next call for a
-  // node of the same name. Cached per node name with the pods it counts: the planner asks
-  // about the same nodes for every pending pod (filter-out-schedulable, each estimate), and
-  // rebuilding a usage costs one add_pod_usage per pod on the node; when pods were only
-  // appended since (binpacking), just those are added.
-  const fit::NodeUsage& usage(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
+  // What the device stage knows about a node with its current pods.
+  struct NodeState {
+    fit::NodeUsage usage;  // every pod on the node counted
+    // Pods this usage rejected, by the id of what the fit reads of them (see
+    // InProcessDeviceStage), with the reason: the same pod against the same usage and
+    // inventory gets the same answer, and the planner asks about full nodes again and again.
+    std::vector<std::pair<uint32_t, std::string>> rejections;
+  };
+  // Valid until the next call for a node of the same name. Cached per node name with the pods
+  // it counts: the planner asks about the same nodes for every pending pod
+  // (filter-out-schedulable, each estimate), and rebuilding a usage costs one add_pod_usage
+  // per pod on the node; when pods were only appended since (binpacking), just those are
+  // added. Any change of the pods forgets the rejections.
+  NodeState& state(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
+  const fit::NodeUsage& usage(const framework::NodeInfo& node,
+                              const fit::NodeInventory& inventory) {
+    return state(node, inventory).usage;
+  }
   const device::DeviceRegistry& registry() const { return registry_; }
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
@@ -77,13 +93,13 @@ class DeviceCache {
   const fit::InventoryProvider& inventory_;
   std::map<std::string, fit::InventoryResult, std::less<>> nodes_;
   std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, fit::PodAllocation>> pods_;
-  struct CachedUsage {
+  struct CachedState {
     // The pods counted, in the node's order. Every one is kept alive by pods_, so an address
     // always denotes the same pod within a run.
     std::vector<const framework::PodInfo*> pods;
-    fit::NodeUsage usage;
+    NodeState state;
   };
-  std::map<std::string, CachedUsage, std::less<>> usages_;
+  std::map<std::string, CachedState, std::less<>> states_;
   std::vector<std::string> warnings_;
 };
 
@@ -96,17 +112,24 @@ class InProcessDeviceStage final : public DeviceStage {
                                 std::span<const framework::NodeInfo* const> candidates) override;
   std::string description() const override { return "in-process"; }
   std::string_view plugin_name() const override { return "HAMi"; }
+  bool judges_each_node_alone() const override { return true; }
 
  private:
-  const fit::PreparedPod& prepared(const framework::PodInfo& pod);
+  // The last pod prepared (the estimator asks about one pod many times in a row).
+  struct Prepared {
+    uint64_t serial = 0;  // PodInfo::serial(); 0: none yet
+    std::optional<fit::PreparedPod> pod;
+    std::string error;
+    // Pods that read alike to the fit (namespace, annotations, containers) share an id.
+    uint32_t fit_id = 0;
+  };
+  const Prepared& prepared(const framework::PodInfo& pod);
 
   DeviceCache& cache_;
   fit::FitPolicy policy_;
-  // The last pod prepared (the estimator asks about one pod many times in a row).
-  const framework::PodInfo* prepared_for_ = nullptr;
-  framework::PodInfoPtr prepared_keep_;
-  std::optional<fit::PreparedPod> prepared_;
-  std::string prepare_error_;
+  Prepared prepared_;
+  std::map<uint64_t, uint32_t> fit_id_by_serial_;
+  std::map<std::string, uint32_t, std::less<>> fit_ids_;
 };
 
 class ExtenderDeviceStage final : public DeviceStage {

@@ -7,6 +7,8 @@
 // hostname, projected volumes) are not modelled, so "semantically equal" is plain equality
 // of the modelled spec.
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "planner/framework/snapshot.h"
@@ -22,5 +24,24 @@ struct EquivalenceGroup {
 // Pods without a controller owner reference, and DaemonSet pods, get a group of their own.
 // A controller has at most 10 groups; further non-matching pods become singletons.
 std::vector<EquivalenceGroup> build_pod_groups(const std::vector<framework::PodInfoPtr>& pods);
+
+// CA's SimilarPodsScheduling (filter-out-schedulable, reference ca-scale-up.md §3.9): once a
+// pod of a controller found no node, a later pod of that controller with the same labels and
+// spec is taken as unschedulable without being tried. At most 10 distinct pods are remembered
+// per controller; pods without a controller and DaemonSet pods are never remembered.
+class SimilarPodsScheduling {
+ public:
+  // The reason the remembered similar pod was given, or null when there is none.
+  const std::string* similar_unschedulable(const model::Pod& pod) const;
+  void set_unschedulable(const model::Pod& pod, std::string reason);
+
+ private:
+  struct Entry {
+    model::StringMap labels;
+    std::string spec;
+    std::string reason;
+  };
+  std::map<std::string, std::vector<Entry>, std::less<>> by_controller_;
+};
 
 }  // namespace hamisim::planner::scaleup

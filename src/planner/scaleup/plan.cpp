@@ -59,13 +59,6 @@ int32_t priority_of(const model::Pod& pod) {
   return pod.spec.priority.value_or(0);
 }
 
-bool is_daemonset_pod(const model::Pod& pod) {
-  for (const auto& ref : pod.metadata.owner_references) {
-    if (ref.controller && ref.kind == "DaemonSet") return true;
-  }
-  return false;
-}
-
 std::string describe(const FilterStatus& st) {
   std::string out = st.plugin.empty() ? std::string("rejected") : st.plugin;
   for (size_t i = 0; i < st.reasons.size(); ++i) out += (i == 0 ? ": " : "; ") + st.reasons[i];
@@ -300,6 +293,7 @@ class Planner {
       return priority_of(*a) > priority_of(*b);
     });
     std::vector<PodInfoPtr> remaining;
+    SimilarPodsScheduling similar_pods;
     for (const model::Pod* pod : pending) {
       PodInfoPtr info = PodInfo::make(*pod);
       PodOutcome out;
@@ -317,7 +311,11 @@ class Planner {
         add_outcome(std::move(out));
         continue;
       }
-      estimator::FitResult r = fitter_.fit_any(*info, snap_, nullptr);
+      // CA does not try a pod when a pod of its controller with its labels and spec did not
+      // fit: it gets that pod's reason.
+      const std::string* similar = similar_pods.similar_unschedulable(*pod);
+      estimator::FitResult r;
+      if (similar == nullptr) r = fitter_.fit_any(*info, snap_, nullptr);
       if (r.fits()) {
         const PodInfoPtr& placed = r.placed_as ? r.placed_as : info;
         if (Status s = snap_.add_pod(placed, r.node); s.ok()) {
@@ -329,14 +327,19 @@ class Planner {
           continue;
         }
       }
-      if (is_daemonset_pod(*pod)) {
+      if (nodegroups::is_daemonset_pod(*pod)) {
         out.state = PodOutcome::State::kIgnored;
         out.reason = "DaemonSet pod: a new node brings its own";
         add_outcome(std::move(out));
         continue;
       }
       outcome_index_[info->key()] = plan_.pods.size();
-      out.reason = r.fits() ? "" : "existing nodes: " + describe(r.status);
+      if (similar != nullptr) {
+        out.reason = *similar;
+      } else if (!r.fits()) {
+        out.reason = "existing nodes: " + describe(r.status);
+        similar_pods.set_unschedulable(*pod, out.reason);
+      }
       add_outcome(std::move(out));
       remaining.push_back(std::move(info));
     }

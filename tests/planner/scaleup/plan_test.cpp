@@ -149,6 +149,26 @@ TEST(Planner, ExistingDeviceUsageDecidesFilterOutSchedulable) {
             "GPU-0a1b2c3d-0000-4000-8000-000000000001,NVIDIA,8000,50:;");
 }
 
+// CA's SimilarPodsScheduling: trainer-3, a replica of trainer-2 (same controller, labels and
+// spec), is not tried against the existing nodes once trainer-2 found none; it gets
+// trainer-2's reason and both are planned onto new nodes.
+TEST(Planner, ASimilarPodOfAPodThatFoundNoNodeIsNotTriedAgain) {
+  Scenario s = bundled_example();
+  model::Pod replica;
+  for (const model::Pod& p : s.input.pods) {
+    if (p.metadata.name == "trainer-2") replica = p;
+  }
+  replica.metadata.name = "trainer-3";
+  s.input.pods.push_back(replica);
+  Plan p = plan(s);
+  const PodOutcome& first = pod(p, "ml/trainer-2");
+  const PodOutcome& second = pod(p, "ml/trainer-3");
+  EXPECT_EQ(first.state, State::kTriggersScaleUp);
+  EXPECT_EQ(second.state, State::kTriggersScaleUp);
+  ASSERT_EQ(p.scale_ups.size(), 1u);
+  EXPECT_EQ(p.scale_ups[0].delta(), 1);  // 8000 MiB twice: both K80 entries of one copy
+}
+
 constexpr const char* kA100Profile = R"(
 apiVersion: hamisim.io/v1
 kind: DeviceProfiles

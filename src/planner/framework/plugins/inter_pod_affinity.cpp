@@ -54,17 +54,12 @@ FilterStatus InterPodAffinity::pre_filter(const PodInfo& pod, const ClusterSnaps
     return FilterStatus::make(FilterCode::kError, kName,
                               "parsing pod: " + pod.affinity_parse_error()->message);
   }
-  auto nodes = snapshot.nodes();
-  bool any_existing_anti = false;
-  for (const NodeInfo* n : nodes) {
-    if (n->pods_with_required_anti_affinity() > 0) {
-      any_existing_anti = true;
-      break;
-    }
-  }
   const bool has_own_terms =
       !pod.required_affinity_terms().empty() || !pod.required_anti_affinity_terms().empty();
-  if (!has_own_terms && !any_existing_anti) return FilterStatus::skip();
+  if (!has_own_terms && snapshot.pods_with_required_anti_affinity() == 0) {
+    return FilterStatus::skip();
+  }
+  auto nodes = snapshot.nodes();
 
   auto s = std::make_unique<AffinityState>();
   s->affinity = resolve_namespaces(pod.required_affinity_terms(), snapshot);
