@@ -341,6 +341,7 @@ class Planner {
         similar_pods.set_unschedulable(*pod, out.reason);
       }
       add_outcome(std::move(out));
+      remaining_by_key_.emplace(info->key(), info);
       remaining.push_back(std::move(info));
     }
     return remaining;
@@ -496,13 +497,10 @@ class Planner {
     return options;
   }
 
-  PodInfoPtr pod_by_key(const std::string& key) const {
-    for (const auto& eg : groups_) {
-      for (const auto& p : eg.pods) {
-        if (p->key() == key) return p;
-      }
-    }
-    return nullptr;
+  // A pod left after filter-out-schedulable (estimates name pods by key).
+  PodInfoPtr pod_by_key(std::string_view key) const {
+    auto it = remaining_by_key_.find(key);
+    return it == remaining_by_key_.end() ? nullptr : it->second;
   }
 
   GroupState* state_of(std::string_view name) {
@@ -697,6 +695,7 @@ class Planner {
   std::vector<GroupState> states_;
   std::vector<EquivalenceGroup> groups_;
   std::map<std::string, size_t, std::less<>> outcome_index_;
+  std::map<std::string_view, PodInfoPtr, std::less<>> remaining_by_key_;  // keys live in the pods
   size_t ready_nodes_ = 0;
   size_t pending_ = 0;
 };
