@@ -889,7 +889,21 @@ Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view 
   auto prepared = GoJsonPreparer(json).run();
   if (!prepared.ok()) return prepared.error();
   const simdjson::padded_string padded(prepared.value());
-  od::parser parser;
+  // One parser per thread, reused: a new parser allocates its buffers on first use, which
+  // cost more than parsing an annotation of a few KiB (a planner run decodes tens of
+  // thousands). A decode nested in another on the same thread gets a parser of its own.
+  thread_local od::parser reused;
+  thread_local bool reused_busy = false;
+  std::optional<od::parser> nested;
+  od::parser& parser = reused_busy ? nested.emplace() : reused;
+  const bool owns_reused = !reused_busy;
+  reused_busy = true;
+  struct Release {
+    bool active;
+    ~Release() {
+      if (active) reused_busy = false;
+    }
+  } release{owns_reused};
   od::document doc;
   const Path root;
   if (auto e = parser.iterate(padded).get(doc)) return simdjson_failure(root, e);

@@ -59,26 +59,26 @@ std::vector<EquivalenceGroup> build_pod_groups(const std::vector<framework::PodI
   return groups;
 }
 
-const std::string* SimilarPodsScheduling::similar_unschedulable(const model::Pod& pod) const {
+bool SimilarPodsScheduling::similar_unschedulable(const model::Pod& pod) const {
   const model::OwnerReference* owner = controller_of(pod);
-  if (owner == nullptr) return nullptr;
+  if (owner == nullptr) return false;
   auto it = by_controller_.find(owner->uid);
-  if (it == by_controller_.end()) return nullptr;
+  if (it == by_controller_.end()) return false;
   std::string spec;  // encoded only when a pod of this controller is remembered
   for (const Entry& e : it->second) {
     if (e.labels != pod.metadata.labels) continue;
     if (spec.empty()) spec = spec_key(pod);
-    if (e.spec == spec) return &e.reason;
+    if (e.spec == spec) return true;
   }
-  return nullptr;
+  return false;
 }
 
-void SimilarPodsScheduling::set_unschedulable(const model::Pod& pod, std::string reason) {
+void SimilarPodsScheduling::set_unschedulable(const model::Pod& pod) {
   const model::OwnerReference* owner = controller_of(pod);
   if (owner == nullptr || nodegroups::is_daemonset_pod(pod)) return;
   std::vector<Entry>& entries = by_controller_[owner->uid];
   if (entries.size() >= kMaxGroupsPerController) return;
-  entries.push_back({pod.metadata.labels, spec_key(pod), std::move(reason)});
+  entries.push_back({pod.metadata.labels, spec_key(pod)});
 }
 
 }  // namespace hamisim::planner::scaleup

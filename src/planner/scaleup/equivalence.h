@@ -31,15 +31,13 @@ std::vector<EquivalenceGroup> build_pod_groups(const std::vector<framework::PodI
 // per controller; pods without a controller and DaemonSet pods are never remembered.
 class SimilarPodsScheduling {
  public:
-  // The reason the remembered similar pod was given, or null when there is none.
-  const std::string* similar_unschedulable(const model::Pod& pod) const;
-  void set_unschedulable(const model::Pod& pod, std::string reason);
+  bool similar_unschedulable(const model::Pod& pod) const;
+  void set_unschedulable(const model::Pod& pod);
 
  private:
   struct Entry {
     model::StringMap labels;
     std::string spec;
-    std::string reason;
   };
   std::map<std::string, std::vector<Entry>, std::less<>> by_controller_;
 };

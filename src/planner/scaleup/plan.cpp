@@ -312,10 +312,10 @@ class Planner {
         continue;
       }
       // CA does not try a pod when a pod of its controller with its labels and spec did not
-      // fit: it gets that pod's reason.
-      const std::string* similar = similar_pods.similar_unschedulable(*pod);
+      // fit.
+      const bool similar = similar_pods.similar_unschedulable(*pod);
       estimator::FitResult r;
-      if (similar == nullptr) r = fitter_.fit_any(*info, snap_, nullptr);
+      if (!similar) r = fitter_.fit_any(*info, snap_, nullptr);
       if (r.fits()) {
         const PodInfoPtr& placed = r.placed_as ? r.placed_as : info;
         if (Status s = snap_.add_pod(placed, r.node); s.ok()) {
@@ -333,13 +333,10 @@ class Planner {
         add_outcome(std::move(out));
         continue;
       }
+      // The outcome's reason comes from the node groups (mark_unhelped): why no existing node
+      // took the pod would name every node.
       outcome_index_[info->key()] = plan_.pods.size();
-      if (similar != nullptr) {
-        out.reason = *similar;
-      } else if (!r.fits()) {
-        out.reason = "existing nodes: " + describe(r.status);
-        similar_pods.set_unschedulable(*pod, out.reason);
-      }
+      if (!similar && !r.fits()) similar_pods.set_unschedulable(*pod);
       add_outcome(std::move(out));
       remaining_by_key_.emplace(info->key(), info);
       remaining.push_back(std::move(info));

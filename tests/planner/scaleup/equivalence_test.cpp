@@ -27,43 +27,41 @@ model::Pod replica(const std::string& name, const std::string& controller_uid,
   return pod;
 }
 
-TEST(SimilarPodsScheduling, AReplicaOfAFailedPodIsSimilarWithTheFirstReason) {
+TEST(SimilarPodsScheduling, AReplicaOfAFailedPodIsSimilar) {
   SimilarPodsScheduling similar;
   model::Pod a = replica("a", "rs-1");
   model::Pod b = replica("b", "rs-1");
-  EXPECT_EQ(similar.similar_unschedulable(a), nullptr);
-  similar.set_unschedulable(a, "existing nodes: HAMi: 2/2 CardInsufficientMemory");
-  const std::string* reason = similar.similar_unschedulable(b);
-  ASSERT_NE(reason, nullptr);
-  EXPECT_EQ(*reason, "existing nodes: HAMi: 2/2 CardInsufficientMemory");
+  EXPECT_FALSE(similar.similar_unschedulable(a));
+  similar.set_unschedulable(a);
+  EXPECT_TRUE(similar.similar_unschedulable(b));
 }
 
 TEST(SimilarPodsScheduling, OtherControllersLabelsOrSpecsAreNotSimilar) {
   SimilarPodsScheduling similar;
   model::Pod a = replica("a", "rs-1");
-  similar.set_unschedulable(a, "why");
-  EXPECT_EQ(similar.similar_unschedulable(replica("b", "rs-2")), nullptr);
+  similar.set_unschedulable(a);
+  EXPECT_FALSE(similar.similar_unschedulable(replica("b", "rs-2")));
   model::Pod relabelled = replica("c", "rs-1");
   relabelled.metadata.labels["tier"] = "gold";
-  EXPECT_EQ(similar.similar_unschedulable(relabelled), nullptr);
+  EXPECT_FALSE(similar.similar_unschedulable(relabelled));
   model::Pod other_image = replica("d", "rs-1");
   other_image.spec.containers[0].image = "trainer:2";
-  EXPECT_EQ(similar.similar_unschedulable(other_image), nullptr);
+  EXPECT_FALSE(similar.similar_unschedulable(other_image));
   // Annotations are not compared (CA compares labels and spec only).
   model::Pod annotated = replica("e", "rs-1");
   annotated.metadata.annotations["note"] = "x";
-  EXPECT_NE(similar.similar_unschedulable(annotated), nullptr);
+  EXPECT_TRUE(similar.similar_unschedulable(annotated));
 }
 
 TEST(SimilarPodsScheduling, PodsWithoutAControllerAndDaemonSetPodsAreNeverRemembered) {
   SimilarPodsScheduling similar;
   model::Pod bare = replica("a", "rs-1");
   bare.metadata.owner_references.clear();
-  similar.set_unschedulable(bare, "why");
-  EXPECT_EQ(similar.similar_unschedulable(bare), nullptr);
+  similar.set_unschedulable(bare);
+  EXPECT_FALSE(similar.similar_unschedulable(bare));
   model::Pod ds = replica("b", "ds-1", "DaemonSet");
-  similar.set_unschedulable(ds, "why");
-  EXPECT_EQ(similar.similar_unschedulable(replica("c", "ds-1", "DaemonSet")), nullptr);
+  similar.set_unschedulable(ds);
+  EXPECT_FALSE(similar.similar_unschedulable(replica("c", "ds-1", "DaemonSet")));
 }
 
 TEST(SimilarPodsScheduling, AtMostTenDistinctPodsAreRememberedPerController) {
@@ -71,14 +69,14 @@ TEST(SimilarPodsScheduling, AtMostTenDistinctPodsAreRememberedPerController) {
   for (int i = 0; i < 11; ++i) {
     model::Pod p = replica("p" + std::to_string(i), "rs-1");
     p.spec.containers[0].image = "trainer:" + std::to_string(i);
-    similar.set_unschedulable(p, "why");
+    similar.set_unschedulable(p);
   }
   model::Pod tenth = replica("x", "rs-1");
   tenth.spec.containers[0].image = "trainer:9";
-  EXPECT_NE(similar.similar_unschedulable(tenth), nullptr);
+  EXPECT_TRUE(similar.similar_unschedulable(tenth));
   model::Pod eleventh = replica("y", "rs-1");
   eleventh.spec.containers[0].image = "trainer:10";
-  EXPECT_EQ(similar.similar_unschedulable(eleventh), nullptr);
+  EXPECT_FALSE(similar.similar_unschedulable(eleventh));
 }
 
 }  // namespace

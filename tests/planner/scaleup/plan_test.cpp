@@ -150,8 +150,8 @@ TEST(Planner, ExistingDeviceUsageDecidesFilterOutSchedulable) {
 }
 
 // CA's SimilarPodsScheduling: trainer-3, a replica of trainer-2 (same controller, labels and
-// spec), is not tried against the existing nodes once trainer-2 found none; it gets
-// trainer-2's reason and both are planned onto new nodes.
+// spec), is not tried against the existing nodes once trainer-2 found none; both are
+// planned onto new nodes.
 TEST(Planner, ASimilarPodOfAPodThatFoundNoNodeIsNotTriedAgain) {
   Scenario s = bundled_example();
   model::Pod replica;
