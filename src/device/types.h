@@ -139,7 +139,9 @@ struct DeviceUsage {
   std::string mode;
   std::string vendor;
   bool health = true;
-  std::vector<MigProfile> mig_profiles;
+  // The registered device's MIG profiles (DeviceInfo); not owned, may be null. A fit never
+  // changes them, so a usage is copied without them for every node a pod is fitted on.
+  const std::vector<MigProfile>* mig_profiles = nullptr;
   std::vector<MigInUse> mig_in_use;
   float score = 0;  // device score for the container being fitted
   // Pair scores of the registered device (topology-aware selection); not owned.

@@ -69,7 +69,7 @@ NodeUsage fresh_usage(const NodeInventory& inventory) {
     d.mode = info.mode;
     d.vendor = info.device_vendor;
     d.health = info.health;
-    d.mig_profiles = info.mig_profiles;
+    if (!info.mig_profiles.empty()) d.mig_profiles = &info.mig_profiles;
     d.pair_scores = &info.pair_scores;
     if (!info.custom_info.empty()) d.custom_info = &info.custom_info;
     usage.devices.push_back(std::move(d));

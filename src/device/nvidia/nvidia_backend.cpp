@@ -150,6 +150,11 @@ std::vector<size_t> best_connected_set(const std::vector<DeviceUsage*>& candidat
   return chosen;
 }
 
+const std::vector<MigProfile>& mig_profiles_of(const DeviceUsage& d) {
+  static const std::vector<MigProfile> kNone;
+  return d.mig_profiles != nullptr ? *d.mig_profiles : kNone;
+}
+
 // The MIG custom rule (reference §3.7 "Fit check"): replay this container's instances already
 // selected on the same GPU, then the new request must still find a free placement.
 bool mig_fits(const DeviceUsage& d, const ContainerDevices& selected, int64_t memreq) {
@@ -158,11 +163,11 @@ bool mig_fits(const DeviceUsage& d, const ContainerDevices& selected, int64_t me
   for (const MigInUse& m : d.mig_in_use) occupied.push_back(m.placement);
   for (const ContainerDevice& s : selected) {
     if (s.uuid != d.id) continue;
-    auto c = select_mig_candidate(d.mig_profiles, occupied, s.usedmem);
+    auto c = select_mig_candidate(mig_profiles_of(d), occupied, s.usedmem);
     if (!c) return false;
     occupied.push_back(c->placement);
   }
-  return select_mig_candidate(d.mig_profiles, occupied, memreq).has_value();
+  return select_mig_candidate(mig_profiles_of(d), occupied, memreq).has_value();
 }
 
 }  // namespace
@@ -445,7 +450,7 @@ Status NvidiaBackend::add_usage(DeviceUsage& usage, ContainerDevice& chosen) con
     std::vector<MigPlacement> occupied;
     occupied.reserve(usage.mig_in_use.size());
     for (const MigInUse& m : usage.mig_in_use) occupied.push_back(m.placement);
-    auto c = select_mig_candidate(usage.mig_profiles, occupied, chosen.usedmem);
+    auto c = select_mig_candidate(mig_profiles_of(usage), occupied, chosen.usedmem);
     if (!c) return make_error("MIG profile and placement allocation failed");
     chosen.usedmem = c->profile->memory_mb;
     chosen.usedcores = c->profile->core;
