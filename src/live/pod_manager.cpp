@@ -165,9 +165,8 @@ uint64_t PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage
 }
 
 uint64_t PodManager::node_version(std::string_view node) const {
-  const std::string key(node);
   std::shared_lock lock(mutex_);
-  auto v = node_versions_.find(key);
+  auto v = node_versions_.find(node);
   return v == node_versions_.end() ? 0 : v->second;
 }
 

@@ -86,7 +86,14 @@ class PodManager {
   // node -> uids, sorted so usage is built in the same order every time
   std::unordered_map<std::string, std::set<std::string, std::less<>>> by_node_;
   // node -> version, from one counter, so a node emptied and filled again never repeats one.
-  std::unordered_map<std::string, uint64_t> node_versions_;
+  // Looked up by string_view without a copy: the live filter asks once per node per request.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> node_versions_;
   uint64_t version_counter_ = 0;
   void touch_locked(const std::string& node) { node_versions_[node] = ++version_counter_; }
 };
