@@ -61,8 +61,7 @@ constexpr size_t kMaxCachedParserBytes = size_t{16} << 20;
 // decoded; deeper nesting of lists is an error.
 constexpr int kMaxListNesting = 3;
 
-bool ascii_iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+bool ascii_iequal_same_size(std::string_view a, std::string_view b) {
   for (size_t i = 0; i < a.size(); ++i) {
     char x = a[i], y = b[i];
     if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
@@ -70,6 +69,13 @@ bool ascii_iequal(std::string_view a, std::string_view b) {
     if (x != y) return false;
   }
   return true;
+}
+
+// Inlined so that a key is matched against a chain of field names mostly by its length, then
+// by a comparison of known size (keys nearly always come in the field's own case).
+[[gnu::always_inline]] inline bool ascii_iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         (std::memcmp(a.data(), b.data(), b.size()) == 0 || ascii_iequal_same_size(a, b));
 }
 
 std::string_view trim(std::string_view s) {
@@ -133,9 +139,46 @@ struct PathSegment {
     return __VA_ARGS__;              \
   }
 
+// On-demand skips a value nobody reads (an unknown key's) by counting brackets from its first
+// token. When, in malformed JSON, that token is a closing bracket, a comma, a colon or a key,
+// the count ends elsewhere than where the object holding the value believes the value ends, so
+// an object decoded inside a larger document can read on past its own bytes and succeed where
+// the same bytes decoded as a document of their own fail. A decoder working inside a larger
+// document (`in_place`) refuses such values: whatever it accepts decodes the same either way.
+bool starts_a_value(od::value& v) {
+  const std::string_view token = v.raw_json_token();
+  switch (token.front()) {
+    case '}':
+    case ']':
+    case ',':
+    case ':':
+      return false;
+    case '"':
+      return token.data()[token.size()] != ':';  // the next structural character (padded)
+    default:
+      return true;
+  }
+}
+
+// Adds or replaces a map entry. Keys arrive sorted (Go and the API server write maps in key
+// order), so one comparison with the last key usually shows the entry goes at the end, sparing
+// the walk down the tree; any other order, and duplicates (the last one wins), take the
+// general path.
+template <class Map, class V>
+void put(Map& out, std::string_view key, V&& value) {
+  if (out.empty() || out.rbegin()->first < key) {
+    out.emplace_hint(out.end(), key, std::forward<V>(value));
+  } else {
+    out.insert_or_assign(std::string(key), std::forward<V>(value));
+  }
+}
+
 class Decoder {
  public:
-  explicit Decoder(std::string_view prefix) : prefix_(prefix) {}
+  explicit Decoder(std::string_view prefix, bool in_place = false)
+      : prefix_(prefix), in_place_(in_place) {
+    path_.reserve(16);  // deeper than any path of the schema: one allocation per decoder
+  }
 
   const std::string& error() const { return error_; }
 
@@ -224,7 +267,13 @@ class Decoder {
       if (auto e = std::move(member).get(fld)) return fail_json(e);
       std::string_view key;
       if (auto e = fld.unescaped_key().get(key)) return fail_json(e);
-      HAMISIM_TRY(f(key, fld.value()));
+      od::value& val = fld.value();
+      const int32_t depth = val.current_depth();
+      HAMISIM_TRY(f(key, val));
+      // A value nobody read is still open; the object's next step skips it.
+      if (in_place_ && val.current_depth() >= depth && !starts_a_value(val)) {
+        return fail_json(simdjson::TAPE_ERROR);
+      }
     }
     return true;
   }
@@ -395,7 +444,7 @@ class Decoder {
     HAMISIM_TRY(map(v, was_null, [&](std::string_view key, od::value& val) {
       std::string s;  // a fresh element per entry, as Go's map decoding does
       HAMISIM_TRY(string(val, s));
-      out.insert_or_assign(std::string(key), std::move(s));
+      put(out, key, std::move(s));
       return true;
     }));
     if (was_null) out.clear();
@@ -407,7 +456,7 @@ class Decoder {
     HAMISIM_TRY(map(v, was_null, [&](std::string_view key, od::value& val) {
       Quantity q;
       HAMISIM_TRY(quantity(val, q));
-      out.insert_or_assign(std::string(key), q);
+      put(out, key, q);
       return true;
     }));
     if (was_null) out.clear();
@@ -765,6 +814,7 @@ class Decoder {
 
  private:
   std::string_view prefix_;
+  bool in_place_;
   std::vector<PathSegment> path_;
   std::string error_;
 };
@@ -827,6 +877,13 @@ Result<T> decode_single(std::string_view json, std::string_view path, Method met
   }
   if (!(d.*method)(root, out)) return make_error(d.error());
   return out;
+}
+
+template <class T, class Method>
+Status decode_value(od::value& v, std::string_view path, Method method, T& out) {
+  Decoder d(path, /*in_place=*/true);
+  if (!(d.*method)(v, out)) return make_error(d.error());
+  return ok_status();
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -1304,6 +1361,14 @@ Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view pa
 
 Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path) {
   return decode_single<Node>(json, path, &Decoder::node);
+}
+
+Status json::decode_pod(od::value& v, std::string_view path, Pod& out) {
+  return decode_value(v, path, &Decoder::pod, out);
+}
+
+Status json::decode_node(od::value& v, std::string_view path, Node& out) {
+  return decode_value(v, path, &Decoder::node, out);
 }
 
 Result<Pod> decode_pod_json(std::string_view json) {

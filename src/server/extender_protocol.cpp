@@ -33,14 +33,29 @@ std::string json_error(std::string_view where, simdjson::error_code code) {
 
 using model::json::type_name;
 
-// Raw text of an object value (a view into the padded buffer), or an error.
-Result<std::string_view> raw_object(od::value& v, std::string_view where) {
+// How the Pod, each Node and each simulated pod are decoded. In place: from the body's own
+// document as it is iterated, so their bytes go through simdjson's first stage once. From their
+// own bytes: each item is skipped in the body to find its end, then parsed again as a document
+// of its own. Whatever the first way accepts, the second decodes to the same objects (the
+// in-place decoders refuse the malformed JSON on which they could differ); their errors differ
+// (a truncated item fails wherever its decoder stopped instead of being named malformed JSON
+// by the skip), so a body the first way rejects is decoded again the second way, whose errors
+// are the ones callers have always been given.
+enum class Items { kInPlace, kOwnBytes };
+
+Status check_object(od::value& v, std::string_view where) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error(where, e));
   if (t != od::json_type::object) {
     return make_error(std::string(where) + ": expected an object, got " +
                       std::string(type_name(t)));
   }
+  return ok_status();
+}
+
+// Raw text of an object value (a view into the padded buffer), or an error.
+Result<std::string_view> raw_object(od::value& v, std::string_view where) {
+  if (Status s = check_object(v, where); !s) return s.error();
   od::object o;
   if (auto e = v.get_object().get(o)) return make_error(json_error(where, e));
   std::string_view raw;
@@ -48,7 +63,41 @@ Result<std::string_view> raw_object(od::value& v, std::string_view where) {
   return raw;
 }
 
-Status decode_nodes(od::value& v, ExtenderArgs& args) {
+// Decodes the object `v` into `out`, a fresh Pod.
+Status decode_pod(od::value& v, std::string_view where, Items how, model::Pod& out) {
+  if (how == Items::kInPlace) {
+    if (Status s = check_object(v, where); !s) return s;
+    return model::json::decode_pod(v, where, out);
+  }
+  auto raw = raw_object(v, where);
+  if (!raw) return raw.error();
+  auto pod = model::decode_pod_json_in_buffer(*raw, where);
+  if (!pod) return pod.error();
+  out = std::move(pod).value();
+  return ok_status();
+}
+
+// Decodes the object `v` into `out.node`, a fresh Node; `out.raw` is what raw_object returns
+// (the object and the whitespace after it) either way.
+Status decode_node(od::value& v, std::string_view where, Items how, ExtenderNode& out) {
+  if (how == Items::kInPlace) {
+    if (Status s = check_object(v, where); !s) return s;
+    const char* start = v.raw_json_token().data();
+    if (Status s = model::json::decode_node(v, where, out.node); !s) return s;
+    const char* end = nullptr;
+    if (auto e = v.current_location().get(end)) return make_error(json_error(where, e));
+    out.raw = std::string_view(start, static_cast<size_t>(end - start));
+    return ok_status();
+  }
+  auto raw = raw_object(v, where);
+  if (!raw) return raw.error();
+  auto node = model::decode_node_json_in_buffer(*raw, where);
+  if (!node) return node.error();
+  out = ExtenderNode{std::move(node).value(), *raw};
+  return ok_status();
+}
+
+Status decode_nodes(od::value& v, Items how, ExtenderArgs& args) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("Nodes", e));
   if (t == od::json_type::null) return ok_status();
@@ -78,11 +127,7 @@ Status decode_nodes(od::value& v, ExtenderArgs& args) {
       const std::string where = "Nodes.items[" + std::to_string(index) + "]";
       od::value item;
       if (auto e = element.get(item)) return make_error(json_error(where, e));
-      auto raw = raw_object(item, where);
-      if (!raw) return raw.error();
-      auto node = model::decode_node_json_in_buffer(*raw, where);
-      if (!node) return node.error();
-      args.nodes.push_back(ExtenderNode{std::move(node).value(), *raw});
+      if (Status s = decode_node(item, where, how, args.nodes.emplace_back()); !s) return s;
       ++index;
     }
   }
@@ -112,7 +157,7 @@ Status decode_node_names(od::value& v, ExtenderArgs& args) {
   return ok_status();
 }
 
-Status decode_simulated_pods(od::value& v, ExtenderArgs& args) {
+Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("SimulatedPods", e));
   if (t == od::json_type::null) return ok_status();
@@ -144,11 +189,7 @@ Status decode_simulated_pods(od::value& v, ExtenderArgs& args) {
       const std::string item_where = where + "[" + std::to_string(index) + "]";
       od::value item;
       if (auto e = element.get(item)) return make_error(json_error(item_where, e));
-      auto raw = raw_object(item, item_where);
-      if (!raw) return raw.error();
-      auto pod = model::decode_pod_json_in_buffer(*raw, item_where);
-      if (!pod) return pod.error();
-      list.push_back(std::move(pod).value());
+      if (Status s = decode_pod(item, item_where, how, list.emplace_back()); !s) return s;
       ++index;
     }
   }
@@ -192,12 +233,9 @@ od::parser& thread_parser() {
   return parser;
 }
 
-}  // namespace
-
-Result<ExtenderArgs> decode_extender_args(std::string_view body) {
+Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items how) {
   ExtenderArgs args;
-  auto buffer = padded_copy(body);
-  Status s = for_each_top_level_field(thread_parser(), *buffer, body.size(),
+  Status s = for_each_top_level_field(thread_parser(), buffer, size,
                                       [&](std::string_view key, od::value& v) -> Status {
                                         if (key_is(key, "Pod")) {
                                           od::json_type t;
@@ -207,22 +245,27 @@ Result<ExtenderArgs> decode_extender_args(std::string_view body) {
                                             args.pod.reset();
                                             return ok_status();
                                           }
-                                          auto raw = raw_object(v, "Pod");
-                                          if (!raw) return raw.error();
-                                          auto pod = model::decode_pod_json_in_buffer(*raw, "Pod");
-                                          if (!pod) return pod.error();
-                                          args.pod = std::move(pod).value();
-                                          return ok_status();
+                                          return decode_pod(v, "Pod", how, args.pod.emplace());
                                         }
-                                        if (key_is(key, "Nodes")) return decode_nodes(v, args);
+                                        if (key_is(key, "Nodes")) return decode_nodes(v, how, args);
                                         if (key_is(key, "NodeNames"))
                                           return decode_node_names(v, args);
                                         if (key_is(key, "SimulatedPods"))
-                                          return decode_simulated_pods(v, args);
+                                          return decode_simulated_pods(v, how, args);
                                         return ok_status();  // unknown keys are ignored, as Go does
                                       });
   if (!s) return s.error();
-  args.buffer = std::move(buffer);
+  return args;
+}
+
+}  // namespace
+
+Result<ExtenderArgs> decode_extender_args(std::string_view body) {
+  auto buffer = padded_copy(body);
+  auto args = decode_args(*buffer, body.size(), Items::kInPlace);
+  if (!args) args = decode_args(*buffer, body.size(), Items::kOwnBytes);
+  if (!args) return args.error();
+  args->buffer = std::move(buffer);
   return args;
 }
 
