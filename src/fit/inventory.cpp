@@ -54,6 +54,60 @@ InventoryResult read_registered_inventory(const model::Node& node,
   return out;
 }
 
+namespace {
+
+void append_count(std::string& out, uint64_t n) {
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+}
+
+void append_sized(std::string& out, std::string_view bytes) {
+  append_count(out, bytes.size());
+  out.append(bytes);
+}
+
+}  // namespace
+
+DescriptionCache::Key::Key(const model::Node& node) {
+  size_t size = node.metadata.name.size() + 64;
+  for (const auto& [k, v] : node.metadata.annotations) size += k.size() + v.size() + 16;
+  for (const auto& [k, q] : node.status.capacity) size += k.size() + sizeof(q.nanos()) + 8;
+  bytes_.reserve(size);
+  // Sized fields and counted lists: two different nodes never give the same bytes.
+  append_sized(bytes_, node.metadata.name);
+  append_count(bytes_, node.metadata.annotations.size());
+  for (const auto& [k, v] : node.metadata.annotations) {
+    append_sized(bytes_, k);
+    append_sized(bytes_, v);
+  }
+  append_count(bytes_, node.status.capacity.size());
+  for (const auto& [k, q] : node.status.capacity) {
+    append_sized(bytes_, k);
+    const __int128 nanos = q.nanos();
+    bytes_.append(reinterpret_cast<const char*>(&nanos), sizeof nanos);
+  }
+  inputs_size_ = bytes_.size();
+}
+
+DescriptionCache::Entry DescriptionCache::find(Key& key, std::string_view tag) {
+  key.bytes_.resize(key.inputs_size_);
+  append_sized(key.bytes_, tag);
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(std::string_view(key.bytes_));
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+DescriptionCache::Entry DescriptionCache::store(const Key& key, Entry entry) {
+  std::lock_guard lock(mu_);
+  if (entries_.size() >= max_entries_) entries_.clear();
+  entries_.insert_or_assign(key.bytes_, entry);
+  return entry;
+}
+
+size_t DescriptionCache::size() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
 NodeUsage fresh_usage(const NodeInventory& inventory) {
   NodeUsage usage;
   usage.devices.reserve(inventory.devices.size());

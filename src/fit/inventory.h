@@ -2,8 +2,12 @@
 // Where a node's devices come from, and the usage view built from them.
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "device/allocation.h"
@@ -26,6 +30,7 @@ struct NodeInventory {
   // Warnings about the description (a vendor whose registration could not be decoded while
   // another vendor's could, a sample that diverges from its profile, ...).
   std::vector<std::string> notes;
+  friend bool operator==(const NodeInventory&, const NodeInventory&) = default;
 };
 
 struct InventoryResult {
@@ -33,6 +38,7 @@ struct InventoryResult {
   State state = State::kNoDescription;
   NodeInventory inventory;
   std::string message;  // why, when not kOk
+  friend bool operator==(const InventoryResult&, const InventoryResult&) = default;
 };
 
 // Decodes every configured vendor's registration annotation on the node (spec §5.3 step 3/4).
@@ -41,24 +47,75 @@ struct InventoryResult {
 InventoryResult read_registered_inventory(const model::Node& node,
                                           const device::DeviceRegistry& registry);
 
+// Decoded descriptions, shared by nodes whose description inputs are byte-identical. A
+// backend's node_devices reads only metadata.name, metadata.annotations and status.capacity
+// (DeviceBackend contract), so those bytes, with a caller's tag, are the key. CA sends the
+// same template nodes with every request, and decoding an 8-GPU registration costs far more
+// than copying its inputs into a key. Thread-safe.
+class DescriptionCache {
+ public:
+  // At most this many entries; a full cache starts over (live nodes' handshake annotations
+  // change, so old entries are never looked up again).
+  explicit DescriptionCache(size_t max_entries = 4096) : max_entries_(max_entries) {}
+
+  // The inputs of one node, read once and then looked up under any number of tags.
+  class Key {
+   public:
+    explicit Key(const model::Node& node);
+    Key(const Key&) = delete;
+    Key& operator=(const Key&) = delete;
+
+   private:
+    friend class DescriptionCache;
+    std::string bytes_;  // the inputs, then the tag of the current lookup
+    size_t inputs_size_;
+  };
+
+  using Entry = std::shared_ptr<const InventoryResult>;
+  // The entry under (key, tag); on a miss, make() is called outside the lock and its result
+  // stored.
+  template <typename Make>
+  Entry get(Key& key, std::string_view tag, Make&& make) {
+    if (Entry hit = find(key, tag)) return hit;
+    return store(key, std::make_shared<const InventoryResult>(make()));
+  }
+  size_t size() const;
+
+ private:
+  Entry find(Key& key, std::string_view tag);  // leaves the tagged key in key.bytes_
+  Entry store(const Key& key, Entry entry);
+
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  const size_t max_entries_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+};
+
 // The seam through which template nodes get devices from other places (device profiles,
-// normalized warm samples). The default reads the node's own registration.
+// normalized warm samples). The default reads the node's own registration. The result is
+// shared and immutable; a NodeUsage built from it must not outlive it.
 class InventoryProvider {
  public:
   virtual ~InventoryProvider() = default;
-  virtual InventoryResult inventory_for(const model::Node& node) const = 0;
+  virtual std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const = 0;
 };
 
 class RegisteredInventoryProvider final : public InventoryProvider {
  public:
   explicit RegisteredInventoryProvider(const device::DeviceRegistry& registry)
       : registry_(registry) {}
-  InventoryResult inventory_for(const model::Node& node) const override {
-    return read_registered_inventory(node, registry_);
+  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const override {
+    DescriptionCache::Key key(node);
+    return cache_.get(key, "registered",
+                      [&] { return read_registered_inventory(node, registry_); });
   }
 
  private:
   const device::DeviceRegistry& registry_;
+  mutable DescriptionCache cache_;
 };
 
 // Per-device usage of one node while deciding. Holds pointers into the inventory's pair

@@ -11,6 +11,57 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// A template described by its profile, under the reconciler's observations.
+fit::InventoryResult describe_with_profile(const DeviceProfile& profile,
+                                           const fit::InventoryResult& registered,
+                                           const ProfileObservations* observed) {
+  using State = fit::InventoryResult::State;
+  fit::InventoryResult r;
+  r.state = State::kOk;
+  std::vector<std::string> notes;
+  const ProfileObservation* obs = nullptr;
+  if (observed) {
+    if (auto it = observed->find(profile.name); it != observed->end()) obs = &it->second;
+  }
+  if (obs && !obs->mismatching_nodes.empty()) {
+    const std::string who = std::to_string(obs->mismatching_nodes.size()) +
+                            " node(s) of the group (" + join(obs->mismatching_nodes) +
+                            ") registered devices that differ from profile \"" + profile.name +
+                            "\"";
+    switch (profile.on_mismatch) {
+      case OnMismatch::kReject:
+        r.state = State::kRejected;
+        r.message = who + " and its onMismatch is reject";
+        r.inventory.source = fit::DeviceSource::kProfile;
+        r.inventory.profile = profile.name;
+        return r;
+      case OnMismatch::kPreferObserved:
+        if (!obs->newest_registration.empty()) {
+          r.inventory.devices = obs->newest_registration;
+          r.inventory.source = fit::DeviceSource::kSample;
+          r.inventory.profile = profile.name;
+          r.inventory.notes.push_back(who + "; using the registration of node " + obs->newest_node +
+                                      " (onMismatch: preferObserved)");
+          return r;
+        }
+        notes.push_back(who + "; no registration observed, using the profile");
+        break;
+      case OnMismatch::kWarn:
+        notes.push_back(who);
+        break;
+    }
+  }
+  r.inventory = profile.inventory;
+  if (registered.state == State::kOk) {
+    // A warm template sampled from a real node: the profile wins, the divergence is reported.
+    for (const std::string& diff : compare_with_profile(profile, registered.inventory.devices)) {
+      notes.push_back("sample diverges from profile \"" + profile.name + "\": " + diff);
+    }
+  }
+  r.inventory.notes = std::move(notes);
+  return r;
+}
+
 }  // namespace
 
 void normalize_sample(fit::NodeInventory& inventory) {
@@ -26,78 +77,50 @@ ProfileInventoryProvider::ProfileInventoryProvider(const device::DeviceRegistry&
 void ProfileInventoryProvider::set_observations(
     std::shared_ptr<const ProfileObservations> observations) {
   std::lock_guard lock(mu_);
-  observations_ = std::move(observations);
+  observed_.observations = std::move(observations);
+  ++observed_.generation;
 }
 
-std::shared_ptr<const ProfileObservations> ProfileInventoryProvider::observations() const {
+ProfileInventoryProvider::Observed ProfileInventoryProvider::observed() const {
   std::lock_guard lock(mu_);
-  return observations_;
+  return observed_;
 }
 
-fit::InventoryResult ProfileInventoryProvider::inventory_for(const model::Node& node) const {
+std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::inventory_for(
+    const model::Node& node) const {
   using State = fit::InventoryResult::State;
   const bool is_template = is_template_node(node);
-  fit::InventoryResult registered = fit::read_registered_inventory(node, registry_);
+  fit::DescriptionCache::Key key(node);
+  auto registered = cache_.get(key, "registered",
+                               [&] { return fit::read_registered_inventory(node, registry_); });
 
   // A real node that registered its devices is described by what it registered: health and
   // cordon count there, as in the live path (spec §7.2). Profiles describe templates and
   // nodes whose device plugin has not registered yet.
-  if (!is_template && registered.state == State::kOk) return registered;
+  if (!is_template && registered->state == State::kOk) return registered;
 
   auto profile = profile_for_node(*profiles_, node);
   if (!profile) {
-    fit::InventoryResult r;
-    r.state = State::kMalformed;
-    r.message = profile.error().message;
+    auto r = std::make_shared<fit::InventoryResult>();
+    r->state = State::kMalformed;
+    r->message = profile.error().message;
     return r;
   }
   if (const DeviceProfile* p = *profile) {
-    fit::InventoryResult r;
-    r.state = State::kOk;
-    std::vector<std::string> notes;
-    const auto observed = observations();
-    const ProfileObservation* obs = nullptr;
-    if (observed) {
-      if (auto it = observed->find(p->name); it != observed->end()) obs = &it->second;
-    }
-    if (obs && !obs->mismatching_nodes.empty()) {
-      const std::string who = std::to_string(obs->mismatching_nodes.size()) +
-                              " node(s) of the group (" + join(obs->mismatching_nodes) +
-                              ") registered devices that differ from profile \"" + p->name + "\"";
-      switch (p->on_mismatch) {
-        case OnMismatch::kReject:
-          r.state = State::kRejected;
-          r.message = who + " and its onMismatch is reject";
-          r.inventory.source = fit::DeviceSource::kProfile;
-          r.inventory.profile = p->name;
-          return r;
-        case OnMismatch::kPreferObserved:
-          if (!obs->newest_registration.empty()) {
-            r.inventory.devices = obs->newest_registration;
-            r.inventory.source = fit::DeviceSource::kSample;
-            r.inventory.profile = p->name;
-            r.inventory.notes.push_back(who + "; using the registration of node " +
-                                        obs->newest_node + " (onMismatch: preferObserved)");
-            return r;
-          }
-          notes.push_back(who + "; no registration observed, using the profile");
-          break;
-        case OnMismatch::kWarn:
-          notes.push_back(who);
-          break;
-      }
-    }
-    r.inventory = p->inventory;
-    if (registered.state == State::kOk) {
-      // A warm template sampled from a real node: the profile wins, the divergence is reported.
-      for (const std::string& diff : compare_with_profile(*p, registered.inventory.devices)) {
-        notes.push_back("sample diverges from profile \"" + p->name + "\": " + diff);
-      }
-    }
-    r.inventory.notes = std::move(notes);
-    return r;
+    // The description depends on the profile, the observations and the registration (a
+    // diverging sample is noted): all three are in the key.
+    const Observed obs = observed();
+    const std::string tag = "profile/" + std::to_string(obs.generation) + "/" + p->name;
+    return cache_.get(
+        key, tag, [&] { return describe_with_profile(*p, *registered, obs.observations.get()); });
   }
-  if (registered.state == State::kOk && is_template) normalize_sample(registered.inventory);
+  if (registered->state == State::kOk && is_template) {
+    return cache_.get(key, "sample", [&] {
+      fit::InventoryResult sample = *registered;
+      normalize_sample(sample.inventory);
+      return sample;
+    });
+  }
   return registered;
 }
 

@@ -16,19 +16,25 @@ class ProfileInventoryProvider final : public fit::InventoryProvider {
   ProfileInventoryProvider(const device::DeviceRegistry& registry,
                            std::shared_ptr<const DeviceProfiles> profiles);
 
-  fit::InventoryResult inventory_for(const model::Node& node) const override;
+  std::shared_ptr<const fit::InventoryResult> inventory_for(const model::Node& node) const override;
 
   // Replaces what reconciliation observed; onMismatch policies act on it from the next
   // request on. Safe to call while requests are served.
   void set_observations(std::shared_ptr<const ProfileObservations> observations);
 
  private:
-  std::shared_ptr<const ProfileObservations> observations() const;
+  struct Observed {
+    std::shared_ptr<const ProfileObservations> observations;
+    uint64_t generation = 0;  // counts set_observations calls; part of cached profile entries
+  };
+  Observed observed() const;
 
   const device::DeviceRegistry& registry_;
   std::shared_ptr<const DeviceProfiles> profiles_;
-  mutable std::mutex mu_;  // guards observations_ (the pointer, not the pointee)
-  std::shared_ptr<const ProfileObservations> observations_;
+  mutable std::mutex mu_;  // guards observed_ (the pointer, not the pointee)
+  Observed observed_;
+  // Registrations, normalized samples and profile descriptions, by the node's inputs.
+  mutable fit::DescriptionCache cache_;
 };
 
 // A registration sampled from a real node, made to describe a fresh node: every device

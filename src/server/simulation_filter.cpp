@@ -183,7 +183,8 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
     for (size_t i = 0; i < args.nodes.size(); ++i) {
       const model::Node& node = args.nodes[i].node;
       NodeAnswer& a = answers[i];
-      fit::InventoryResult inv = inventory_.inventory_for(node);
+      const std::shared_ptr<const fit::InventoryResult> described = inventory_.inventory_for(node);
+      const fit::InventoryResult& inv = *described;
       a.source = inv.inventory.source;
       a.profile = inv.inventory.profile;
       a.notes = inv.inventory.notes;

@@ -386,11 +386,16 @@ TEST_P(OnMismatchTest, PolicyChangesSimulation) {
       R"([{"id":"GPU-x","count":10,"devmem":8000,"devcore":100,"type":"NVIDIA-Tesla T4","mode":"hami-core","health":true},)"
       R"({"id":"GPU-y","index":1,"count":10,"devmem":8000,"devcore":100,"type":"NVIDIA-Tesla T4","mode":"hami-core","health":true}])";
   model::Node member = node("t4-0", {{"pool", "t4"}}, {{"hami.io/node-nvidia-register", small}});
+  const std::string pod =
+      testing::pod_json("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "12000"}});
+  // Before reconciliation the profile alone answers; the description cached for this template
+  // must not outlive the observations it was made under.
+  auto before = run(pod, {testing::node_json("template-node-for-t4-77", {})});
+  EXPECT_EQ(diag(before, "template-node-for-t4-77").at("Class").as_string(), "Fits");
+  EXPECT_TRUE(diag(before, "template-node-for-t4-77").at("Notes").as_array().empty());
   provider_->set_observations(
       std::make_shared<ProfileObservations>(observe(*profiles_, {member}, registry_)));
 
-  const std::string pod =
-      testing::pod_json("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "12000"}});
   auto r = run(pod, {testing::node_json("template-node-for-t4-77", {})});
   const auto& d = diag(r, "template-node-for-t4-77");
   if (policy == "warn") {

@@ -17,7 +17,7 @@ const fit::InventoryResult& DeviceCache::inventory(const model::Node& node) {
   if (it == nodes_.end()) {
     it = nodes_.emplace(node.metadata.name, inventory_.inventory_for(node)).first;
   }
-  return it->second;
+  return *it->second;
 }
 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {

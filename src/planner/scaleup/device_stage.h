@@ -91,7 +91,7 @@ class DeviceCache {
  private:
   const device::DeviceRegistry& registry_;
   const fit::InventoryProvider& inventory_;
-  std::map<std::string, fit::InventoryResult, std::less<>> nodes_;
+  std::map<std::string, std::shared_ptr<const fit::InventoryResult>, std::less<>> nodes_;
   std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, fit::PodAllocation>> pods_;
   struct CachedState {
     // The pods counted, in the node's order. Every one is kept alive by pods_, so an address

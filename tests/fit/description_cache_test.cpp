@@ -1,0 +1,124 @@
+// The cache of decoded device descriptions: shared by nodes whose description inputs are
+// byte-identical, never by nodes that differ in anything a backend may read.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "fit_test_support.h"
+
+namespace hamisim::fit::testing {
+namespace {
+
+model::Node gpu_node(std::string name = "template-node-for-a-1") {
+  return NodeBuilder(std::move(name)).gpus({Gpu{"GPU-a"}, Gpu{"GPU-b"}.with_index(1)}).build();
+}
+
+TEST(RegisteredInventoryProvider, IdenticalNodesShareOneDecodedDescription) {
+  auto registry = nvidia_registry();
+  RegisteredInventoryProvider provider(*registry);
+  auto first = provider.inventory_for(gpu_node());
+  auto again = provider.inventory_for(gpu_node());
+  EXPECT_EQ(first.get(), again.get());
+  ASSERT_EQ(first->state, InventoryResult::State::kOk);
+  EXPECT_EQ(*first, read_registered_inventory(gpu_node(), *registry));
+}
+
+// Everything node_devices may read is part of the key: the name (some vendors name devices
+// after the node), every annotation, and the capacity.
+TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
+  auto registry = nvidia_registry();
+  RegisteredInventoryProvider provider(*registry);
+  const auto base = provider.inventory_for(gpu_node());
+
+  model::Node renamed = gpu_node("template-node-for-a-2");
+  model::Node cordoned = gpu_node();
+  cordoned.metadata.annotations[std::string(device::kDeviceCordonAnnotation)] = "GPU-a";
+  model::Node reregistered =
+      NodeBuilder("template-node-for-a-1").gpus({Gpu{"GPU-a"}.with_mem(8000)}).build();
+  model::Node with_capacity = gpu_node();
+  with_capacity.status.capacity["nvidia.com/gpu"] = *model::Quantity::parse("2");
+  model::Node other_capacity = with_capacity;
+  other_capacity.status.capacity["nvidia.com/gpu"] = *model::Quantity::parse("3");
+
+  for (const model::Node* n :
+       {&renamed, &cordoned, &reregistered, &with_capacity, &other_capacity}) {
+    auto got = provider.inventory_for(*n);
+    EXPECT_NE(got.get(), base.get()) << n->metadata.name;
+    EXPECT_EQ(*got, read_registered_inventory(*n, *registry)) << n->metadata.name;
+  }
+  EXPECT_EQ(provider.inventory_for(cordoned)->inventory.cordoned.count("GPU-a"), 1u);
+}
+
+// Lengths are part of the key: moving bytes between a key and its value is another node.
+TEST(DescriptionCache, AnnotationBoundariesAreNotAmbiguous) {
+  DescriptionCache cache;
+  model::Node a = NodeBuilder("n").annotate("ab", "c").build();
+  model::Node b = NodeBuilder("n").annotate("a", "bc").build();
+  int made = 0;
+  auto make = [&] {
+    ++made;
+    return InventoryResult{};
+  };
+  DescriptionCache::Key ka(a), kb(b);
+  auto ea = cache.get(ka, "t", make);
+  auto eb = cache.get(kb, "t", make);
+  EXPECT_EQ(made, 2);
+  EXPECT_NE(ea.get(), eb.get());
+}
+
+TEST(DescriptionCache, TagsSeparateEntriesOfOneNode) {
+  DescriptionCache cache;
+  model::Node n = gpu_node();
+  DescriptionCache::Key key(n);
+  InventoryResult tagged;
+  tagged.message = "one";
+  auto one = cache.get(key, "one", [&] { return tagged; });
+  tagged.message = "two";
+  auto two = cache.get(key, "two", [&] { return tagged; });
+  EXPECT_EQ(one->message, "one");
+  EXPECT_EQ(two->message, "two");
+  EXPECT_EQ(cache.get(key, "one", [&] { return InventoryResult{}; }).get(), one.get());
+}
+
+TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
+  DescriptionCache cache(/*max_entries=*/2);
+  std::vector<DescriptionCache::Entry> held;
+  for (int i = 0; i < 5; ++i) {
+    model::Node n = NodeBuilder("n" + std::to_string(i)).build();
+    DescriptionCache::Key key(n);
+    held.push_back(cache.get(key, "t", [&] {
+      InventoryResult r;
+      r.message = n.metadata.name;
+      return r;
+    }));
+    EXPECT_LE(cache.size(), 2u);
+  }
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(held[i]->message, "n" + std::to_string(i));
+}
+
+// Requests are served on several threads; every thread sees the same description.
+TEST(RegisteredInventoryProvider, ConcurrentLookupsAgree) {
+  auto registry = nvidia_registry();
+  RegisteredInventoryProvider provider(*registry);
+  const InventoryResult expected = read_registered_inventory(gpu_node(), *registry);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto got = provider.inventory_for(gpu_node("n" + std::to_string((i + t) % 7)));
+        auto ref =
+            read_registered_inventory(gpu_node("n" + std::to_string((i + t) % 7)), *registry);
+        if (!(*got == ref)) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(provider.inventory_for(gpu_node())->inventory.devices, expected.inventory.devices);
+}
+
+}  // namespace
+}  // namespace hamisim::fit::testing
