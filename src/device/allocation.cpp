@@ -128,14 +128,18 @@ std::vector<std::string> split_comma_list(std::string_view text) {
 }
 
 bool contains_ignore_case(std::string_view haystack, std::string_view needle) {
-  if (needle.empty()) return true;
+  // ASCII case folding, inline: std::tolower is a locale lookup per byte, and this runs for
+  // every device of every node a pod is fitted on. Bytes outside ASCII compare as they are
+  // (what std::tolower does in the C locale the program runs in).
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; };
   if (needle.size() > haystack.size()) return false;
-  auto eq = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) ==
-           std::tolower(static_cast<unsigned char>(b));
-  };
-  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), eq) !=
-         haystack.end();
+  const size_t last = haystack.size() - needle.size();
+  for (size_t at = 0; at <= last; ++at) {
+    size_t i = 0;
+    while (i < needle.size() && lower(haystack[at + i]) == lower(needle[i])) ++i;
+    if (i == needle.size()) return true;
+  }
+  return false;
 }
 
 }  // namespace hamisim::device

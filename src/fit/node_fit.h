@@ -80,9 +80,15 @@ struct AllocationSite {
 };
 
 // Fits every container of the pod on a node whose current usage is `base` (HAMi scoreNode).
+// Without `with_annotations` a fit leaves `annotations` empty, for a caller that fits many
+// nodes and keeps one: annotate() writes them for that one.
 NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
                 const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr,
-                const AllocationSite& site = {});
+                const AllocationSite& site = {}, bool with_annotations = true);
+
+// The allocation annotations of a fit made without them (same inventory, same site).
+void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
+              const device::DeviceRegistry& registry, const AllocationSite& site);
 
 // Classifies a HAMi failure string: capacity when any device was rejected for lack of memory,
 // cores, slots or count; otherwise a constraint mismatch.

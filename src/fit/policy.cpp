@@ -112,30 +112,33 @@ float node_default_score(std::span<const device::DeviceUsage> devices) {
   return 10.0f * sum;
 }
 
-void sort_devices(std::vector<device::DeviceUsage*>& devices, std::string_view policy,
-                  bool numa_bind) {
+void sort_devices(std::vector<device::DeviceUsage*>& devices, const DeviceScores& scores,
+                  std::string_view policy, bool numa_bind) {
   using device::DeviceUsage;
   const bool chain = policy.find(',') != std::string_view::npos || policy == "numa";
   if (!chain) {
+    const bool mutex = policy == "mutex";
+    const bool binpack = policy == "binpack";
     std::stable_sort(devices.begin(), devices.end(),
                      [&](const DeviceUsage* a, const DeviceUsage* b) {
-                       if (policy == "mutex") {
+                       if (mutex) {
                          if (a->used != b->used) return a->used > b->used;
                          return a->numa < b->numa;
                        }
+                       const float sa = scores.of(a), sb = scores.of(b);
                        if (numa_bind) {
-                         if (policy == "binpack") {
+                         if (binpack) {
                            if (a->numa != b->numa) return a->numa > b->numa;
-                           return a->score < b->score;
+                           return sa < sb;
                          }
                          if (a->numa != b->numa) return a->numa < b->numa;
-                         return a->score > b->score;
+                         return sa > sb;
                        }
-                       if (policy == "binpack") {
-                         if (a->score != b->score) return a->score < b->score;
+                       if (binpack) {
+                         if (sa != sb) return sa < sb;
                          return a->numa < b->numa;
                        }
-                       if (a->score != b->score) return a->score > b->score;
+                       if (sa != sb) return sa > sb;
                        return a->numa < b->numa;
                      });
     return;
@@ -163,10 +166,10 @@ void sort_devices(std::vector<device::DeviceUsage*>& devices, std::string_view p
     for (SortKey k : keys) {
       switch (k) {
         case SortKey::kBinpack:
-          if (a->score != b->score) return a->score < b->score;
+          if (scores.of(a) != scores.of(b)) return scores.of(a) < scores.of(b);
           break;
         case SortKey::kSpread:
-          if (a->score != b->score) return a->score > b->score;
+          if (scores.of(a) != scores.of(b)) return scores.of(a) > scores.of(b);
           break;
         case SortKey::kNuma:
           if (a->numa != b->numa) return a->numa < b->numa;

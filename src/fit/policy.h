@@ -30,9 +30,18 @@ float device_score(const device::DeviceUsage& d, const device::ContainerRequests
 // Node score over all devices, usage before the pod (float32).
 float node_default_score(std::span<const device::DeviceUsage> devices);
 
+// The device scores of one container (HAMi writes each into its DeviceUsage; here they are
+// kept beside the usage so a fit never has to copy the node's usage): values[i] is the score
+// of first[i].
+struct DeviceScores {
+  const device::DeviceUsage* first = nullptr;
+  std::span<const float> values;
+  float of(const device::DeviceUsage* d) const { return values[static_cast<size_t>(d - first)]; }
+};
+
 // Sorts by the GPU policy; Fit scans from the end, so the end is the most preferred device.
 // Stable: ties keep their current order (registration order on a fresh node).
-void sort_devices(std::vector<device::DeviceUsage*>& devices, std::string_view policy,
-                  bool numa_bind);
+void sort_devices(std::vector<device::DeviceUsage*>& devices, const DeviceScores& scores,
+                  std::string_view policy, bool numa_bind);
 
 }  // namespace hamisim::fit

@@ -377,6 +377,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   const device::QuotaView* quota = quota_.has_limits(pod.metadata.namespace_) ? &quota_ : nullptr;
   struct Candidate {
     const std::string* name;
+    const fit::NodeInventory* inventory;  // kept alive by `table`
     fit::NodeFit fit;
   };
   std::vector<Candidate> fits;
@@ -391,16 +392,22 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       continue;
     }
     const fit::NodeInventory& inventory = it->second->inventory;
-    CachedUsage& cached = usage_cache_[name];
-    if (cached.node != it->second || cached.version != pods_.node_version(name)) {
+    CachedUsage& cached = usage_cache_[it->second.get()];
+    if (!cached.node) {
       cached.node = it->second;
+      cached.version_slot = &pods_.version_slot(name);
+      cached.usage = fit::fresh_usage(inventory);
+      cached.version = pods_.add_node_usage(name, cached.usage);
+    } else if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
       cached.usage = fit::fresh_usage(inventory);
       cached.version = pods_.add_node_usage(name, cached.usage);
     }
+    // Every node is fitted, one is patched: only its annotations are written (below).
     fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
-                                  fit::AllocationSite{name, now_nanos});
+                                  fit::AllocationSite{name, now_nanos},
+                                  /*with_annotations=*/false);
     if (f.fits) {
-      fits.push_back({&name, std::move(f)});
+      fits.push_back({&name, &inventory, std::move(f)});
     } else {
       out.failed_nodes[name] = std::move(f.reason);
     }
@@ -428,8 +435,10 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   std::vector<float> scores;
   scores.reserve(fits.size());
   for (const auto& c : fits) scores.push_back(c.fit.node_score);
-  const Candidate& chosen = fits[fit::choose_node(scores, prepared.node_policy)];
+  Candidate& chosen = fits[fit::choose_node(scores, prepared.node_policy)];
   const std::string& node = *chosen.name;
+  fit::annotate(chosen.fit, prepared, *chosen.inventory, registry_,
+                fit::AllocationSite{node, now_nanos});
 
   std::map<std::string, std::string> annotations = chosen.fit.annotations;
   annotations[std::string(device::kAssignedNodeAnnotation)] = node;

@@ -153,12 +153,15 @@ class LiveScheduler final : public state::ClusterHandler {
   // Per node, the usage of its pods as last built, reused while neither the node's registered
   // inventory (a new LiveNode) nor its pods (the pod manager's node version) changed. Guarded
   // by filter_mutex_. Holding the LiveNode keeps the inventory the usage points into alive.
+  // Keyed by the LiveNode: a node registered anew is a new LiveNode, and the entry holding the
+  // old one keeps its address from being reused.
   struct CachedUsage {
     std::shared_ptr<const LiveNode> node;
+    const std::atomic<uint64_t>* version_slot = nullptr;  // the pod manager's, for this node
     uint64_t version = 0;
     fit::NodeUsage usage;
   };
-  std::unordered_map<std::string, CachedUsage> usage_cache_;
+  std::unordered_map<const LiveNode*, CachedUsage> usage_cache_;
 
   std::mutex register_mutex_;  // serializes passes (held across their API calls)
   std::mutex reported_mutex_;  // never held across an API call: the source thread takes it

@@ -157,17 +157,20 @@ uint64_t PodManager::add_node_usage(std::string_view node, fit::NodeUsage& usage
   const std::string key(node);
   std::shared_lock lock(mutex_);
   auto v = node_versions_.find(key);
-  const uint64_t version = v == node_versions_.end() ? 0 : v->second;
+  const uint64_t version = v == node_versions_.end() ? 0 : v->second.load();
   auto n = by_node_.find(key);
   if (n == by_node_.end()) return version;
   for (const std::string& uid : n->second) fit::add_pod_usage(usage, pods_.at(uid).allocation);
   return version;
 }
 
-uint64_t PodManager::node_version(std::string_view node) const {
-  std::shared_lock lock(mutex_);
-  auto v = node_versions_.find(node);
-  return v == node_versions_.end() ? 0 : v->second;
+const std::atomic<uint64_t>& PodManager::version_slot(std::string_view node) {
+  {
+    std::shared_lock lock(mutex_);
+    if (auto v = node_versions_.find(node); v != node_versions_.end()) return v->second;
+  }
+  std::unique_lock lock(mutex_);
+  return node_versions_.try_emplace(std::string(node)).first->second;  // 0: no pod seen yet
 }
 
 PodManager::Totals PodManager::totals() const {

@@ -10,6 +10,7 @@
 // before that are older than the patch (a lagging watch, a refilter that moved the pod) and do
 // not replace it. A delete or a terminal phase always removes the entry.
 
+#include <atomic>
 #include <functional>
 #include <set>
 #include <shared_mutex>
@@ -57,9 +58,11 @@ class PodManager {
   // Adds the usage of every pod assigned to `node` (HAMi getNodesUsage for one node) and
   // returns the node's version that usage reflects.
   uint64_t add_node_usage(std::string_view node, fit::NodeUsage& usage) const;
-  // Changes whenever a pod assigned to `node` is added, changed or removed, so a usage built
-  // at one version is current while the version is unchanged.
-  uint64_t node_version(std::string_view node) const;
+  // The node's version: changes whenever a pod assigned to `node` is added, changed or
+  // removed, so a usage built at one version is current while the version is unchanged. The
+  // slot lives as long as the manager: the live filter keeps it per node and reads the
+  // version without a lookup by name.
+  const std::atomic<uint64_t>& version_slot(std::string_view node);
 
   size_t size() const;
   // Device memory (MiB) and cores all entries hold, for metrics.
@@ -93,9 +96,13 @@ class PodManager {
       return std::hash<std::string_view>{}(s);
     }
   };
-  std::unordered_map<std::string, uint64_t, NameHash, std::equal_to<>> node_versions_;
+  // Entries are never erased (a version must never repeat for a name), so slots stay valid.
+  std::unordered_map<std::string, std::atomic<uint64_t>, NameHash, std::equal_to<>> node_versions_;
   uint64_t version_counter_ = 0;
-  void touch_locked(const std::string& node) { node_versions_[node] = ++version_counter_; }
+  void touch_locked(const std::string& node) {
+    node_versions_.try_emplace(node).first->second.store(++version_counter_,
+                                                         std::memory_order_release);
+  }
 };
 
 }  // namespace hamisim::live

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "device/allocation.h"
+
 namespace hamisim::device {
 namespace {
 
@@ -925,6 +927,24 @@ TEST(RoundTrip, RandomMigAllocationsSurviveEncodeDecode) {
     ASSERT_TRUE(back.ok()) << json << ": " << back.error().message;
     EXPECT_EQ(back.value(), allocations) << json;
   }
+}
+
+// HAMi matches a request's vendor against a device's type case-insensitively, anywhere in it
+// (strings.Contains on upper-cased texts).
+TEST(ContainsIgnoreCase, MatchesAnywhereInAnyCase) {
+  EXPECT_TRUE(contains_ignore_case("NVIDIA-Tesla V100", "nvidia"));
+  EXPECT_TRUE(contains_ignore_case("nvidia-tesla v100", "NVIDIA"));
+  EXPECT_TRUE(contains_ignore_case("Tesla-NviDia", "NVIDIA"));
+  EXPECT_TRUE(contains_ignore_case("anything", ""));
+  EXPECT_TRUE(contains_ignore_case("", ""));
+  EXPECT_TRUE(contains_ignore_case("MLU", "mlu"));
+  EXPECT_FALSE(contains_ignore_case("NVIDI", "NVIDIA"));
+  EXPECT_FALSE(contains_ignore_case("", "a"));
+  EXPECT_FALSE(contains_ignore_case("NV-IDIA", "NVIDIA"));
+  // Only ASCII letters fold: '@' and '`' are 0x20 away from 'A'-1 and 'a'-1 but never equal.
+  EXPECT_FALSE(contains_ignore_case("@", "`"));
+  EXPECT_FALSE(contains_ignore_case("[", "{"));
+  EXPECT_TRUE(contains_ignore_case("\xc3\xa9t\xc3\xa9", "\xc3\xa9T"));
 }
 
 }  // namespace

@@ -186,18 +186,19 @@ struct Dev {
 std::vector<std::string> sorted(const std::vector<Dev>& devs, std::string_view policy,
                                 bool numa_bind = false) {
   std::vector<DeviceUsage> storage;
+  std::vector<float> scores;
   for (const Dev& d : devs) {
     DeviceUsage u;
     u.id = d.id;
-    u.score = d.score;
     u.numa = d.numa;
     u.used = d.used;
     u.index = d.index;
     storage.push_back(u);
+    scores.push_back(d.score);
   }
   std::vector<DeviceUsage*> ptrs;
   for (auto& u : storage) ptrs.push_back(&u);
-  sort_devices(ptrs, policy, numa_bind);
+  sort_devices(ptrs, DeviceScores{storage.data(), scores}, policy, numa_bind);
   std::vector<std::string> out;
   for (auto* p : ptrs) out.push_back(p->id);
   return out;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fit/device_config.h"
 #include "live/leader.h"
 #include "live/node_manager.h"
@@ -69,6 +71,38 @@ TEST(PodManager, CountsPlacedPodsByTheirAnnotationNode) {
   m.pods.on_pod(EventType::kModified, placed_pod("c", "u3", "n1", "GPU-0,NVIDIA,1000,10:;"));
   EXPECT_EQ(m.node_mem("n1", "GPU-0"), 6000);
   EXPECT_EQ(m.node_mem("n2", "GPU-0"), 0);
+}
+
+// The live filter keeps a node's usage while the node's version slot holds the version the
+// usage was built at: every change of the node's pods must move it, and only that node's.
+TEST(PodManager, EveryChangeOfANodesPodsMovesItsVersionSlot) {
+  Managers m;
+  const std::atomic<uint64_t>& n1 = m.pods.version_slot("n1");
+  const std::atomic<uint64_t>& n2 = m.pods.version_slot("n2");
+  EXPECT_EQ(n1.load(), 0u);  // taken before any pod: the same slot moves later
+  std::vector<uint64_t> seen{n1.load()};
+  auto moved = [&] {
+    const uint64_t v = n1.load();
+    const bool fresh = std::find(seen.begin(), seen.end(), v) == seen.end();
+    seen.push_back(v);
+    return fresh;
+  };
+  const uint64_t other = n2.load();
+  m.pods.on_pod(EventType::kAdded, placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,3000,10:;"));
+  EXPECT_TRUE(moved());
+  m.pods.on_pod(EventType::kModified, placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,2000,10:;"));
+  EXPECT_TRUE(moved());
+  m.pods.on_pod(EventType::kModified, placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,2000,10:;"));
+  EXPECT_FALSE(moved());  // the same annotations: nothing changed
+  EXPECT_EQ(n2.load(), other);
+  m.pods.on_pod(EventType::kModified, placed_pod("a", "u1", "n2", "GPU-0,NVIDIA,2000,10:;"));
+  EXPECT_TRUE(moved());  // moved away
+  EXPECT_NE(n2.load(), other);
+  m.pods.on_pod(EventType::kAdded, placed_pod("b", "u2", "n1", "GPU-0,NVIDIA,1000,10:;"));
+  EXPECT_TRUE(moved());
+  EXPECT_TRUE(m.pods.evict("u2"));
+  EXPECT_TRUE(moved());  // emptied: never back to a version seen before
+  EXPECT_EQ(&m.pods.version_slot("n1"), &n1);
 }
 
 TEST(PodManager, IgnoresUnplacedAndUndecodablePods) {
