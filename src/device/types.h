@@ -143,7 +143,6 @@ struct DeviceUsage {
   // changes them, so a usage is copied without them for every node a pod is fitted on.
   const std::vector<MigProfile>* mig_profiles = nullptr;
   std::vector<MigInUse> mig_in_use;
-  float score = 0;  // device score for the container being fitted
   // Pair scores of the registered device (topology-aware selection); not owned.
   const std::map<std::string, int32_t, std::less<>>* pair_scores = nullptr;
   // The registered device's custominfo JSON (see DeviceInfo); not owned, may be null.

@@ -7,7 +7,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "device/allocation.h"
@@ -15,6 +14,7 @@
 #include "device/types.h"
 #include "model/objects.h"
 #include "model/result.h"
+#include "model/string_hash.h"
 
 namespace hamisim::fit {
 
@@ -85,13 +85,9 @@ class DescriptionCache {
   Entry find(Key& key, std::string_view tag);  // leaves the tagged key in key.bytes_
   Entry store(const Key& key, Entry entry);
 
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   const size_t max_entries_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+  model::StringHashMap<Entry> entries_;
 };
 
 // The seam through which template nodes get devices from other places (device profiles,

@@ -22,6 +22,7 @@
 #include "device/registry.h"
 #include "fit/inventory.h"
 #include "live/quota_manager.h"
+#include "model/string_hash.h"
 #include "state/cluster_source.h"
 
 namespace hamisim::live {
@@ -89,15 +90,8 @@ class PodManager {
   // node -> uids, sorted so usage is built in the same order every time
   std::unordered_map<std::string, std::set<std::string, std::less<>>> by_node_;
   // node -> version, from one counter, so a node emptied and filled again never repeats one.
-  // Looked up by string_view without a copy: the live filter asks once per node per request.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
   // Entries are never erased (a version must never repeat for a name), so slots stay valid.
-  std::unordered_map<std::string, std::atomic<uint64_t>, NameHash, std::equal_to<>> node_versions_;
+  model::StringHashMap<std::atomic<uint64_t>> node_versions_;
   uint64_t version_counter_ = 0;
   void touch_locked(const std::string& node) {
     node_versions_.try_emplace(node).first->second.store(++version_counter_,

@@ -15,12 +15,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "device/registry.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "model/result.h"
+#include "model/string_hash.h"
 #include "planner/extender/extender_chain.h"
 #include "planner/framework/snapshot.h"
 
@@ -91,15 +93,17 @@ class DeviceCache {
  private:
   const device::DeviceRegistry& registry_;
   const fit::InventoryProvider& inventory_;
-  std::map<std::string, std::shared_ptr<const fit::InventoryResult>, std::less<>> nodes_;
-  std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, fit::PodAllocation>> pods_;
+  model::StringHashMap<std::shared_ptr<const fit::InventoryResult>> nodes_;
+  std::unordered_map<const framework::PodInfo*,
+                     std::pair<framework::PodInfoPtr, fit::PodAllocation>>
+      pods_;
   struct CachedState {
     // The pods counted, in the node's order. Every one is kept alive by pods_, so an address
     // always denotes the same pod within a run.
     std::vector<const framework::PodInfo*> pods;
     NodeState state;
   };
-  std::map<std::string, CachedState, std::less<>> states_;
+  model::StringHashMap<CachedState> states_;  // references stay valid as it grows
   std::vector<std::string> warnings_;
 };
 
