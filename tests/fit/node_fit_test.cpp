@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "device/allocation.h"
 #include "fit_test_support.h"
 
@@ -109,6 +111,34 @@ TEST(InitContainers, AppContainersAccumulate) {
   NodeFit f = h.fit(pod);
   EXPECT_FALSE(f.fits);
   EXPECT_EQ(f.reason, "1/1 CardInsufficientMemory");
+}
+
+// A fit reads the node's usage and never changes it, whether the pod's requests were fitted
+// against the usage itself (one request) or against a working copy (several), and whether it
+// fits or not: the live filter and the planner keep usages across fits.
+TEST(NodeFitUsage, AFitLeavesTheNodesUsageAsItWas) {
+  FitHarness h({gpu("GPU-B", 10000), gpu("GPU-A", 10000), mig_gpu("GPU-M")});
+  h.book("GPU-A", 1, 2000, 10);
+  auto snapshot = [&] {
+    std::vector<std::tuple<std::string, int64_t, int64_t, int64_t, size_t>> out;
+    for (const auto& d : h.usage().devices)
+      out.emplace_back(d.id, d.used, d.usedmem, d.usedcores, d.mig_in_use.size());
+    return out;
+  };
+  const auto before = snapshot();
+  const model::Pod one = PodBuilder().app(gpu_container("c", 1, 3000)).build();
+  const model::Pod two =
+      PodBuilder().app(gpu_container("c0", 1, 3000)).app(gpu_container("c1", 1, 3000)).build();
+  const model::Pod init =
+      PodBuilder().init(gpu_container("i", 1, 3000)).app(gpu_container("c", 2, 3000)).build();
+  const model::Pod too_big = PodBuilder().app(gpu_container("c", 1, 90000)).build();
+  for (const model::Pod* pod : {&one, &two, &init, &too_big}) {
+    NodeFit f = h.fit(*pod);
+    EXPECT_EQ(f.fits, pod != &too_big) << f.reason;
+    EXPECT_EQ(snapshot(), before);
+  }
+  // Fitting the same pod again gives the same answer (nothing leaked from the last fit).
+  EXPECT_EQ(devices_annotation(h.fit(two)), devices_annotation(h.fit(two)));
 }
 
 // hami-scheduler-core.md §5.5 step 3: the pre-pod usage includes existing pods; an init
