@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
   if (*serve_cmd) return hamisim::cli::run_serve(serve);
   if (*plan_cmd) {
     const bool no_arguments = argc == 2;  // just `hamisim plan`
+    // The process ends with the plan: it need not free the plan's state (sanitized builds
+    // do, so their checks still see every destructor).
+    plan.planner.keep_state_until_exit = !kSanitized;
     return hamisim::cli::run_plan(std::move(plan), no_arguments);
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);

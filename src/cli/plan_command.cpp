@@ -153,7 +153,9 @@ int run_plan(PlanOptions o, bool no_arguments) {
     o.planner.priority_config = std::move(text).value();
   }
 
-  planner::scaleup::PlanInput input;
+  // Shared so a run that keeps its state until exit can hand it over (see below).
+  auto input_state = std::make_shared<planner::scaleup::PlanInput>();
+  planner::scaleup::PlanInput& input = *input_state;
   for (const auto& path : o.cluster_paths) {
     auto objects = model::load_objects(path);
     if (!objects) return fail(2, objects.error().message);
@@ -208,6 +210,10 @@ int run_plan(PlanOptions o, bool no_arguments) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!out.empty() && out.back() != '\n') std::fputc('\n', stdout);
+  if (o.planner.keep_state_until_exit) {
+    planner::scaleup::keep_until_exit(std::move(input_state));
+    planner::scaleup::keep_until_exit(std::make_shared<planner::scaleup::Plan>(std::move(*plan)));
+  }
   return 0;
 }
 

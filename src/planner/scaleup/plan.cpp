@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <set>
 
 #include "fit/quota.h"
@@ -699,12 +700,23 @@ class Planner {
 
 }  // namespace
 
+void keep_until_exit(std::shared_ptr<const void> state) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<const void>>();  // never destroyed
+  std::lock_guard lock(mutex);
+  kept->push_back(std::move(state));
+}
+
 Result<Plan> make_plan(const PlanInput& input, const PlannerOptions& options,
                        const PlannerEnv& env) {
   if (env.devices == nullptr || env.cache == nullptr) {
     return make_error("internal: planner without a device stage or cache");
   }
-  return Planner(input, options, env).run();
+  if (!options.keep_state_until_exit) return Planner(input, options, env).run();
+  auto planner = std::make_shared<Planner>(input, options, env);
+  Result<Plan> plan = planner->run();
+  keep_until_exit(std::move(planner));
+  return plan;
 }
 
 }  // namespace hamisim::planner::scaleup

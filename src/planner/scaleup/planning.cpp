@@ -51,19 +51,26 @@ Result<std::shared_ptr<const Planning>> Planning::create(
 
 Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& options,
                             std::function<void(size_t, size_t)> progress) const {
-  DeviceCache cache(*registry_, *inventory_);
-  std::optional<InProcessDeviceStage> in_process;
-  std::optional<ExtenderDeviceStage> extenders;
+  struct RunState {
+    RunState(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory)
+        : cache(registry, inventory) {}
+    DeviceCache cache;
+    std::optional<InProcessDeviceStage> in_process;
+    std::optional<ExtenderDeviceStage> extenders;
+  };
+  auto run = std::make_shared<RunState>(*registry_, *inventory_);
   PlannerEnv env;
-  env.cache = &cache;
+  env.cache = &run->cache;
   if (chain_) {
-    env.devices = &extenders.emplace(*chain_, cache);
+    env.devices = &run->extenders.emplace(*chain_, run->cache);
   } else {
-    env.devices = &in_process.emplace(cache, policy_);
+    env.devices = &run->in_process.emplace(run->cache, policy_);
   }
   env.fit_args = fit_args_;
   env.progress = std::move(progress);
-  return make_plan(input, options, env);
+  Result<Plan> plan = make_plan(input, options, env);
+  if (options.keep_state_until_exit) keep_until_exit(std::move(run));
+  return plan;
 }
 
 Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const {
