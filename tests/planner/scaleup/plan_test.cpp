@@ -135,6 +135,33 @@ TEST(Planner, BundledExampleByHand) {
   EXPECT_EQ(n.devices[1].total_slots, 10);
 }
 
+// A CLI run keeps its state until exit instead of freeing it: the plan is the same, and the
+// state is handed over (it outlives the call).
+TEST(Planner, KeepingTheStateUntilExitChangesNothingInThePlan) {
+  const Scenario s = bundled_example();
+  PlannerOptions keep;
+  keep.keep_state_until_exit = true;
+  const Plan freed = plan(s);
+  const Plan kept = plan(s, keep);
+  EXPECT_EQ(kept.summary, freed.summary);
+  EXPECT_EQ(kept.decision, freed.decision);
+  ASSERT_EQ(kept.pods.size(), freed.pods.size());
+  for (size_t i = 0; i < kept.pods.size(); ++i) {
+    EXPECT_EQ(kept.pods[i].pod, freed.pods[i].pod);
+    EXPECT_EQ(kept.pods[i].node, freed.pods[i].node);
+    EXPECT_EQ(kept.pods[i].allocations, freed.pods[i].allocations);
+  }
+  ASSERT_EQ(kept.groups.size(), freed.groups.size());
+  for (size_t i = 0; i < kept.groups.size(); ++i) {
+    EXPECT_EQ(kept.groups[i].expander_note, freed.groups[i].expander_note);
+  }
+
+  auto state = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = state;
+  keep_until_exit(std::move(state));
+  EXPECT_FALSE(watch.expired());
+}
+
 // The existing node's pods are counted: with trainer-1 gone, GPU 1 has room and trainer-2
 // fits k80-node-1: no scale-up.
 TEST(Planner, ExistingDeviceUsageDecidesFilterOutSchedulable) {
