@@ -8,9 +8,12 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -23,10 +26,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -275,6 +280,15 @@ bool valid_request_id(std::string_view id) {
 bool valid_header_text(std::string_view s) {
   return s.find_first_of("\r\n") == std::string_view::npos && s.find('\0') == s.npos;
 }
+
+// Completion condition for net::async_read/async_write: asio's transfer_all() asks for at most
+// 64 KiB per system call, so a 600 KB body took ten reads and the response ten writes; this
+// lets every call move all that is left (the kernel still decides how much it takes).
+struct TransferAllAtOnce {
+  size_t operator()(const error_code& ec, size_t) const {
+    return ec ? 0 : std::numeric_limits<size_t>::max();
+  }
+};
 
 bool valid_method(std::string_view m) {
   return !m.empty() && std::all_of(m.begin(), m.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
@@ -527,7 +541,13 @@ class Connection final : public ConnectionBase,
 
  private:
   enum class State { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing };
-  static constexpr size_t kReadChunk = 8192;
+  // Bytes asked for per read while waiting for a request header; whatever of the body arrives
+  // with it is taken from the buffer, the rest is read straight into body_.
+  static constexpr size_t kReadChunk = 16384;
+  // Capacity of the body string a connection keeps between requests (so that keep-alive
+  // requests reuse it without allocating or zero-filling); a larger one is freed, so idle
+  // connections hold at most this much each (a one-template ExtenderArgs is ~12 KB).
+  static constexpr size_t kKeptBodyCapacity = size_t(64) << 10;
 
   Stream make_stream(tcp::socket&& socket) {
     if constexpr (kTls) {
@@ -556,6 +576,7 @@ class Connection final : public ConnectionBase,
   void read_next() {
     if (server_.stopping.load()) return close_now();
     parser_.emplace();
+    direct_body_ = false;
     parser_->body_limit(cfg().max_body_bytes);
     parser_->header_limit(
         static_cast<uint32_t>(std::min<size_t>(cfg().max_header_bytes, UINT32_MAX)));
@@ -576,9 +597,23 @@ class Connection final : public ConnectionBase,
     first_request_ = false;
     started_ = Clock::now();
     lowest().expires_after(cfg().header_timeout);
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
+    parse_header();
+  }
+
+  // Feeds the buffered bytes to the parser (which stops at the end of the header and enforces
+  // the header limit, and the body limit against Content-Length); reads more while the header
+  // is incomplete. Replaces http::async_read_header, whose errors are the same except for the
+  // end of input (eof here, end_of_stream/partial_message there): all of them just close.
+  void parse_header() {
+    error_code ec;
+    buffer_.consume(parser_->put(buffer_.data(), ec));
+    if (ec != http::error::need_more) return on_header(ec);
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = this->shared_from_this()](error_code ec, size_t n) {
+                              if (ec) return self->on_read_error(ec);
+                              self->buffer_.commit(n);
+                              self->parse_header();
+                            });
   }
 
   void on_header(error_code ec) {
@@ -602,11 +637,28 @@ class Connection final : public ConnectionBase,
 
   void read_body() {
     lowest().expires_after(cfg().body_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec) return self->on_read_error(ec);
-                       self->handle_request();
-                     });
+    if (parser_->chunked() || !parser_->content_length()) {
+      return http::async_read(stream_, buffer_, *parser_,
+                              [self = this->shared_from_this()](error_code ec, size_t) {
+                                if (ec) return self->on_read_error(ec);
+                                self->handle_request();
+                              });
+    }
+    // Content-Length (already checked against the body limit by the parser): the bytes that
+    // came with the header are copied, the rest is read in as few reads as the kernel allows
+    // into the connection's body string, never past the end of this request (pipelining).
+    const size_t length = *parser_->content_length();
+    const size_t buffered = std::min(length, buffer_.size());
+    direct_body_ = true;
+    body_.resize(length);  // fills only beyond the previous request's size
+    std::memcpy(body_.data(), buffer_.data().data(), buffered);
+    buffer_.consume(buffered);
+    if (buffered == length) return handle_request();
+    net::async_read(stream_, net::buffer(body_.data() + buffered, length - buffered),
+                    TransferAllAtOnce{}, [self = this->shared_from_this()](error_code ec, size_t) {
+                      if (ec) return self->on_read_error(ec);
+                      self->handle_request();
+                    });
   }
 
   void on_read_error(error_code ec) {
@@ -677,11 +729,14 @@ class Connection final : public ConnectionBase,
     req.client_identities = identities_;
     if (!identities_.empty()) req.client_identity = identities_.front();
     req.remote_address = remote_;
-    req.body = std::move(msg.body());
+    req.body = direct_body_ ? std::move(body_) : std::move(msg.body());
+    direct_body_ = false;
     bool keep_alive = msg.keep_alive();
     unsigned version = msg.version();
 
     auto d = server_.dispatch(table_, req);
+    // The body's storage serves the next request of this connection unless it is large.
+    if (req.body.capacity() <= kKeptBodyCapacity) body_ = std::move(req.body);
     send(std::move(d.response), d.route_label, req.method, req.target, req.request_id,
          req.client_identity, keep_alive, version, false);
   }
@@ -690,33 +745,16 @@ class Connection final : public ConnectionBase,
             const std::string& request_id, std::string_view identity, bool keep_alive,
             unsigned version, bool unread_input) {
     bool keep = keep_alive && !unread_input && !server_.stopping.load();
-    res_ = {};
     try {
-      res_.version(version == 10 ? 10 : 11);
-      res_.result(static_cast<unsigned>(r.status));
-      if (!r.content_type.empty() && valid_header_text(r.content_type)) {
-        res_.set(http::field::content_type, r.content_type);
-      }
-      for (const auto& [k, v] : r.headers) {
-        if (k.empty() || !valid_header_text(k) || !valid_header_text(v)) {
-          log().warn("dropping an invalid response header on {}", path);
-          continue;
-        }
-        res_.set(k, v);
-      }
-      res_.set("X-Request-Id", request_id);
-      res_.body() = std::move(r.body);
+      write_head(r.status, version == 10 ? 10 : 11, r.content_type, r.headers, request_id, keep,
+                 r.body.size(), path);
+      out_body_ = std::move(r.body);
     } catch (const std::exception& e) {
       r.status = 500;
       r.outcome.clear();
-      res_ = {};
-      res_.version(11);
-      res_.result(500);
-      res_.set(http::field::content_type, "application/json");
-      res_.body() = HttpResponse::error(500, fmt::format("internal: {}", e.what())).body;
+      out_body_ = HttpResponse::error(500, fmt::format("internal: {}", e.what())).body;
+      write_head(500, 11, "application/json", {}, {}, keep, out_body_.size(), path);
     }
-    res_.keep_alive(keep);
-    res_.prepare_payload();
 
     double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
@@ -726,17 +764,99 @@ class Connection final : public ConnectionBase,
           "http request id={} method={} path={} status={} outcome={} duration_us={} "
           "bytes_out={} client={} remote={}",
           request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          res_.body().size(), identity.empty() ? "-" : identity, remote_);
+          out_body_.size(), identity.empty() ? "-" : identity, remote_);
     }
 
     state_ = State::kWriting;
     lowest().expires_after(cfg().body_timeout);
-    http::async_write(stream_, res_,
-                      [self = this->shared_from_this(), keep](error_code ec, size_t) {
-                        if (ec) return self->close_now();
-                        if (keep) return self->read_next();
-                        self->linger_close();
-                      });
+    // Head and body in one gathered write; the body is not copied.
+    const std::array<net::const_buffer, 2> out{net::buffer(head_), net::buffer(out_body_)};
+    auto written = [self = this->shared_from_this(), keep](error_code ec, size_t) {
+      std::string().swap(self->out_body_);
+      if (ec) return self->close_now();
+      if (keep) return self->read_next();
+      self->linger_close();
+    };
+    if constexpr (kTls) {
+      // Not the std::array: once the head is written, asio's two-buffer write passes an empty
+      // first buffer, which Beast's flat_stream (inside ssl_stream) turns into a zero-byte
+      // write that ends the operation with the body unsent. The generic buffer sequence skips
+      // the buffers already written.
+      net::async_write(stream_, std::vector<net::const_buffer>(out.begin(), out.end()),
+                       TransferAllAtOnce{}, std::move(written));
+    } else {
+      net::async_write(stream_, out, TransferAllAtOnce{}, std::move(written));
+    }
+  }
+
+  // The status line and header fields into head_, byte for byte what Beast's serializer wrote
+  // for the http::response<string_body> this server used to build, without its per-field
+  // allocations and buffer-sequence machinery: the status line with Beast's reason phrase;
+  // Content-Type; the route's headers, a name set again replacing the earlier field, values
+  // trimmed of spaces and tabs; X-Request-Id (none when empty); Connection as Beast's
+  // keep_alive() set it; Content-Length. Throws where Beast threw: a status over 999, a field
+  // name or value over 65533 bytes, a body on a 1xx/204/304 response (Beast's throw came
+  // after the caller's catch and dropped the connection; it is a 500 now). Content-Length,
+  // Connection and Transfer-Encoding belong to the server (http_server.h): a route's own are
+  // dropped.
+  void write_head(int status, unsigned version, std::string_view content_type,
+                  const HeaderList& headers, std::string_view request_id, bool keep,
+                  size_t body_size, std::string_view path) {
+    const auto code = static_cast<unsigned>(status);
+    if (code > 999) throw std::invalid_argument("invalid status-code");
+    if (body_size > 0 && (code / 100 == 1 || code == 204 || code == 304)) {
+      throw std::invalid_argument("invalid response body");
+    }
+    fields_.clear();
+    auto set = [&](std::string_view name, std::string_view value) {
+      if (name.size() + 2 > UINT16_MAX) throw std::length_error("field name too large");
+      if (value.size() + 2 > UINT16_MAX) throw std::length_error("field value too large");
+      auto ows = [](char c) { return c == ' ' || c == '\t'; };
+      while (!value.empty() && ows(value.front())) value.remove_prefix(1);
+      while (!value.empty() && ows(value.back())) value.remove_suffix(1);
+      std::erase_if(fields_, [&](const auto& f) { return iequals(f.first, name); });
+      fields_.emplace_back(name, value);
+    };
+    if (!content_type.empty() && valid_header_text(content_type)) {
+      set("Content-Type", content_type);
+    }
+    for (const auto& [k, v] : headers) {
+      if (k.empty() || !valid_header_text(k) || !valid_header_text(v)) {
+        log().warn("dropping an invalid response header on {}", path);
+        continue;
+      }
+      if (iequals(k, "Content-Length") || iequals(k, "Connection") ||
+          iequals(k, "Transfer-Encoding")) {
+        continue;
+      }
+      set(k, v);
+    }
+    if (!request_id.empty()) set("X-Request-Id", request_id);
+    if (version == 11 && !keep) set("Connection", "close");
+    if (version == 10 && keep) set("Connection", "keep-alive");
+    char length[24];
+    auto [length_end, length_ec] = std::to_chars(length, length + sizeof length, body_size);
+    set("Content-Length", std::string_view(length, size_t(length_end - length)));
+
+    std::string_view reason = to_sv(http::obsolete_reason(static_cast<http::status>(code)));
+    size_t size = 13 + reason.size() + 2 + 2;
+    for (const auto& [name, value] : fields_) size += name.size() + 2 + value.size() + 2;
+    head_.clear();
+    head_.reserve(size);
+    head_ += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    head_ += char('0' + code / 100);
+    head_ += char('0' + code / 10 % 10);
+    head_ += char('0' + code % 10);
+    head_ += ' ';
+    head_ += reason;
+    head_ += "\r\n";
+    for (const auto& [name, value] : fields_) {
+      head_ += name;
+      head_ += ": ";
+      head_ += value;
+      head_ += "\r\n";
+    }
+    head_ += "\r\n";
   }
 
   // Closing right after a response while the client may still be sending would make the
@@ -776,7 +896,11 @@ class Connection final : public ConnectionBase,
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
+  std::string body_;  // a Content-Length body, read past the parser
+  bool direct_body_ = false;
+  std::string head_;      // response status line and fields
+  std::string out_body_;  // response body being written
+  std::vector<std::pair<std::string_view, std::string_view>> fields_;  // write_head's scratch
   http::response<http::empty_body> continue_res_;
   std::unique_ptr<char[]> drain_buf_;
   std::vector<std::string> identities_;

@@ -105,16 +105,21 @@ Status validate_device_resources(const model::Pod& pod, const device::DeviceRegi
                                  std::string_view where) {
   auto check_containers = [&](const std::vector<model::Container>& containers,
                               std::string_view field) -> Status {
+    // The path in the message is built only for a failing check: this runs on every request.
+    static const std::string kNoWhere;
+    auto check = [&](size_t i, const model::ResourceList& list, const std::string& name,
+                     std::string_view part) -> Status {
+      if (Status s = check_quantity(list, name, kNoWhere); s) return s;
+      return check_quantity(list, name,
+                            std::string(where) + ".spec." + std::string(field) + "[" +
+                                std::to_string(i) + "].resources." + std::string(part));
+    };
     for (size_t i = 0; i < containers.size(); ++i) {
-      const std::string base = std::string(where) + ".spec." + std::string(field) + "[" +
-                               std::to_string(i) + "].resources.";
       for (const auto& backend : registry.backends()) {
         const device::ResourceNames& n = backend->resource_names();
         for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
-          if (Status s = check_quantity(containers[i].resources.limits, *name, base + "limits"); !s)
-            return s;
-          if (Status s = check_quantity(containers[i].resources.requests, *name, base + "requests");
-              !s)
+          if (Status s = check(i, containers[i].resources.limits, *name, "limits"); !s) return s;
+          if (Status s = check(i, containers[i].resources.requests, *name, "requests"); !s)
             return s;
         }
       }

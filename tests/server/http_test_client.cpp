@@ -145,15 +145,19 @@ Result<ClientResponse> HttpTestClient::request(std::string_view method, std::str
       [&](auto& s) { return impl_->run([&](auto&& cb) { http::async_write(s, req, cb); }); });
   // A server may answer (413) and stop reading before the whole body is written; still try
   // to read its response.
+  auto res = read_response();
+  if (!res && write_ec)
+    return make_error(res.error().message + " (write: " + write_ec.message() + ")");
+  return res;
+}
+
+Result<ClientResponse> HttpTestClient::read_response() {
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
   error_code ec = impl_->with_stream([&](auto& s) {
     return impl_->run([&](auto&& cb) { http::async_read(s, impl_->buffer, parser, cb); });
   });
-  if (ec) {
-    return make_error("read response: " + ec.message() +
-                      (write_ec ? " (write: " + write_ec.message() + ")" : ""));
-  }
+  if (ec) return make_error("read response: " + ec.message());
   auto& msg = parser.get();
   ClientResponse out;
   out.status = static_cast<int>(msg.result_int());
@@ -203,6 +207,11 @@ std::string HttpTestClient::server_common_name() const {
   char buf[256] = {};
   X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof buf);
   return buf;
+}
+
+void HttpTestClient::shutdown_send() {
+  error_code ec;
+  impl_->lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 void HttpTestClient::close() {

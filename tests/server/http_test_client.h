@@ -48,12 +48,17 @@ class HttpTestClient {
 
   // Raw bytes, for requests the normal API cannot produce.
   Status write_raw(std::string_view bytes);
+  // Reads one response (e.g. after pipelined requests were written with write_raw).
+  Result<ClientResponse> read_response();
   // Reads until the server closes the connection; returns what arrived. An error if the
   // connection is still open after the timeout.
   Result<std::string> read_until_close();
 
   // Subject CN of the server certificate (TLS only).
   std::string server_common_name() const;
+
+  // Half-closes a plain connection (the server sees the end of its input).
+  void shutdown_send();
 
   void close();
 

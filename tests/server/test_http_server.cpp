@@ -373,6 +373,350 @@ TEST(HttpServer, Expect100ContinueIsHonoured) {
   EXPECT_THAT(*raw, HasSubstr("\r\n\r\nhello"));
 }
 
+// --- request bodies --------------------------------------------------------------------------
+
+// Bytes that differ from one position (and one seed) to the next, so that a shifted, repeated
+// or dropped piece of a body shows.
+std::string pattern(size_t n, int seed = 0) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = char('a' + (i * 7 + i / 26 + size_t(seed)) % 26);
+  return s;
+}
+
+// A POST with a Content-Length body; `extra` holds more header lines ("Name: value\r\n").
+std::string raw_post(std::string_view path, std::string_view body, std::string_view extra = {}) {
+  std::string s = "POST ";
+  s += path;
+  s += " HTTP/1.1\r\nHost: x\r\n";
+  s += extra;
+  s += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  s += body;
+  return s;
+}
+
+TEST(HttpServer, BodySplitAcrossManyWritesIsReadWhole) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  const std::string body = pattern(200000);
+  const std::string raw = raw_post("/echo", body);
+  // Pieces of 1 byte up to a few KB: the header arrives in several reads, the body's first
+  // bytes with the header's end, and the rest in many reads. The pauses only make separate
+  // reads likely; the verdict does not depend on them.
+  size_t pos = 0, step = 1;
+  int writes = 0;
+  while (pos < raw.size()) {
+    size_t n = std::min(raw.size() - pos, step);
+    ASSERT_TRUE(client->write_raw(std::string_view(raw).substr(pos, n)).ok());
+    pos += n;
+    step = (step * 5 + 3) % 7919 + 1;
+    if (++writes % 8 == 0) std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_GT(writes, 50);
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), body.size());
+  EXPECT_TRUE(r.body == body);
+  auto again = must(client->request("POST", "/echo", "next"));  // the connection still serves
+  EXPECT_EQ(again.body, "next");
+}
+
+TEST(HttpServer, PipelinedRequestsWithBodiesAreAnsweredInOrder) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  // Bodies shorter and longer than one read, a request without a body, a chunked one and an
+  // empty Content-Length body, all in one write: each body read must stop at its own end.
+  const std::vector<size_t> sizes = {1, 30000, 0, 5, 16384, 17000, 2};
+  std::string raw;
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    expected.push_back(pattern(sizes[i], int(i)));
+    raw += raw_post("/echo", expected.back(), "X-Request-Id: p" + std::to_string(i) + "\r\n");
+    if (i == 2) {
+      raw += "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\r\n\r\n";
+      raw +=
+          "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX-Request-Id: c\r\n\r\n"
+          "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+    }
+  }
+  ASSERT_TRUE(client->write_raw(raw).ok());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto r = must(client->read_response());
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.header("X-Request-Id"), "p" + std::to_string(i));
+    EXPECT_EQ(r.body.size(), expected[i].size()) << "request " << i;
+    EXPECT_TRUE(r.body == expected[i]) << "request " << i;
+    if (i == 2) {
+      auto h = must(client->read_response());
+      EXPECT_EQ(h.header("X-Request-Id"), "h");
+      EXPECT_EQ(h.body, "ok");
+      auto c = must(client->read_response());
+      EXPECT_EQ(c.header("X-Request-Id"), "c");
+      EXPECT_EQ(c.body, "abcde");
+    }
+  }
+  auto last = must(client->request("GET", "/healthz"));
+  EXPECT_EQ(last.body, "ok");
+}
+
+TEST(HttpServer, MixedBodySizesOnOneKeepAliveConnection) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  // Small after large and large after small, around the read size (16 KiB) and the body
+  // capacity a connection keeps (1 MiB), up to near the 4 MiB limit.
+  const std::vector<size_t> sizes = {5,     200000,  1, 3 << 20,       10, 16383,  16384,
+                                     16385, 1 << 20, 7, (4 << 20) - 1, 0,  600000, 3};
+  std::string remote;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string body = pattern(sizes[i], int(i));
+    auto r = must(client->request("POST", "/echo", body));
+    EXPECT_EQ(r.status, 200) << "request " << i;
+    EXPECT_EQ(r.body.size(), body.size()) << "request " << i;
+    EXPECT_TRUE(r.body == body) << "request " << i;
+    if (i == 0) remote = std::string(r.header("X-Remote"));
+    EXPECT_EQ(r.header("X-Remote"), remote);  // one connection throughout
+  }
+  // A chunked body between Content-Length ones.
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "4\r\nwxyz\r\n0\r\n\r\n")
+                  .ok());
+  EXPECT_EQ(must(client->read_response()).body, "wxyz");
+  EXPECT_EQ(must(client->request("POST", "/echo", "tail")).body, "tail");
+}
+
+TEST(HttpServer, LargeBodyAfterExpect100Continue) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  const std::string body = pattern(300000);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\nExpect: 100-continue\r\n\r\n")
+                  .ok());
+  auto cont = must(client->read_response());
+  EXPECT_EQ(cont.status, 100);
+  ASSERT_TRUE(client->write_raw(body).ok());
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body == body);
+}
+
+TEST(HttpServer, ContentLengthAtTheLimitIsReadAndOneMoreIsRefusedUnread) {
+  std::atomic<int> calls{0};
+  auto config = test_config();
+  config.max_body_bytes = 100000;
+  auto server = start_server(config, test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  const std::string body = pattern(100000);
+  auto ok = must(client->request("POST", "/echo", body));
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_TRUE(ok.body == body);
+  // Over the limit by one byte, announced with a first piece of the body: answered at once.
+  ASSERT_TRUE(client
+                  ->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100001\r\n\r\n" +
+                              body.substr(0, 5000))
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413"));
+  EXPECT_THAT(*raw, HasSubstr(R"({"Error":"invalid request: body exceeds 100000 bytes"})"));
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(HttpServer, InvalidContentLengthGets400) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  for (std::string value : {"12x", "-1", "99999999999999999999999"}) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(
+        client
+            ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + value + "\r\n\r\nab")
+            .ok());
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400")) << value;
+    EXPECT_THAT(*raw, HasSubstr("invalid request: malformed HTTP")) << value;
+  }
+}
+
+TEST(HttpServer, ConnectionClosedMidBodyNeverReachesTheHandler) {
+  std::atomic<int> calls{0};
+  MetricsRegistry metrics;
+  auto server = start_server(test_config(), test_routes(&calls), &metrics);
+  ASSERT_TRUE(server);
+  // The end of input arrives with the header's read (small), and while the rest of a body is
+  // read past the parser (large): no answer, no handler call, the connection is closed.
+  for (size_t sent : {size_t(10), size_t(50000)}) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(
+        client
+            ->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                        pattern(sent))
+            .ok());
+    client->shutdown_send();
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_EQ(*raw, "") << sent;
+  }
+  // Abrupt closes while the body is being read.
+  for (size_t sent : {size_t(10), size_t(50000)}) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(
+        client
+            ->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                        pattern(sent))
+            .ok());
+    client->close();
+  }
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/echo", "alive")).body,
+            "alive");
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_THAT(metrics.render(), ::testing::Not(HasSubstr("route=\"/filter\"")));
+}
+
+TEST(HttpServer, BodyStalledAfterTheFirstReadIsDisconnectedAfterTheBodyTimeout) {
+  auto config = test_config();
+  config.body_timeout = 300ms;
+  std::atomic<int> calls{0};
+  auto server = start_server(config, test_routes(&calls));
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                              pattern(40000))
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_EQ(*raw, "");
+  EXPECT_EQ(calls.load(), 0);
+}
+
+// --- response bytes --------------------------------------------------------------------------
+
+TEST(HttpServer, ResponseHeadIsWrittenByteForByte) {
+  auto routes = test_routes();
+  routes.push_back({"POST", "/headers", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = text("body");
+                      r.status = 201;
+                      // A name set again replaces the earlier field (Content-Type too); values
+                      // are trimmed; Content-Length and Connection are the server's.
+                      r.headers = {{"X-A", "1"},
+                                   {"x-b", " two\t"},
+                                   {"X-A", "3"},
+                                   {"content-type", "text/x"},
+                                   {"Content-Length", "999"},
+                                   {"Connection", "close"}};
+                      return r;
+                    }});
+  routes.push_back({"POST", "/bad-status", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = text("x");
+                      r.status = 1000;
+                      return r;
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  const std::string fields =
+      "x-b: two\r\nX-A: 3\r\ncontent-type: text/x\r\nX-Request-Id: fixed\r\n";
+  struct Case {
+    std::string request_line_and_connection, expected_head;
+  };
+  const std::vector<Case> cases = {
+      {"HTTP/1.1\r\n", "HTTP/1.1 201 Created\r\n" + fields + "Content-Length: 4\r\n\r\n"},
+      {"HTTP/1.0\r\nConnection: keep-alive\r\n",
+       "HTTP/1.0 201 Created\r\n" + fields + "Connection: keep-alive\r\nContent-Length: 4\r\n\r\n"},
+      {"HTTP/1.1\r\nConnection: close\r\n",
+       "HTTP/1.1 201 Created\r\n" + fields + "Connection: close\r\nContent-Length: 4\r\n\r\n"},
+      {"HTTP/1.0\r\n", "HTTP/1.0 201 Created\r\n" + fields + "Content-Length: 4\r\n\r\n"},
+  };
+  for (const Case& c : cases) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client
+                    ->write_raw("POST /headers " + c.request_line_and_connection +
+                                "Host: x\r\nX-Request-Id: fixed\r\nContent-Length: 2\r\n\r\nhi")
+                    .ok());
+    client->shutdown_send();
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_EQ(*raw, c.expected_head + "body");
+  }
+
+  const std::string not_found = R"({"Error":"invalid request: no route for /nope"})";
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("GET /nope HTTP/1.1\r\nHost: x\r\nX-Request-Id: r1\r\n\r\n"
+                              "POST /bad-status HTTP/1.1\r\nHost: x\r\nX-Request-Id: r2\r\n"
+                              "Content-Length: 0\r\n\r\n")
+                  .ok());
+  client->shutdown_send();
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  const std::string internal = R"({"Error":"internal: invalid status-code"})";
+  EXPECT_EQ(*raw,
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+            "X-Request-Id: r1\r\nContent-Length: " +
+                std::to_string(not_found.size()) + "\r\n\r\n" + not_found +
+                "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                "Content-Length: " +
+                std::to_string(internal.size()) + "\r\n\r\n" + internal);
+}
+
+TEST(HttpServer, BodyOnA204IsA500AndTheConnectionSurvives) {
+  auto routes = test_routes();
+  routes.push_back({"POST", "/no-content", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = text("not allowed here");
+                      r.status = 204;
+                      return r;
+                    }});
+  routes.push_back({"POST", "/empty", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = text("");
+                      r.status = 204;
+                      return r;
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto r = must(client->request("POST", "/no-content", "{}"));
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"Error":"internal: invalid response body"})");
+  auto empty = must(client->request("POST", "/empty", "{}"));
+  EXPECT_EQ(empty.status, 204);
+  EXPECT_EQ(empty.header("Content-Length"), "0");
+}
+
+TEST(HttpServer, ErrorAnswerToAnUnreadBodyClosesTheConnection) {
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(
+      client->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n").ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  const std::string body = R"({"Error":"invalid request: body exceeds 1024 bytes"})";
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413 Payload Too Large\r\nContent-Type: "
+                               "application/json\r\nX-Request-Id: "));
+  EXPECT_THAT(*raw, ::testing::EndsWith("\r\nConnection: close\r\nContent-Length: " +
+                                        std::to_string(body.size()) + "\r\n\r\n" + body));
+}
+
 TEST(HttpServer, InflightLimitPerGroupGets429) {
   Gate gate;
   auto config = test_config();
@@ -583,6 +927,38 @@ TEST_F(HttpServerTls, HandshakeSucceedsAndServes) {
   EXPECT_EQ(r.body, "over tls");
   EXPECT_EQ(r.header("X-Identity"), "");                       // no client certificate asked for
   EXPECT_EQ(must(c->request("GET", "/healthz")).status, 200);  // keep-alive over TLS
+}
+
+TEST_F(HttpServerTls, BodiesOfEverySizeSplitAndPipelinedOverTls) {
+  auto server = start_server(tls_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto c = must_connect(client(*server));
+  ASSERT_TRUE(c);
+  for (size_t n : {size_t(3), size_t(70000), size_t(1) << 20, size_t(16384), size_t(0)}) {
+    std::string body = pattern(n, int(n % 26));
+    auto r = must(c->request("POST", "/echo", body));
+    EXPECT_EQ(r.status, 200) << n;
+    EXPECT_EQ(r.body.size(), n);
+    EXPECT_TRUE(r.body == body) << n;
+  }
+  // One request in many TLS records.
+  const std::string body = pattern(50000, 3);
+  const std::string raw = raw_post("/echo", body);
+  for (size_t pos = 0, step = 7; pos < raw.size(); pos += step, step = step * 3 % 9001 + 1) {
+    ASSERT_TRUE(c->write_raw(std::string_view(raw).substr(pos, step)).ok());
+  }
+  auto split = must(c->read_response());
+  EXPECT_TRUE(split.body == body);
+  // Two requests in one record.
+  ASSERT_TRUE(c->write_raw(raw_post("/echo", pattern(20000, 1), "X-Request-Id: t1\r\n") +
+                           raw_post("/echo", "z", "X-Request-Id: t2\r\n"))
+                  .ok());
+  auto first = must(c->read_response());
+  auto second = must(c->read_response());
+  EXPECT_EQ(first.header("X-Request-Id"), "t1");
+  EXPECT_TRUE(first.body == pattern(20000, 1));
+  EXPECT_EQ(second.header("X-Request-Id"), "t2");
+  EXPECT_EQ(second.body, "z");
 }
 
 TEST_F(HttpServerTls, Tls12ClientWithCertificateIsServed) {
