@@ -73,7 +73,7 @@ class DescriptionCache {
 
   using Entry = std::shared_ptr<const InventoryResult>;
   // The entry under (key, tag); on a miss, make() is called outside the lock and its result
-  // stored.
+  // stored. make() must not look up `key` itself (the key holds the current tag).
   template <typename Make>
   Entry get(Key& key, std::string_view tag, Make&& make) {
     if (Entry hit = find(key, tag)) return hit;
