@@ -396,9 +396,8 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     if (!cached.node) {
       cached.node = it->second;
       cached.version_slot = &pods_.version_slot(name);
-      cached.usage = fit::fresh_usage(inventory);
-      cached.version = pods_.add_node_usage(name, cached.usage);
-    } else if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
+    }
+    if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
       cached.usage = fit::fresh_usage(inventory);
       cached.version = pods_.add_node_usage(name, cached.usage);
     }

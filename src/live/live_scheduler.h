@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -155,10 +156,11 @@ class LiveScheduler final : public state::ClusterHandler {
   // by filter_mutex_. Holding the LiveNode keeps the inventory the usage points into alive.
   // Keyed by the LiveNode: a node registered anew is a new LiveNode, and the entry holding the
   // old one keeps its address from being reused.
+  static constexpr uint64_t kNoVersion = std::numeric_limits<uint64_t>::max();  // never a version
   struct CachedUsage {
     std::shared_ptr<const LiveNode> node;
     const std::atomic<uint64_t>* version_slot = nullptr;  // the pod manager's, for this node
-    uint64_t version = 0;
+    uint64_t version = kNoVersion;  // the pod manager's version `usage` was built at
     fit::NodeUsage usage;
   };
   std::unordered_map<const LiveNode*, CachedUsage> usage_cache_;
