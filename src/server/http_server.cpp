@@ -155,7 +155,7 @@ struct FileStamp {
 FileStamp stamp_of(const std::string& path) {
   FileStamp f;
   if (path.empty()) return f;
-  struct stat st{};
+  struct stat st = {};
   if (::stat(path.c_str(), &st) != 0) return f;
   f.exists = true;
   f.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;

@@ -312,8 +312,12 @@ TEST(HttpServer, DeclaredOversizedBodyGets413WithoutBeingRead) {
       client->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n").ok());
   auto raw = client->read_until_close();
   ASSERT_TRUE(raw.ok()) << raw.error().message;
-  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413"));
-  EXPECT_THAT(*raw, HasSubstr("Connection: close"));
+  // Byte for byte what the server answers to a body it will not read: then it closes.
+  const std::string body = R"({"Error":"invalid request: body exceeds 1024 bytes"})";
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413 Payload Too Large\r\nContent-Type: "
+                               "application/json\r\nX-Request-Id: "));
+  EXPECT_THAT(*raw, ::testing::EndsWith("\r\nConnection: close\r\nContent-Length: " +
+                                        std::to_string(body.size()) + "\r\n\r\n" + body));
 }
 
 TEST(HttpServer, ChunkedBodyOverTheLimitGets413) {
@@ -697,24 +701,6 @@ TEST(HttpServer, BodyOnA204IsA500AndTheConnectionSurvives) {
   auto empty = must(client->request("POST", "/empty", "{}"));
   EXPECT_EQ(empty.status, 204);
   EXPECT_EQ(empty.header("Content-Length"), "0");
-}
-
-TEST(HttpServer, ErrorAnswerToAnUnreadBodyClosesTheConnection) {
-  auto config = test_config();
-  config.max_body_bytes = 1024;
-  auto server = start_server(config, test_routes());
-  ASSERT_TRUE(server);
-  auto client = must_connect(plain_client(*server));
-  ASSERT_TRUE(client);
-  ASSERT_TRUE(
-      client->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n").ok());
-  auto raw = client->read_until_close();
-  ASSERT_TRUE(raw.ok()) << raw.error().message;
-  const std::string body = R"({"Error":"invalid request: body exceeds 1024 bytes"})";
-  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 413 Payload Too Large\r\nContent-Type: "
-                               "application/json\r\nX-Request-Id: "));
-  EXPECT_THAT(*raw, ::testing::EndsWith("\r\nConnection: close\r\nContent-Length: " +
-                                        std::to_string(body.size()) + "\r\n\r\n" + body));
 }
 
 TEST(HttpServer, InflightLimitPerGroupGets429) {
