@@ -126,8 +126,8 @@ class DeviceBackend {
   // Container resources -> request; nums == 0 means "does not use this vendor".
   virtual ContainerDeviceRequest request_for(const model::Container& container) const = 0;
   // Decodes the node's registration for this vendor (device_vendor is set on every device).
-  // Reads only metadata.name, metadata.annotations and status.capacity: decoded descriptions
-  // are cached by exactly those bytes (fit::DescriptionCache).
+  // Reads only metadata.name, metadata.labels, metadata.annotations and status.capacity:
+  // decoded descriptions are cached by exactly those bytes (fit::DescriptionCache).
   virtual NodeDevices node_devices(const model::Node& node) const = 0;
 
   virtual std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const = 0;

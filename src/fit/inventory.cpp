@@ -69,15 +69,17 @@ void append_sized(std::string& out, std::string_view bytes) {
 
 DescriptionCache::Key::Key(const model::Node& node) {
   size_t size = node.metadata.name.size() + 64;
+  for (const auto& [k, v] : node.metadata.labels) size += k.size() + v.size() + 16;
   for (const auto& [k, v] : node.metadata.annotations) size += k.size() + v.size() + 16;
   for (const auto& [k, q] : node.status.capacity) size += k.size() + sizeof(q.nanos()) + 8;
   bytes_.reserve(size);
-  // Sized fields and counted lists: two different nodes never give the same bytes.
   append_sized(bytes_, node.metadata.name);
-  append_count(bytes_, node.metadata.annotations.size());
-  for (const auto& [k, v] : node.metadata.annotations) {
-    append_sized(bytes_, k);
-    append_sized(bytes_, v);
+  for (const model::StringMap* map : {&node.metadata.labels, &node.metadata.annotations}) {
+    append_count(bytes_, map->size());
+    for (const auto& [k, v] : *map) {
+      append_sized(bytes_, k);
+      append_sized(bytes_, v);
+    }
   }
   append_count(bytes_, node.status.capacity.size());
   for (const auto& [k, q] : node.status.capacity) {
@@ -85,27 +87,38 @@ DescriptionCache::Key::Key(const model::Node& node) {
     const __int128 nanos = q.nanos();
     bytes_.append(reinterpret_cast<const char*>(&nanos), sizeof nanos);
   }
-  inputs_size_ = bytes_.size();
+  hash_ = std::hash<std::string_view>{}(bytes_);
 }
 
-DescriptionCache::Entry DescriptionCache::find(Key& key, std::string_view tag) {
-  key.bytes_.resize(key.inputs_size_);
-  append_sized(key.bytes_, tag);
+DescriptionCache::Entry DescriptionCache::find(const Key& key, std::string_view tag) const {
   std::lock_guard lock(mu_);
-  auto it = entries_.find(std::string_view(key.bytes_));
-  return it == entries_.end() ? nullptr : it->second;
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  for (const auto& [t, entry] : it->second) {
+    if (t == tag) return entry;
+  }
+  return nullptr;
 }
 
-DescriptionCache::Entry DescriptionCache::store(const Key& key, Entry entry) {
+DescriptionCache::Entry DescriptionCache::store(const Key& key, std::string_view tag, Entry entry) {
   std::lock_guard lock(mu_);
-  if (entries_.size() >= max_entries_) entries_.clear();
-  entries_.insert_or_assign(key.bytes_, entry);
+  if (size_ >= max_entries_) {
+    entries_.clear();
+    size_ = 0;
+  }
+  auto it = entries_.find(key);
+  if (it == entries_.end()) it = entries_.emplace(key.bytes_, Tagged{}).first;
+  for (auto& [t, held] : it->second) {
+    if (t == tag) return held;  // another thread made it meanwhile
+  }
+  it->second.emplace_back(std::string(tag), entry);
+  ++size_;
   return entry;
 }
 
 size_t DescriptionCache::size() const {
   std::lock_guard lock(mu_);
-  return entries_.size();
+  return size_;
 }
 
 NodeUsage fresh_usage(const NodeInventory& inventory) {

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "device/allocation.h"
@@ -14,7 +16,6 @@
 #include "device/types.h"
 #include "model/objects.h"
 #include "model/result.h"
-#include "model/string_hash.h"
 
 namespace hamisim::fit {
 
@@ -48,17 +49,18 @@ InventoryResult read_registered_inventory(const model::Node& node,
                                           const device::DeviceRegistry& registry);
 
 // Decoded descriptions, shared by nodes whose description inputs are byte-identical. A
-// backend's node_devices reads only metadata.name, metadata.annotations and status.capacity
-// (DeviceBackend contract), so those bytes, with a caller's tag, are the key. CA sends the
-// same template nodes with every request, and decoding an 8-GPU registration costs far more
-// than copying its inputs into a key. Thread-safe.
+// backend's node_devices reads only metadata.name, metadata.labels, metadata.annotations and
+// status.capacity (DeviceBackend contract), so those bytes, with a caller's tag, are the key.
+// CA sends the same template nodes with every request, and decoding an 8-GPU registration
+// costs far more than copying its inputs into a key. Thread-safe.
 class DescriptionCache {
  public:
   // At most this many entries; a full cache starts over (live nodes' handshake annotations
   // change, so old entries are never looked up again).
   explicit DescriptionCache(size_t max_entries = 4096) : max_entries_(max_entries) {}
 
-  // The inputs of one node, read once and then looked up under any number of tags.
+  // The inputs of one node, read once and then looked up under any number of tags, from any
+  // number of threads (immutable).
   class Key {
    public:
     explicit Key(const model::Node& node);
@@ -67,27 +69,53 @@ class DescriptionCache {
 
    private:
     friend class DescriptionCache;
-    std::string bytes_;  // the inputs, then the tag of the current lookup
-    size_t inputs_size_;
+    std::string bytes_;  // sized fields and counted lists: two different nodes never agree
+    size_t hash_;        // of bytes_, computed once
   };
 
   using Entry = std::shared_ptr<const InventoryResult>;
   // The entry under (key, tag); on a miss, make() is called outside the lock and its result
-  // stored. make() must not look up `key` itself (the key holds the current tag).
+  // stored.
   template <typename Make>
-  Entry get(Key& key, std::string_view tag, Make&& make) {
+  Entry get(const Key& key, std::string_view tag, Make&& make) {
     if (Entry hit = find(key, tag)) return hit;
-    return store(key, std::make_shared<const InventoryResult>(make()));
+    return store(key, tag, std::make_shared<const InventoryResult>(make()));
   }
   size_t size() const;
 
  private:
-  Entry find(Key& key, std::string_view tag);  // leaves the tagged key in key.bytes_
-  Entry store(const Key& key, Entry entry);
+  Entry find(const Key& key, std::string_view tag) const;
+  Entry store(const Key& key, std::string_view tag, Entry entry);
+
+  // Looked up by a Key (its hash computed once) or stored by its bytes.
+  struct InputsHash {
+    using is_transparent = void;
+    size_t operator()(const Key& key) const noexcept { return key.hash_; }
+    size_t operator()(const std::string& bytes) const noexcept {
+      return std::hash<std::string_view>{}(bytes);
+    }
+  };
+  struct InputsEqual {
+    using is_transparent = void;
+    bool operator()(const std::string& a, const std::string& b) const { return a == b; }
+    bool operator()(const Key& k, const std::string& b) const { return k.bytes_ == b; }
+    bool operator()(const std::string& a, const Key& k) const { return a == k.bytes_; }
+  };
+  // One node's entries by tag: a node is described under one or two tags.
+  using Tagged = std::vector<std::pair<std::string, Entry>>;
 
   const size_t max_entries_;
   mutable std::mutex mu_;
-  model::StringHashMap<Entry> entries_;
+  std::unordered_map<std::string, Tagged, InputsHash, InputsEqual> entries_;
+  size_t size_ = 0;  // entries over all tags
+};
+
+// A node and its description key, built together once: a node that comes again and again
+// (CA's templates) is described without reading its inputs again.
+struct KeyedNode {
+  explicit KeyedNode(model::Node n) : node(std::move(n)), key(node) {}
+  model::Node node;
+  DescriptionCache::Key key;
 };
 
 // The seam through which template nodes get devices from other places (device profiles,
@@ -96,15 +124,23 @@ class DescriptionCache {
 class InventoryProvider {
  public:
   virtual ~InventoryProvider() = default;
-  virtual std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const = 0;
+  // `key` must be DescriptionCache::Key(node).
+  virtual std::shared_ptr<const InventoryResult> describe(
+      const model::Node& node, const DescriptionCache::Key& key) const = 0;
+  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
+    return describe(node, DescriptionCache::Key(node));
+  }
+  std::shared_ptr<const InventoryResult> inventory_for(const KeyedNode& keyed) const {
+    return describe(keyed.node, keyed.key);
+  }
 };
 
 class RegisteredInventoryProvider final : public InventoryProvider {
  public:
   explicit RegisteredInventoryProvider(const device::DeviceRegistry& registry)
       : registry_(registry) {}
-  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const override {
-    DescriptionCache::Key key(node);
+  std::shared_ptr<const InventoryResult> describe(const model::Node& node,
+                                                  const DescriptionCache::Key& key) const override {
     return cache_.get(key, "registered",
                       [&] { return read_registered_inventory(node, registry_); });
   }

@@ -86,11 +86,10 @@ ProfileInventoryProvider::Observed ProfileInventoryProvider::observed() const {
   return observed_;
 }
 
-std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::inventory_for(
-    const model::Node& node) const {
+std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::describe(
+    const model::Node& node, const fit::DescriptionCache::Key& key) const {
   using State = fit::InventoryResult::State;
   const bool is_template = is_template_node(node);
-  fit::DescriptionCache::Key key(node);
   auto registered = cache_.get(key, "registered",
                                [&] { return fit::read_registered_inventory(node, registry_); });
 

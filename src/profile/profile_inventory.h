@@ -16,7 +16,8 @@ class ProfileInventoryProvider final : public fit::InventoryProvider {
   ProfileInventoryProvider(const device::DeviceRegistry& registry,
                            std::shared_ptr<const DeviceProfiles> profiles);
 
-  std::shared_ptr<const fit::InventoryResult> inventory_for(const model::Node& node) const override;
+  std::shared_ptr<const fit::InventoryResult> describe(
+      const model::Node& node, const fit::DescriptionCache::Key& key) const override;
 
   // Replaces what reconciliation observed; onMismatch policies act on it from the next
   // request on. Safe to call while requests are served.

@@ -26,13 +26,16 @@ TEST(RegisteredInventoryProvider, IdenticalNodesShareOneDecodedDescription) {
 }
 
 // Everything node_devices may read is part of the key: the name (some vendors name devices
-// after the node), every annotation, and the capacity.
+// after the node), every label (AWS Neuron reads the instance type), every annotation, and the
+// capacity.
 TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
   auto registry = nvidia_registry();
   RegisteredInventoryProvider provider(*registry);
   const auto base = provider.inventory_for(gpu_node());
 
   model::Node renamed = gpu_node("template-node-for-a-2");
+  model::Node relabelled = gpu_node();
+  relabelled.metadata.labels["node.kubernetes.io/instance-type"] = "p5.48xlarge";
   model::Node cordoned = gpu_node();
   cordoned.metadata.annotations[std::string(device::kDeviceCordonAnnotation)] = "GPU-a";
   model::Node reregistered =
@@ -43,7 +46,7 @@ TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
   other_capacity.status.capacity["nvidia.com/gpu"] = *model::Quantity::parse("3");
 
   for (const model::Node* n :
-       {&renamed, &cordoned, &reregistered, &with_capacity, &other_capacity}) {
+       {&renamed, &relabelled, &cordoned, &reregistered, &with_capacity, &other_capacity}) {
     auto got = provider.inventory_for(*n);
     EXPECT_NE(got.get(), base.get()) << n->metadata.name;
     EXPECT_EQ(*got, read_registered_inventory(*n, *registry)) << n->metadata.name;
@@ -51,21 +54,28 @@ TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
   EXPECT_EQ(provider.inventory_for(cordoned)->inventory.cordoned.count("GPU-a"), 1u);
 }
 
-// Lengths are part of the key: moving bytes between a key and its value is another node.
-TEST(DescriptionCache, AnnotationBoundariesAreNotAmbiguous) {
+// Lengths and counts are part of the key: moving bytes between a key and its value, or an
+// entry from the labels to the annotations, is another node.
+TEST(DescriptionCache, BoundariesAreNotAmbiguous) {
   DescriptionCache cache;
   model::Node a = NodeBuilder("n").annotate("ab", "c").build();
   model::Node b = NodeBuilder("n").annotate("a", "bc").build();
+  model::Node labelled = NodeBuilder("n").build();
+  labelled.metadata.labels["ab"] = "c";
   int made = 0;
   auto make = [&] {
     ++made;
     return InventoryResult{};
   };
-  DescriptionCache::Key ka(a), kb(b);
+  DescriptionCache::Key ka(a), kb(b), kl(labelled);
   auto ea = cache.get(ka, "t", make);
   auto eb = cache.get(kb, "t", make);
-  EXPECT_EQ(made, 2);
+  auto el = cache.get(kl, "t", make);
+  EXPECT_EQ(made, 3);
   EXPECT_NE(ea.get(), eb.get());
+  EXPECT_NE(ea.get(), el.get());
+  EXPECT_EQ(cache.get(ka, "t", make).get(), ea.get());
+  EXPECT_EQ(made, 3);
 }
 
 TEST(DescriptionCache, TagsSeparateEntriesOfOneNode) {

@@ -138,6 +138,19 @@ TEST(AwsNeuron, DiscoveryFromCapacityAndInstanceType) {
   EXPECT_THAT(found.message, HasSubstr("more than the 1024 devices"));
 }
 
+// The instance type is read from a label, so a cached description must not be shared by
+// nodes that differ only in that label.
+TEST(AwsNeuron, CachedDescriptionsFollowTheInstanceTypeLabel) {
+  const auto registry = chart_registry();
+  RegisteredInventoryProvider provider(registry);
+  auto inf = provider.inventory_for(neuron_node("n", "inf2", "1", "2"));
+  auto trn = provider.inventory_for(neuron_node("n", "trn1", "1", "2"));
+  ASSERT_EQ(inf->state, InventoryResult::State::kOk) << inf->message;
+  ASSERT_EQ(trn->state, InventoryResult::State::kOk) << trn->message;
+  EXPECT_EQ(inf->inventory.devices[0].custom_info, R"({"AWSNodeType":"inf2"})");
+  EXPECT_EQ(trn->inventory.devices[0].custom_info, R"({"AWSNodeType":"trn1"})");
+}
+
 TEST(AwsNeuron, TopologyWindows) {
   auto positions = [](std::vector<size_t> v) { return v; };
   Devices inf = devices_of(16, "inf2");
