@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev
-  libsimdjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  libsimdjson-dev libxxhash-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl
   clang-19 libclang-rt-19-dev
   curl

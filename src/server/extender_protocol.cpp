@@ -8,6 +8,7 @@
 
 #include "model/decode.h"
 #include "model/json_writer.h"
+#include "server/node_cache.h"
 
 namespace hamisim::server {
 namespace {
@@ -40,7 +41,8 @@ using model::json::type_name;
 // in-place decoders refuse the malformed JSON on which they could differ); their errors differ
 // (a truncated item fails wherever its decoder stopped instead of being named malformed JSON
 // by the skip), so a body the first way rejects is decoded again the second way, whose errors
-// are the ones callers have always been given.
+// are the ones callers have always been given. Nodes looked up in a NodeCache are always taken
+// the second way: their bytes are what they are looked up by.
 enum class Items { kInPlace, kOwnBytes };
 
 Status check_object(od::value& v, std::string_view where) {
@@ -77,27 +79,38 @@ Status decode_pod(od::value& v, std::string_view where, Items how, model::Pod& o
   return ok_status();
 }
 
-// Decodes the object `v` into `out.node`, a fresh Node; `out.raw` is what raw_object returns
-// (the object and the whitespace after it) either way.
-Status decode_node(od::value& v, std::string_view where, Items how, ExtenderNode& out) {
-  if (how == Items::kInPlace) {
+// Decodes the object `v` into `out`, a fresh node; `out.raw` is what raw_object returns (the
+// object and the whitespace after it) either way. With a cache the node is looked up by those
+// bytes first, and decoded from them on a miss.
+Status decode_node(od::value& v, std::string_view where, Items how, NodeCache* cache,
+                   ExtenderNode& out) {
+  if (how == Items::kInPlace && cache == nullptr) {
     if (Status s = check_object(v, where); !s) return s;
     const char* start = v.raw_json_token().data();
-    if (Status s = model::json::decode_node(v, where, out.node); !s) return s;
+    model::Node node;
+    if (Status s = model::json::decode_node(v, where, node); !s) return s;
     const char* end = nullptr;
     if (auto e = v.current_location().get(end)) return make_error(json_error(where, e));
+    out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node));
     out.raw = std::string_view(start, static_cast<size_t>(end - start));
     return ok_status();
   }
   auto raw = raw_object(v, where);
   if (!raw) return raw.error();
+  out.raw = *raw;
+  if (cache != nullptr) {
+    auto cached = cache->get(*raw, where);
+    if (!cached) return cached.error();
+    out.decoded = std::move(cached).value();
+    return ok_status();
+  }
   auto node = model::decode_node_json_in_buffer(*raw, where);
   if (!node) return node.error();
-  out = ExtenderNode{std::move(node).value(), *raw};
+  out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node).value());
   return ok_status();
 }
 
-Status decode_nodes(od::value& v, Items how, ExtenderArgs& args) {
+Status decode_nodes(od::value& v, Items how, NodeCache* cache, ExtenderArgs& args) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("Nodes", e));
   if (t == od::json_type::null) return ok_status();
@@ -127,7 +140,7 @@ Status decode_nodes(od::value& v, Items how, ExtenderArgs& args) {
       const std::string where = "Nodes.items[" + std::to_string(index) + "]";
       od::value item;
       if (auto e = element.get(item)) return make_error(json_error(where, e));
-      if (Status s = decode_node(item, where, how, args.nodes.emplace_back()); !s) return s;
+      if (Status s = decode_node(item, where, how, cache, args.nodes.emplace_back()); !s) return s;
       ++index;
     }
   }
@@ -233,7 +246,8 @@ od::parser& thread_parser() {
   return parser;
 }
 
-Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items how) {
+Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items how,
+                                 NodeCache* cache) {
   ExtenderArgs args;
   Status s = for_each_top_level_field(thread_parser(), buffer, size,
                                       [&](std::string_view key, od::value& v) -> Status {
@@ -247,7 +261,8 @@ Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items h
                                           }
                                           return decode_pod(v, "Pod", how, args.pod.emplace());
                                         }
-                                        if (key_is(key, "Nodes")) return decode_nodes(v, how, args);
+                                        if (key_is(key, "Nodes"))
+                                          return decode_nodes(v, how, cache, args);
                                         if (key_is(key, "NodeNames"))
                                           return decode_node_names(v, args);
                                         if (key_is(key, "SimulatedPods"))
@@ -260,10 +275,10 @@ Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items h
 
 }  // namespace
 
-Result<ExtenderArgs> decode_extender_args(std::string_view body) {
+Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes) {
   auto buffer = padded_copy(body);
-  auto args = decode_args(*buffer, body.size(), Items::kInPlace);
-  if (!args) args = decode_args(*buffer, body.size(), Items::kOwnBytes);
+  auto args = decode_args(*buffer, body.size(), Items::kInPlace, nodes);
+  if (!args) args = decode_args(*buffer, body.size(), Items::kOwnBytes, nodes);
   if (!args) return args.error();
   args->buffer = std::move(buffer);
   return args;

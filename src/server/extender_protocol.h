@@ -11,14 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "fit/inventory.h"
 #include "model/objects.h"
 #include "model/result.h"
 
 namespace hamisim::server {
 
 struct ExtenderNode {
-  model::Node node;
+  std::shared_ptr<const fit::KeyedNode> decoded;  // may be shared with a NodeCache
   std::string_view raw;  // the Node object exactly as received (points into ExtenderArgs)
+  const model::Node& node() const { return decoded->node; }
 };
 
 struct ExtenderArgs {
@@ -34,9 +36,12 @@ struct ExtenderArgs {
   std::shared_ptr<const std::string> buffer;
 };
 
+class NodeCache;
+
 // Decodes an ExtenderArgs body. Errors name the key and the problem; they become
-// `invalid request: ...`.
-Result<ExtenderArgs> decode_extender_args(std::string_view body);
+// `invalid request: ...`. With a cache, Nodes already decoded from the same bytes are taken
+// from it and new ones are added to it.
+Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes = nullptr);
 
 struct ExtenderBindingArgs {
   std::string pod_name;

@@ -130,7 +130,7 @@ HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
 }
 
 HttpResponse ExtenderService::filter(const HttpRequest& request) {
-  auto args = decode_extender_args(request.body);
+  auto args = simulation_.decode(request.body);
   if (!args) {
     return filter_reply(encode_filter_error(std::string(kInvalidRequest) + args.error().message),
                         true);

@@ -48,7 +48,7 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
 
   std::map<std::string_view, const NodeAnswer*> by_name;  // Go writes map keys sorted
   for (size_t i = 0; i < answers.size(); ++i)
-    by_name.emplace(args.nodes[i].node.metadata.name, &answers[i]);
+    by_name.emplace(args.nodes[i].node().metadata.name, &answers[i]);
 
   w.begin_object();
   w.key("Nodes").begin_object();
@@ -134,8 +134,12 @@ SimulationFilter::SimulationFilter(const device::DeviceRegistry& registry,
                                    const fit::InventoryProvider& inventory, fit::FitPolicy policy)
     : registry_(registry), inventory_(inventory), policy_(std::move(policy)) {}
 
+Result<ExtenderArgs> SimulationFilter::decode(std::string_view body) const {
+  return decode_extender_args(body, &nodes_);
+}
+
 SimulationResult SimulationFilter::filter(std::string_view body) const {
-  auto args = decode_extender_args(body);
+  auto args = decode(body);
   if (!args) return invalid(args.error().message);
   return filter(*args, /*require_no_node_names=*/true);
 }
@@ -149,7 +153,7 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
   if (!args.nodes_present) return invalid("Nodes is required (a NodeList, may be empty)");
   std::set<std::string_view> names;
   for (size_t i = 0; i < args.nodes.size(); ++i) {
-    const std::string& name = args.nodes[i].node.metadata.name;
+    const std::string& name = args.nodes[i].node().metadata.name;
     if (name.empty()) {
       return invalid("Nodes.items[" + std::to_string(i) + "]: metadata.name is required");
     }
@@ -186,9 +190,10 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
       }
     }
     for (size_t i = 0; i < args.nodes.size(); ++i) {
-      const model::Node& node = args.nodes[i].node;
+      const model::Node& node = args.nodes[i].node();
       NodeAnswer& a = answers[i];
-      const std::shared_ptr<const fit::InventoryResult> described = inventory_.inventory_for(node);
+      const std::shared_ptr<const fit::InventoryResult> described =
+          inventory_.inventory_for(*args.nodes[i].decoded);
       const fit::InventoryResult& inv = *described;
       a.source = inv.inventory.source;
       a.profile = inv.inventory.profile;

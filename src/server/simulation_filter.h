@@ -2,7 +2,8 @@
 // The simulation filter (spec §5.1–§5.4): which of the given nodes could take the pod, with
 // the usage of the pods the caller already placed on them, and why the others cannot.
 // Stateless and side-effect free: it reads only the request and immutable configuration, so
-// any replica can answer any request and retries are idempotent.
+// any replica can answer any request and retries are idempotent. (It keeps the template nodes
+// it decoded, by their bytes, to skip decoding them again; that changes no answer.)
 
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "server/extender_protocol.h"
+#include "server/node_cache.h"
 
 namespace hamisim::server {
 
@@ -35,6 +37,8 @@ class SimulationFilter {
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
   SimulationResult filter(std::string_view body) const;
+  // decode_extender_args with this filter's cache of decoded nodes.
+  Result<ExtenderArgs> decode(std::string_view body) const;
   // Same for already decoded arguments (`/filter` carrying Nodes). `require_no_node_names`
   // enforces the simulation route's rule that NodeNames must be absent.
   SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names) const;
@@ -43,6 +47,7 @@ class SimulationFilter {
   const device::DeviceRegistry& registry_;
   const fit::InventoryProvider& inventory_;
   fit::FitPolicy policy_;
+  mutable NodeCache nodes_;
 };
 
 // Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32

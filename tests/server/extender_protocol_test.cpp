@@ -45,9 +45,9 @@ TEST(ExtenderArgsTest, DecodesEveryItemAsItsOwnBytesWould) {
             model::encode_pod_json(*model::decode_pod_json(pod)));
   EXPECT_TRUE(args->nodes_present);
   ASSERT_EQ(args->nodes.size(), 2u);
-  EXPECT_EQ(model::encode_node_json(args->nodes[0].node),
+  EXPECT_EQ(model::encode_node_json(args->nodes[0].node()),
             model::encode_node_json(*model::decode_node_json(node_a)));
-  EXPECT_EQ(model::encode_node_json(args->nodes[1].node),
+  EXPECT_EQ(model::encode_node_json(args->nodes[1].node()),
             model::encode_node_json(*model::decode_node_json(node_b)));
   // Each Node's bytes as received, with the whitespace up to the next comma or bracket.
   EXPECT_EQ(args->nodes[0].raw, node_a + " \n");

@@ -1,0 +1,162 @@
+// NodeCache: a hit gives what decoding the same bytes gives; errors and oversized nodes are
+// never kept; a full cache starts over instead of growing.
+
+#include "server/node_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/decode.h"
+#include "model/encode.h"
+
+namespace hamisim::server {
+namespace {
+
+// The bytes of `json` in a buffer with the padding the in-buffer decoders read past the end.
+class Padded {
+ public:
+  explicit Padded(std::string json) : size_(json.size()), text_(std::move(json)) {
+    text_.append(model::kJsonPadding, ' ');
+  }
+  std::string_view view() const { return std::string_view(text_).substr(0, size_); }
+
+ private:
+  size_t size_;
+  std::string text_;
+};
+
+std::string node_json(const std::string& name, size_t label_bytes = 0) {
+  return R"({"metadata":{"name":")" + name + R"(","labels":{"pad":")" +
+         std::string(label_bytes, 'x') + R"("}},"status":{"allocatable":{"nvidia.com/gpu":"4"}}})";
+}
+
+TEST(NodeCache, SameBytesGiveTheSameDecodedNode) {
+  NodeCache cache;
+  const Padded a(node_json("a"));
+  auto first = cache.get(a.view(), "Nodes.items[0]");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ((*first)->node.metadata.name, "a");
+  EXPECT_EQ(model::encode_node_json((*first)->node),
+            model::encode_node_json(*model::decode_node_json(node_json("a"))));
+  // The key built with it is the node's own: a description stored under it is found by a key
+  // built from the node afresh.
+  fit::DescriptionCache descriptions;
+  descriptions.get((*first)->key, "t", [] { return fit::InventoryResult{}; });
+  bool made_again = false;
+  descriptions.get(fit::DescriptionCache::Key((*first)->node), "t", [&] {
+    made_again = true;
+    return fit::InventoryResult{};
+  });
+  EXPECT_FALSE(made_again);
+
+  // The same bytes from another buffer hit: the very same object comes back.
+  const Padded a_again(node_json("a"));
+  auto second = cache.get(a_again.view(), "Nodes.items[7]");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->get(), second->get());
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), a.view().size());
+}
+
+TEST(NodeCache, DifferentBytesAreDifferentEntries) {
+  NodeCache cache;
+  // Whitespace alone makes other bytes: the cache compares text, it does not canonicalize.
+  const Padded a(node_json("a")), a_spaced(" " + node_json("a")), b(node_json("b"));
+  auto got_a = cache.get(a.view(), "x");
+  auto got_spaced = cache.get(a_spaced.view(), "x");
+  auto got_b = cache.get(b.view(), "x");
+  ASSERT_TRUE(got_a.ok() && got_spaced.ok() && got_b.ok());
+  EXPECT_NE(got_a->get(), got_spaced->get());
+  EXPECT_EQ((*got_spaced)->node.metadata.name, "a");
+  EXPECT_EQ((*got_b)->node.metadata.name, "b");
+  EXPECT_EQ(cache.size(), 3u);
+}
+
+TEST(NodeCache, ErrorsNameWhereAndAreNotKept) {
+  NodeCache cache;
+  const Padded broken(R"({"metadata":{"name":"a"},"status":{"allocatable":{"cpu":"lots"}}})");
+  auto direct = model::decode_node_json_in_buffer(broken.view(), "Nodes.items[3]");
+  ASSERT_FALSE(direct.ok());
+  for (int i = 0; i < 2; ++i) {
+    auto got = cache.get(broken.view(), "Nodes.items[3]");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().message, direct.error().message);
+    EXPECT_NE(got.error().message.find("Nodes.items[3]"), std::string::npos) << got.error().message;
+  }
+  // Another place in another body names its own path: nothing of the first error was kept.
+  auto elsewhere = cache.get(broken.view(), "Nodes.items[9]");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.error().message.find("Nodes.items[9]"), std::string::npos);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+TEST(NodeCache, AFullCacheStartsOverByEntries) {
+  NodeCache cache(/*max_entries=*/3, /*max_bytes=*/size_t{1} << 20);
+  std::vector<Padded> nodes;
+  for (int i = 0; i < 4; ++i) nodes.emplace_back(node_json("n" + std::to_string(i)));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.get(nodes[i].view(), "x").ok());
+  EXPECT_EQ(cache.size(), 3u);
+  auto fourth = cache.get(nodes[3].view(), "x");
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), nodes[3].view().size());
+  // What a caller already holds stays valid after the cache let go of it.
+  EXPECT_EQ((*fourth)->node.metadata.name, "n3");
+}
+
+TEST(NodeCache, AFullCacheStartsOverByBytes) {
+  // Seventeen nodes of one size; the budget holds sixteen of them.
+  std::vector<Padded> nodes;
+  for (char c = 'a'; c <= 'q'; ++c) nodes.emplace_back(node_json(std::string(1, c), 100));
+  const size_t size = nodes[0].view().size();
+  NodeCache cache(/*max_entries=*/1000, /*max_bytes=*/16 * size);
+  for (size_t i = 0; i < 16; ++i) ASSERT_TRUE(cache.get(nodes[i].view(), "x").ok());
+  EXPECT_EQ(cache.size(), 16u);
+  EXPECT_EQ(cache.bytes(), 16 * size);
+  auto last = cache.get(nodes[16].view(), "x");
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ((*last)->node.metadata.name, "q");
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), size);
+}
+
+TEST(NodeCache, ANodeOverASixteenthOfTheBudgetIsDecodedButNotKept) {
+  const Padded small(node_json("a")), big(node_json("b", 2000));
+  NodeCache cache(/*max_entries=*/1000, /*max_bytes=*/16 * 1000);
+  ASSERT_TRUE(cache.get(small.view(), "x").ok());
+  auto first = cache.get(big.view(), "x");
+  auto second = cache.get(big.view(), "x");
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ((*first)->node.metadata.name, "b");
+  EXPECT_NE(first->get(), second->get());
+  // Nothing that was kept is dropped to make room for it.
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), small.view().size());
+}
+
+TEST(NodeCache, ConcurrentMissesOfTheSameBytesAgree) {
+  NodeCache cache;
+  const Padded a(node_json("a", 2000));
+  std::vector<NodeCache::Entry> got(8);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto entry = cache.get(a.view(), "x");
+        ASSERT_TRUE(entry.ok());
+        if (i == 199) got[t] = *entry;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Racing decoders may each build one, but the cache keeps the first and everyone then gets it.
+  for (const auto& entry : got) EXPECT_EQ(entry.get(), got[0].get());
+  EXPECT_EQ(cache.size(), 1u);
+}
+
+}  // namespace
+}  // namespace hamisim::server
