@@ -1,5 +1,6 @@
 #include "model/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -15,6 +16,15 @@ void append_unicode_escape(std::string& out, unsigned code) {
   out += kHex[(code >> 4) & 0xF];
   out += kHex[code & 0xF];
 }
+
+// Bytes Go writes as they are: printable ASCII and DEL, but for the five it escapes. Most
+// strings (names, annotation values) are made of these only and are copied in runs.
+constexpr std::array<bool, 256> kVerbatim = [] {
+  std::array<bool, 256> t{};
+  for (unsigned c = 0x20; c < 0x80; ++c) t[c] = true;
+  for (unsigned char c : {'"', '\\', '<', '>', '&'}) t[c] = false;
+  return t;
+}();
 
 }  // namespace
 
@@ -63,6 +73,11 @@ void append_go_json_string(std::string& out, std::string_view s) {
   out += '"';
   size_t i = 0;
   while (i < s.size()) {
+    size_t end = i;
+    while (end < s.size() && kVerbatim[static_cast<unsigned char>(s[end])]) ++end;
+    out.append(s.data() + i, end - i);
+    i = end;
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
@@ -93,12 +108,8 @@ void append_go_json_string(std::string& out, std::string_view s) {
         case '&':
           append_unicode_escape(out, c);
           break;
-        default:
-          if (c < 0x20) {
-            append_unicode_escape(out, c);
-          } else {
-            out += static_cast<char>(c);
-          }
+        default:  // the other control characters (everything else was copied above)
+          append_unicode_escape(out, c);
       }
       ++i;
       continue;
