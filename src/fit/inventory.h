@@ -1,6 +1,9 @@
 #pragma once
 // Where a node's devices come from, and the usage view built from them.
 
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,12 +113,39 @@ class DescriptionCache {
   size_t size_ = 0;  // entries over all tags
 };
 
+// What providers said about one node, each under the state the provider was in: a node that
+// comes again and again (CA's templates, kept by their bytes) is then described by a few loads
+// instead of a cache lookup under a lock. Slots are written once and kept as long as the node.
+class DescriptionMemo {
+ public:
+  DescriptionMemo() = default;
+  DescriptionMemo(const DescriptionMemo&) = delete;
+  DescriptionMemo& operator=(const DescriptionMemo&) = delete;
+  ~DescriptionMemo();
+
+  // What `provider` said in state `state`, or null.
+  std::shared_ptr<const InventoryResult> find(uint64_t provider, uint64_t state) const;
+  // Keeps `result` unless every slot is taken (a node seen under many states is then
+  // described through its provider each time).
+  void remember(uint64_t provider, uint64_t state,
+                std::shared_ptr<const InventoryResult> result) const;
+
+ private:
+  struct Slot {
+    uint64_t provider;
+    uint64_t state;
+    std::shared_ptr<const InventoryResult> result;
+  };
+  mutable std::array<std::atomic<const Slot*>, 4> slots_{};
+};
+
 // A node and its description key, built together once: a node that comes again and again
 // (CA's templates) is described without reading its inputs again.
 struct KeyedNode {
   explicit KeyedNode(model::Node n) : node(std::move(n)), key(node) {}
   model::Node node;
   DescriptionCache::Key key;
+  DescriptionMemo described;
 };
 
 // The seam through which template nodes get devices from other places (device profiles,
@@ -123,6 +153,7 @@ struct KeyedNode {
 // shared and immutable; a NodeUsage built from it must not outlive it.
 class InventoryProvider {
  public:
+  InventoryProvider();
   virtual ~InventoryProvider() = default;
   // `key` must be DescriptionCache::Key(node).
   virtual std::shared_ptr<const InventoryResult> describe(
@@ -130,9 +161,16 @@ class InventoryProvider {
   std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
     return describe(node, DescriptionCache::Key(node));
   }
-  std::shared_ptr<const InventoryResult> inventory_for(const KeyedNode& keyed) const {
-    return describe(keyed.node, keyed.key);
-  }
+  // Memoized in the node under this provider's state().
+  std::shared_ptr<const InventoryResult> inventory_for(const KeyedNode& keyed) const;
+
+ protected:
+  // Changes whenever describe() may answer differently for the same node. Read before
+  // describing, so a description is never older than the state it is memoized under.
+  virtual uint64_t state() const { return 0; }
+
+ private:
+  const uint64_t id_;  // unique in the process: memo slots never outlive their meaning
 };
 
 class RegisteredInventoryProvider final : public InventoryProvider {

@@ -77,8 +77,13 @@ ProfileInventoryProvider::ProfileInventoryProvider(const device::DeviceRegistry&
 void ProfileInventoryProvider::set_observations(
     std::shared_ptr<const ProfileObservations> observations) {
   std::lock_guard lock(mu_);
+  // The reconciler observes the same again and again: descriptions made under it stay good.
+  const bool same =
+      observed_.observations && observations && *observed_.observations == *observations;
   observed_.observations = std::move(observations);
+  if (same) return;
   ++observed_.generation;
+  generation_.store(observed_.generation, std::memory_order_release);
 }
 
 ProfileInventoryProvider::Observed ProfileInventoryProvider::observed() const {

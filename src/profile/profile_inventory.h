@@ -2,6 +2,7 @@
 // Where a template node's devices come from (spec §5.3): an explicitly named profile, a
 // matching profile, the node's own registration (normalized for templates, §7.2), or nothing.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -23,10 +24,13 @@ class ProfileInventoryProvider final : public fit::InventoryProvider {
   // request on. Safe to call while requests are served.
   void set_observations(std::shared_ptr<const ProfileObservations> observations);
 
+ protected:
+  uint64_t state() const override { return generation_.load(std::memory_order_acquire); }
+
  private:
   struct Observed {
     std::shared_ptr<const ProfileObservations> observations;
-    uint64_t generation = 0;  // counts set_observations calls; part of cached profile entries
+    uint64_t generation = 0;  // counts changes of the observations; part of cached entries
   };
   Observed observed() const;
 
@@ -34,6 +38,7 @@ class ProfileInventoryProvider final : public fit::InventoryProvider {
   std::shared_ptr<const DeviceProfiles> profiles_;
   mutable std::mutex mu_;  // guards observed_ (the pointer, not the pointee)
   Observed observed_;
+  std::atomic<uint64_t> generation_{0};  // observed_.generation, readable without the lock
   // Registrations, normalized samples and profile descriptions, by the node's inputs.
   mutable fit::DescriptionCache cache_;
 };

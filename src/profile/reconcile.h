@@ -46,6 +46,7 @@ struct ProfileObservation {
   // The newest (creationTimestamp, then name) matching node's registration, normalized.
   std::vector<device::DeviceInfo> newest_registration;
   std::string newest_node;
+  friend bool operator==(const ProfileObservation&, const ProfileObservation&) = default;
 };
 using ProfileObservations = std::map<std::string, ProfileObservation, std::less<>>;
 

@@ -412,6 +412,19 @@ TEST_P(OnMismatchTest, PolicyChangesSimulation) {
                   .find("device profile rejected"),
               std::string::npos);
   }
+
+  // The reconciler observing the same again changes nothing; observing the contradiction gone
+  // brings the profile's own answer back for the very same template bytes.
+  provider_->set_observations(
+      std::make_shared<ProfileObservations>(observe(*profiles_, {member}, registry_)));
+  EXPECT_EQ(diag(run(pod, {testing::node_json("template-node-for-t4-77", {})}),
+                 "template-node-for-t4-77"),
+            d);
+  provider_->set_observations(
+      std::make_shared<ProfileObservations>(observe(*profiles_, {}, registry_)));
+  auto after = run(pod, {testing::node_json("template-node-for-t4-77", {})});
+  EXPECT_EQ(diag(after, "template-node-for-t4-77").at("Class").as_string(), "Fits");
+  EXPECT_TRUE(diag(after, "template-node-for-t4-77").at("Notes").as_array().empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Spec74, OnMismatchTest,
