@@ -3,7 +3,7 @@
 // extender once per pod per template copy, sending the same template Node objects again and
 // again; decoding a ~12 KB Node and building its description key costs far more than hashing
 // and comparing its bytes. Identical bytes decode to an identical Node, so what a hit gives is
-// exactly what decoding would. Thread-safe.
+// exactly what decoding would: a hit is always a full comparison of the text. Thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "fit/inventory.h"
 #include "model/result.h"
@@ -36,26 +37,19 @@ class NodeCache {
   size_t bytes() const;  // JSON bytes held
 
  private:
-  struct Lookup {
-    std::string_view raw;
-    uint64_t hash;
+  struct Held {
+    std::string raw;
+    Entry entry;
   };
-  struct RawHash {
-    using is_transparent = void;
-    size_t operator()(const Lookup& l) const noexcept { return l.hash; }
-    size_t operator()(const std::string& raw) const noexcept;
-  };
-  struct RawEqual {
-    using is_transparent = void;
-    bool operator()(const std::string& a, const std::string& b) const { return a == b; }
-    bool operator()(const Lookup& l, const std::string& b) const { return l.raw == b; }
-    bool operator()(const std::string& a, const Lookup& l) const { return a == l.raw; }
-  };
+  // At most this many kept Nodes share a sample hash: a lookup compares a bounded number of
+  // texts, whatever bodies a client crafts.
+  static constexpr size_t kMaxPerHash = 4;
 
   const size_t max_entries_;
   const size_t max_bytes_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry, RawHash, RawEqual> entries_;
+  std::unordered_map<uint64_t, std::vector<Held>> entries_;  // by sample_hash(raw)
+  size_t size_ = 0;
   size_t bytes_ = 0;
 };
 

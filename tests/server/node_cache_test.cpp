@@ -75,6 +75,39 @@ TEST(NodeCache, DifferentBytesAreDifferentEntries) {
   EXPECT_EQ(cache.size(), 3u);
 }
 
+// Nodes are found by a hash of a sample of their text and then compared in full: texts that
+// differ only where the sample does not look are told apart, and only a few of them are kept.
+TEST(NodeCache, TextsWithEqualSamplesAreToldApartAndFewAreKept) {
+  NodeCache cache;
+  const size_t at = 1024 + 21;  // past the head and the first window, inside the label
+  const size_t label_start = node_json("n").find(R"("pad":")") + 7;
+  std::vector<Padded> nodes;
+  for (char c : std::string("abcdef")) {
+    std::string json = node_json("n", 3000);
+    ASSERT_EQ(json[at], 'x');
+    json[at] = c;
+    nodes.emplace_back(json);
+  }
+  std::vector<NodeCache::Entry> first;
+  for (const auto& n : nodes) {
+    auto got = cache.get(n.view(), "x");
+    ASSERT_TRUE(got.ok());
+    first.push_back(*got);
+  }
+  EXPECT_EQ(cache.size(), 4u);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto again = cache.get(nodes[i].view(), "x");
+    ASSERT_TRUE(again.ok());
+    const std::string& label = (*again)->node.metadata.labels.at("pad");
+    EXPECT_EQ(label[at - label_start], "abcdef"[i]);
+    // The first four were kept; the others are decoded each time.
+    if (i < 4)
+      EXPECT_EQ(again->get(), first[i].get());
+    else
+      EXPECT_NE(again->get(), first[i].get());
+  }
+}
+
 TEST(NodeCache, ErrorsNameWhereAndAreNotKept) {
   NodeCache cache;
   const Padded broken(R"({"metadata":{"name":"a"},"status":{"allocatable":{"cpu":"lots"}}})");
