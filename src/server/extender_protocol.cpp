@@ -210,10 +210,11 @@ Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
 }
 
 template <class Fn>
-Status for_each_top_level_field(od::parser& parser, const std::string& buffer, size_t size,
-                                Fn&& fn) {
+// `body` is followed by simdjson's padding.
+Status for_each_top_level_field(od::parser& parser, std::string_view body, Fn&& fn) {
   od::document doc;
-  if (auto e = parser.iterate(buffer.data(), size, buffer.size()).get(doc)) {
+  if (auto e = parser.iterate(body.data(), body.size(), body.size() + simdjson::SIMDJSON_PADDING)
+                   .get(doc)) {
     return make_error(json_error("body", e));
   }
   od::object obj;
@@ -246,10 +247,9 @@ od::parser& thread_parser() {
   return parser;
 }
 
-Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items how,
-                                 NodeCache* cache) {
+Result<ExtenderArgs> decode_args(std::string_view body, Items how, NodeCache* cache) {
   ExtenderArgs args;
-  Status s = for_each_top_level_field(thread_parser(), buffer, size,
+  Status s = for_each_top_level_field(thread_parser(), body,
                                       [&](std::string_view key, od::value& v) -> Status {
                                         if (key_is(key, "Pod")) {
                                           od::json_type t;
@@ -275,10 +275,16 @@ Result<ExtenderArgs> decode_args(const std::string& buffer, size_t size, Items h
 
 }  // namespace
 
+Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body, NodeCache* nodes) {
+  auto args = decode_args(body, Items::kInPlace, nodes);
+  if (!args) args = decode_args(body, Items::kOwnBytes, nodes);
+  return args;
+}
+
 Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes) {
   auto buffer = padded_copy(body);
-  auto args = decode_args(*buffer, body.size(), Items::kInPlace, nodes);
-  if (!args) args = decode_args(*buffer, body.size(), Items::kOwnBytes, nodes);
+  auto args =
+      decode_extender_args_in_buffer(std::string_view(*buffer).substr(0, body.size()), nodes);
   if (!args) return args.error();
   args->buffer = std::move(buffer);
   return args;
@@ -288,7 +294,8 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
   ExtenderBindingArgs args;
   auto buffer = padded_copy(body);
   Status s = for_each_top_level_field(
-      thread_parser(), *buffer, body.size(), [&](std::string_view key, od::value& v) -> Status {
+      thread_parser(), std::string_view(*buffer).substr(0, body.size()),
+      [&](std::string_view key, od::value& v) -> Status {
         std::string* target = nullptr;
         if (key_is(key, "PodName"))
           target = &args.pod_name;

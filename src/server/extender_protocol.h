@@ -32,7 +32,8 @@ struct ExtenderArgs {
   // Extension: pods already placed on a node earlier in the caller's simulation.
   std::map<std::string, std::vector<model::Pod>, std::less<>> simulated_pods;
 
-  // Backing storage for the raw views (the request body plus simdjson padding).
+  // Backing storage for the raw views (a copy of the request body plus simdjson padding);
+  // empty when the caller's buffer backs them (decode_extender_args_in_buffer).
   std::shared_ptr<const std::string> buffer;
 };
 
@@ -42,6 +43,11 @@ class NodeCache;
 // `invalid request: ...`. With a cache, Nodes already decoded from the same bytes are taken
 // from it and new ones are added to it.
 Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes = nullptr);
+// The same without copying the body: `body` must be followed by model::kJsonPadding readable
+// bytes, and the result points into it (ExtenderArgs::buffer stays empty), so `body` must
+// outlive it.
+Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body,
+                                                    NodeCache* nodes = nullptr);
 
 struct ExtenderBindingArgs {
   std::string pod_name;

@@ -1,10 +1,14 @@
 #include "server/extender_service.h"
 
 #include "device/allocation.h"
+#include "model/decode.h"
 #include "model/json_writer.h"
 #include "webhook/admission.h"
 
 namespace hamisim::server {
+
+// Request bodies are decoded where HttpServer put them.
+static_assert(kBodyPadding >= model::kJsonPadding);
 namespace {
 
 HttpResponse filter_reply(std::string body, bool is_error) {

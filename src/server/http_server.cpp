@@ -650,6 +650,7 @@ class Connection final : public ConnectionBase,
     const size_t length = *parser_->content_length();
     const size_t buffered = std::min(length, buffer_.size());
     direct_body_ = true;
+    body_.reserve(length + kBodyPadding);
     body_.resize(length);  // fills only beyond the previous request's size
     std::memcpy(body_.data(), buffer_.data().data(), buffered);
     buffer_.consume(buffered);
@@ -731,6 +732,7 @@ class Connection final : public ConnectionBase,
     req.remote_address = remote_;
     req.body = direct_body_ ? std::move(body_) : std::move(msg.body());
     direct_body_ = false;
+    req.body.reserve(req.body.size() + kBodyPadding);  // a chunked body: copied once here
     bool keep_alive = msg.keep_alive();
     unsigned version = msg.version();
 

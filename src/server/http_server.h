@@ -30,10 +30,14 @@ std::string_view to_string(AuthGroup g);  // "none" | "live" | "simulation" | "w
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+inline constexpr size_t kBodyPadding = 64;
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path without the query
   std::string query;   // after '?', undecoded; empty when absent
+  // Followed by at least kBodyPadding bytes of spare capacity, so that JSON parsers that read
+  // past the end of their input (simdjson) decode it where it is.
   std::string body;
   std::string content_type;
   HeaderList headers;  // as received

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "model/decode.h"
 #include "model/json_writer.h"
 
 namespace hamisim::server {
@@ -134,11 +135,14 @@ SimulationFilter::SimulationFilter(const device::DeviceRegistry& registry,
                                    const fit::InventoryProvider& inventory, fit::FitPolicy policy)
     : registry_(registry), inventory_(inventory), policy_(std::move(policy)) {}
 
-Result<ExtenderArgs> SimulationFilter::decode(std::string_view body) const {
+Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
+  if (body.capacity() - body.size() >= model::kJsonPadding) {
+    return decode_extender_args_in_buffer(body, &nodes_);
+  }
   return decode_extender_args(body, &nodes_);
 }
 
-SimulationResult SimulationFilter::filter(std::string_view body) const {
+SimulationResult SimulationFilter::filter(const std::string& body) const {
   auto args = decode(body);
   if (!args) return invalid(args.error().message);
   return filter(*args, /*require_no_node_names=*/true);

@@ -36,9 +36,12 @@ class SimulationFilter {
                    fit::FitPolicy policy);
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
-  SimulationResult filter(std::string_view body) const;
-  // decode_extender_args with this filter's cache of decoded nodes.
-  Result<ExtenderArgs> decode(std::string_view body) const;
+  SimulationResult filter(const std::string& body) const;
+  // decode_extender_args with this filter's cache of decoded nodes. A body with
+  // model::kJsonPadding bytes of spare capacity (HttpServer reads bodies so) is decoded where
+  // it is, and the result points into it; any other is copied.
+  Result<ExtenderArgs> decode(const std::string& body) const;
+  Result<ExtenderArgs> decode(std::string&&) const = delete;  // would point into a temporary
   // Same for already decoded arguments (`/filter` carrying Nodes). `require_no_node_names`
   // enforces the simulation route's rule that NodeNames must be absent.
   SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names) const;

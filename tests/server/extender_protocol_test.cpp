@@ -11,6 +11,7 @@
 
 #include "model/decode.h"
 #include "model/encode.h"
+#include "server/node_cache.h"
 
 namespace hamisim::server {
 namespace {
@@ -82,6 +83,43 @@ TEST(ExtenderArgsTest, BrokenBodiesKeepTheirErrors) {
             "Nodes.items[0].metadata.name: expected a string, got number");
   EXPECT_EQ(decode_error(R"({"Nodes":{"items":[{},"n"]}})"),
             "Nodes.items[1]: expected an object, got string");
+}
+
+// Decoding in the caller's padded buffer gives what decoding a copy gives, and points into the
+// caller's bytes; with a NodeCache too, and for broken bodies.
+TEST(ExtenderArgsTest, DecodingInTheCallersBufferAgreesWithDecodingACopy) {
+  const std::string node = R"({"metadata":{"name":"a","labels":{"k":"v"}}})";
+  const std::vector<std::string> bodies = {
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[)" + node + "]}}",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[)" + node + "," + node + "]}}",
+      R"({"Nodes":{"items":[{"metadata":{"name":"a"}})",
+      R"({"Nodes":{"items":[{"metadata":{"name":1}}]}})",
+  };
+  NodeCache cache;
+  for (NodeCache* nodes : {static_cast<NodeCache*>(nullptr), &cache}) {
+    for (const std::string& body : bodies) {
+      std::string padded = body;
+      padded.reserve(body.size() + model::kJsonPadding);
+      auto copied = decode_extender_args(body, nodes);
+      auto in_place = decode_extender_args_in_buffer(padded, nodes);
+      ASSERT_EQ(copied.ok(), in_place.ok()) << body;
+      if (!copied.ok()) {
+        EXPECT_EQ(copied.error().message, in_place.error().message);
+        continue;
+      }
+      EXPECT_EQ(in_place->buffer, nullptr);
+      ASSERT_EQ(in_place->nodes.size(), copied->nodes.size());
+      for (size_t i = 0; i < copied->nodes.size(); ++i) {
+        EXPECT_EQ(in_place->nodes[i].raw, copied->nodes[i].raw);
+        EXPECT_GE(in_place->nodes[i].raw.data(), padded.data());
+        EXPECT_LE(in_place->nodes[i].raw.data() + in_place->nodes[i].raw.size(),
+                  padded.data() + padded.size());
+        EXPECT_EQ(model::encode_node_json(in_place->nodes[i].node()),
+                  model::encode_node_json(copied->nodes[i].node()));
+      }
+      EXPECT_EQ(model::encode_pod_json(*in_place->pod), model::encode_pod_json(*copied->pod));
+    }
+  }
 }
 
 }  // namespace
