@@ -8,7 +8,7 @@
 
 #include "model/decode.h"
 #include "model/json_writer.h"
-#include "server/node_cache.h"
+#include "server/decoded_cache.h"
 
 namespace hamisim::server {
 namespace {
@@ -41,8 +41,8 @@ using model::json::type_name;
 // in-place decoders refuse the malformed JSON on which they could differ); their errors differ
 // (a truncated item fails wherever its decoder stopped instead of being named malformed JSON
 // by the skip), so a body the first way rejects is decoded again the second way, whose errors
-// are the ones callers have always been given. Nodes looked up in a NodeCache are always taken
-// the second way: their bytes are what they are looked up by.
+// are the ones callers have always been given. A Pod or Nodes looked up in a cache are always
+// taken the second way: their bytes are what they are looked up by.
 enum class Items { kInPlace, kOwnBytes };
 
 Status check_object(od::value& v, std::string_view where) {
@@ -76,6 +76,23 @@ Status decode_pod(od::value& v, std::string_view where, Items how, model::Pod& o
   auto pod = model::decode_pod_json_in_buffer(*raw, where);
   if (!pod) return pod.error();
   out = std::move(pod).value();
+  return ok_status();
+}
+
+// The body's "Pod"; with a cache, looked up by its bytes first and decoded from them on a miss.
+Status decode_args_pod(od::value& v, Items how, PodCache* cache,
+                       std::shared_ptr<const model::Pod>& out) {
+  if (cache == nullptr) {
+    auto pod = std::make_shared<model::Pod>();
+    if (Status s = decode_pod(v, "Pod", how, *pod); !s) return s;
+    out = std::move(pod);
+    return ok_status();
+  }
+  auto raw = raw_object(v, "Pod");
+  if (!raw) return raw.error();
+  auto cached = cache->get(*raw, "Pod");
+  if (!cached) return cached.error();
+  out = std::move(cached).value();
   return ok_status();
 }
 
@@ -247,44 +264,41 @@ od::parser& thread_parser() {
   return parser;
 }
 
-Result<ExtenderArgs> decode_args(std::string_view body, Items how, NodeCache* cache) {
+Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObjects* cache) {
   ExtenderArgs args;
-  Status s = for_each_top_level_field(thread_parser(), body,
-                                      [&](std::string_view key, od::value& v) -> Status {
-                                        if (key_is(key, "Pod")) {
-                                          od::json_type t;
-                                          if (auto e = v.type().get(t))
-                                            return make_error(json_error("Pod", e));
-                                          if (t == od::json_type::null) {
-                                            args.pod.reset();
-                                            return ok_status();
-                                          }
-                                          return decode_pod(v, "Pod", how, args.pod.emplace());
-                                        }
-                                        if (key_is(key, "Nodes"))
-                                          return decode_nodes(v, how, cache, args);
-                                        if (key_is(key, "NodeNames"))
-                                          return decode_node_names(v, args);
-                                        if (key_is(key, "SimulatedPods"))
-                                          return decode_simulated_pods(v, how, args);
-                                        return ok_status();  // unknown keys are ignored, as Go does
-                                      });
+  Status s = for_each_top_level_field(
+      thread_parser(), body, [&](std::string_view key, od::value& v) -> Status {
+        if (key_is(key, "Pod")) {
+          od::json_type t;
+          if (auto e = v.type().get(t)) return make_error(json_error("Pod", e));
+          if (t == od::json_type::null) {
+            args.pod.reset();
+            return ok_status();
+          }
+          return decode_args_pod(v, how, cache ? &cache->pods : nullptr, args.pod);
+        }
+        if (key_is(key, "Nodes"))
+          return decode_nodes(v, how, cache ? &cache->nodes : nullptr, args);
+        if (key_is(key, "NodeNames")) return decode_node_names(v, args);
+        if (key_is(key, "SimulatedPods")) return decode_simulated_pods(v, how, args);
+        return ok_status();  // unknown keys are ignored, as Go does
+      });
   if (!s) return s.error();
   return args;
 }
 
 }  // namespace
 
-Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body, NodeCache* nodes) {
-  auto args = decode_args(body, Items::kInPlace, nodes);
-  if (!args) args = decode_args(body, Items::kOwnBytes, nodes);
+Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body, DecodedObjects* cache) {
+  auto args = decode_args(body, Items::kInPlace, cache);
+  if (!args) args = decode_args(body, Items::kOwnBytes, cache);
   return args;
 }
 
-Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes) {
+Result<ExtenderArgs> decode_extender_args(std::string_view body, DecodedObjects* cache) {
   auto buffer = padded_copy(body);
   auto args =
-      decode_extender_args_in_buffer(std::string_view(*buffer).substr(0, body.size()), nodes);
+      decode_extender_args_in_buffer(std::string_view(*buffer).substr(0, body.size()), cache);
   if (!args) return args.error();
   args->buffer = std::move(buffer);
   return args;

@@ -24,8 +24,8 @@ struct ExtenderNode {
 };
 
 struct ExtenderArgs {
-  std::optional<model::Pod> pod;
-  bool nodes_present = false;  // "Nodes" was a NodeList (not null / absent)
+  std::shared_ptr<const model::Pod> pod;  // null when absent; may be shared with a PodCache
+  bool nodes_present = false;             // "Nodes" was a NodeList (not null / absent)
   std::vector<ExtenderNode> nodes;
   bool node_names_present = false;  // "NodeNames" was a list (not null / absent)
   std::vector<std::string> node_names;
@@ -37,17 +37,17 @@ struct ExtenderArgs {
   std::shared_ptr<const std::string> buffer;
 };
 
-class NodeCache;
+struct DecodedObjects;
 
 // Decodes an ExtenderArgs body. Errors name the key and the problem; they become
-// `invalid request: ...`. With a cache, Nodes already decoded from the same bytes are taken
-// from it and new ones are added to it.
-Result<ExtenderArgs> decode_extender_args(std::string_view body, NodeCache* nodes = nullptr);
+// `invalid request: ...`. With a cache, the Pod and Nodes already decoded from the same bytes
+// are taken from it and new ones are added to it.
+Result<ExtenderArgs> decode_extender_args(std::string_view body, DecodedObjects* cache = nullptr);
 // The same without copying the body: `body` must be followed by model::kJsonPadding readable
 // bytes, and the result points into it (ExtenderArgs::buffer stays empty), so `body` must
 // outlive it.
 Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body,
-                                                    NodeCache* nodes = nullptr);
+                                                    DecodedObjects* cache = nullptr);
 
 struct ExtenderBindingArgs {
   std::string pod_name;

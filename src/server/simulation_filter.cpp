@@ -137,9 +137,9 @@ SimulationFilter::SimulationFilter(const device::DeviceRegistry& registry,
 
 Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
   if (body.capacity() - body.size() >= model::kJsonPadding) {
-    return decode_extender_args_in_buffer(body, &nodes_);
+    return decode_extender_args_in_buffer(body, &decoded_);
   }
-  return decode_extender_args(body, &nodes_);
+  return decode_extender_args(body, &decoded_);
 }
 
 SimulationResult SimulationFilter::filter(const std::string& body) const {

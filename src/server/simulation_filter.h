@@ -12,8 +12,8 @@
 #include "device/registry.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
+#include "server/decoded_cache.h"
 #include "server/extender_protocol.h"
-#include "server/node_cache.h"
 
 namespace hamisim::server {
 
@@ -37,7 +37,7 @@ class SimulationFilter {
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
   SimulationResult filter(const std::string& body) const;
-  // decode_extender_args with this filter's cache of decoded nodes. A body with
+  // decode_extender_args with this filter's cache of decoded objects. A body with
   // model::kJsonPadding bytes of spare capacity (HttpServer reads bodies so) is decoded where
   // it is, and the result points into it; any other is copied.
   Result<ExtenderArgs> decode(const std::string& body) const;
@@ -50,7 +50,7 @@ class SimulationFilter {
   const device::DeviceRegistry& registry_;
   const fit::InventoryProvider& inventory_;
   fit::FitPolicy policy_;
-  mutable NodeCache nodes_;
+  mutable DecodedObjects decoded_;
 };
 
 // Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32

@@ -11,7 +11,7 @@
 
 #include "model/decode.h"
 #include "model/encode.h"
-#include "server/node_cache.h"
+#include "server/decoded_cache.h"
 
 namespace hamisim::server {
 namespace {
@@ -41,7 +41,7 @@ TEST(ExtenderArgsTest, DecodesEveryItemAsItsOwnBytesWould) {
   ASSERT_TRUE(args.ok()) << args.error().message;
 
   // The last "Pod" replaces the first (it is not merged into it).
-  ASSERT_TRUE(args->pod.has_value());
+  ASSERT_NE(args->pod, nullptr);
   EXPECT_EQ(model::encode_pod_json(*args->pod),
             model::encode_pod_json(*model::decode_pod_json(pod)));
   EXPECT_TRUE(args->nodes_present);
@@ -86,7 +86,7 @@ TEST(ExtenderArgsTest, BrokenBodiesKeepTheirErrors) {
 }
 
 // Decoding in the caller's padded buffer gives what decoding a copy gives, and points into the
-// caller's bytes; with a NodeCache too, and for broken bodies.
+// caller's bytes; with a cache too, and for broken bodies.
 TEST(ExtenderArgsTest, DecodingInTheCallersBufferAgreesWithDecodingACopy) {
   const std::string node = R"({"metadata":{"name":"a","labels":{"k":"v"}}})";
   const std::vector<std::string> bodies = {
@@ -95,13 +95,13 @@ TEST(ExtenderArgsTest, DecodingInTheCallersBufferAgreesWithDecodingACopy) {
       R"({"Nodes":{"items":[{"metadata":{"name":"a"}})",
       R"({"Nodes":{"items":[{"metadata":{"name":1}}]}})",
   };
-  NodeCache cache;
-  for (NodeCache* nodes : {static_cast<NodeCache*>(nullptr), &cache}) {
+  DecodedObjects cache;
+  for (DecodedObjects* decoded : {static_cast<DecodedObjects*>(nullptr), &cache}) {
     for (const std::string& body : bodies) {
       std::string padded = body;
       padded.reserve(body.size() + model::kJsonPadding);
-      auto copied = decode_extender_args(body, nodes);
-      auto in_place = decode_extender_args_in_buffer(padded, nodes);
+      auto copied = decode_extender_args(body, decoded);
+      auto in_place = decode_extender_args_in_buffer(padded, decoded);
       ASSERT_EQ(copied.ok(), in_place.ok()) << body;
       if (!copied.ok()) {
         EXPECT_EQ(copied.error().message, in_place.error().message);

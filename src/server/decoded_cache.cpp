@@ -1,4 +1,4 @@
-#include "server/node_cache.h"
+#include "server/decoded_cache.h"
 
 // Header-only XXH3: no library to link or ship.
 #define XXH_INLINE_ALL
@@ -12,7 +12,7 @@
 namespace hamisim::server {
 namespace {
 
-// Where Nodes of one body differ, a sample of their text differs: CA's template copies differ
+// Where objects of one body differ, a sample of their text differs: CA's template copies differ
 // in their name (at the start: metadata comes first), real nodes in their name, uid and
 // status. Hashing a sample instead of the whole text (~12 KB) saves a pass over every Node of
 // every body; equal samples of different texts only cost comparisons, bounded by kMaxPerHash.
@@ -30,9 +30,25 @@ uint64_t sample_hash(std::string_view raw) {
   return XXH3_64bits_withSeed(sample.data(), sample.size(), raw.size());
 }
 
+Result<std::shared_ptr<const fit::KeyedNode>> decode(std::string_view raw, std::string_view where,
+                                                     const fit::KeyedNode*) {
+  auto node = model::decode_node_json_in_buffer(raw, where);
+  if (!node) return node.error();
+  return std::make_shared<const fit::KeyedNode>(std::move(node).value());
+}
+
+Result<std::shared_ptr<const model::Pod>> decode(std::string_view raw, std::string_view where,
+                                                 const model::Pod*) {
+  auto pod = model::decode_pod_json_in_buffer(raw, where);
+  if (!pod) return pod.error();
+  return std::make_shared<const model::Pod>(std::move(pod).value());
+}
+
 }  // namespace
 
-Result<NodeCache::Entry> NodeCache::get(std::string_view raw, std::string_view where) {
+template <class T>
+Result<typename DecodedCache<T>::Entry> DecodedCache<T>::get(std::string_view raw,
+                                                             std::string_view where) {
   const uint64_t hash = sample_hash(raw);
   {
     std::lock_guard lock(mu_);
@@ -42,9 +58,9 @@ Result<NodeCache::Entry> NodeCache::get(std::string_view raw, std::string_view w
       }
     }
   }
-  auto node = model::decode_node_json_in_buffer(raw, where);
-  if (!node) return node.error();
-  auto entry = std::make_shared<const fit::KeyedNode>(std::move(node).value());
+  auto decoded = decode(raw, where, static_cast<const T*>(nullptr));
+  if (!decoded) return decoded.error();
+  Entry entry = std::move(decoded).value();
   if (raw.size() > max_bytes_ / 16) return entry;
 
   std::lock_guard lock(mu_);
@@ -64,14 +80,19 @@ Result<NodeCache::Entry> NodeCache::get(std::string_view raw, std::string_view w
   return entry;
 }
 
-size_t NodeCache::size() const {
+template <class T>
+size_t DecodedCache<T>::size() const {
   std::lock_guard lock(mu_);
   return size_;
 }
 
-size_t NodeCache::bytes() const {
+template <class T>
+size_t DecodedCache<T>::bytes() const {
   std::lock_guard lock(mu_);
   return bytes_;
 }
+
+template class DecodedCache<fit::KeyedNode>;
+template class DecodedCache<model::Pod>;
 
 }  // namespace hamisim::server

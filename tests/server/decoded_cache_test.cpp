@@ -1,7 +1,7 @@
-// NodeCache: a hit gives what decoding the same bytes gives; errors and oversized nodes are
-// never kept; a full cache starts over instead of growing.
+// DecodedCache (NodeCache, PodCache): a hit gives what decoding the same bytes gives; errors
+// and oversized objects are never kept; a full cache starts over instead of growing.
 
-#include "server/node_cache.h"
+#include "server/decoded_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -189,6 +189,30 @@ TEST(NodeCache, ConcurrentMissesOfTheSameBytesAgree) {
   // Racing decoders may each build one, but the cache keeps the first and everyone then gets it.
   for (const auto& entry : got) EXPECT_EQ(entry.get(), got[0].get());
   EXPECT_EQ(cache.size(), 1u);
+}
+
+TEST(PodCache, SameBytesGiveTheSameDecodedPod) {
+  PodCache cache;
+  const std::string json = R"({"metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[)"
+                           R"({"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  const Padded a(json), again(json), other(R"({"metadata":{"name":"q"}})");
+  auto first = cache.get(a.view(), "Pod");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(model::encode_pod_json(**first), model::encode_pod_json(*model::decode_pod_json(json)));
+  auto second = cache.get(again.view(), "Pod");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->get(), second->get());
+  auto q = cache.get(other.view(), "Pod");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ((*q)->metadata.name, "q");
+  EXPECT_EQ(cache.size(), 2u);
+
+  const Padded broken(R"({"metadata":{"name":"p"},"spec":{"containers":{}}})");
+  auto error = cache.get(broken.view(), "Pod");
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.error().message,
+            model::decode_pod_json_in_buffer(broken.view(), "Pod").error().message);
+  EXPECT_EQ(cache.size(), 2u);
 }
 
 }  // namespace

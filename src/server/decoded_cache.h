@@ -1,0 +1,71 @@
+#pragma once
+// Decoded objects of ExtenderArgs bodies, by their exact JSON text. Cluster Autoscaler calls the
+// extender once per pod per template copy, sending the same template Nodes, and the same Pod,
+// again and again; decoding a ~12 KB Node (and building its description key) or a Pod costs
+// far more than hashing a sample of its bytes and comparing them. Identical bytes decode to an
+// identical object, so what a hit gives is exactly what decoding would: a hit is always a full
+// comparison of the text. Thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "fit/inventory.h"
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace hamisim::server {
+
+// T is fit::KeyedNode (decoded as a Node) or model::Pod.
+template <class T>
+class DecodedCache {
+ public:
+  // A full cache (by entries, or by the JSON bytes it holds) starts over: CA names template
+  // copies afresh in every loop, so old entries are rarely asked for again. An object larger
+  // than a sixteenth of max_bytes is decoded but not kept.
+  explicit DecodedCache(size_t max_entries = 2048, size_t max_bytes = size_t{16} << 20)
+      : max_entries_(max_entries), max_bytes_(max_bytes) {}
+
+  using Entry = std::shared_ptr<const T>;
+  // The object whose JSON text is `raw`, decoded on a miss (errors as
+  // model::decode_{node,pod}_json_in_buffer give them, under `where`). `raw` must lie in a
+  // buffer with simdjson's padding after it.
+  Result<Entry> get(std::string_view raw, std::string_view where);
+
+  size_t size() const;
+  size_t bytes() const;  // JSON bytes held
+
+ private:
+  struct Held {
+    std::string raw;
+    Entry entry;
+  };
+  // At most this many kept objects share a sample hash: a lookup compares a bounded number of
+  // texts, whatever bodies a client crafts.
+  static constexpr size_t kMaxPerHash = 4;
+
+  const size_t max_entries_;
+  const size_t max_bytes_;
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, std::vector<Held>> entries_;  // by sample hash of raw
+  size_t size_ = 0;
+  size_t bytes_ = 0;
+};
+
+extern template class DecodedCache<fit::KeyedNode>;
+extern template class DecodedCache<model::Pod>;
+using NodeCache = DecodedCache<fit::KeyedNode>;
+using PodCache = DecodedCache<model::Pod>;
+
+// What decode_extender_args may take from earlier bodies.
+struct DecodedObjects {
+  NodeCache nodes;
+  PodCache pods;
+};
+
+}  // namespace hamisim::server
