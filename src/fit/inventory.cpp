@@ -168,25 +168,39 @@ std::shared_ptr<const InventoryResult> InventoryProvider::inventory_for(
 
 NodeUsage fresh_usage(const NodeInventory& inventory) {
   NodeUsage usage;
-  usage.devices.reserve(inventory.devices.size());
-  for (const device::DeviceInfo& info : inventory.devices) {
-    device::DeviceUsage d;
-    d.id = info.id;
+  reset_usage(usage, inventory);
+  return usage;
+}
+
+void reset_usage(NodeUsage& usage, const NodeInventory& inventory) {
+  usage.devices.resize(inventory.devices.size());
+  for (size_t i = 0; i < inventory.devices.size(); ++i) {
+    const device::DeviceInfo& info = inventory.devices[i];
+    device::DeviceUsage& d = usage.devices[i];
+    // Every field back to its default, but the strings and lists keep their memory.
+    std::string id = std::move(d.id), type = std::move(d.type), mode = std::move(d.mode),
+                vendor = std::move(d.vendor);
+    std::vector<device::MigInUse> mig_in_use = std::move(d.mig_in_use);
+    std::vector<device::DevicePod> pods = std::move(d.pods);
+    d = device::DeviceUsage{};
+    d.id = std::move(id.assign(info.id));
+    d.type = std::move(type.assign(info.type));
+    d.mode = std::move(mode.assign(info.mode));
+    d.vendor = std::move(vendor.assign(info.device_vendor));
+    mig_in_use.clear();
+    d.mig_in_use = std::move(mig_in_use);
+    pods.clear();
+    d.pods = std::move(pods);
     d.index = info.index;
     d.count = info.count;
     d.totalmem = info.devmem;
     d.totalcore = info.devcore;
     d.numa = info.numa;
-    d.type = info.type;
-    d.mode = info.mode;
-    d.vendor = info.device_vendor;
     d.health = info.health;
     if (!info.mig_profiles.empty()) d.mig_profiles = &info.mig_profiles;
     d.pair_scores = &info.pair_scores;
     if (!info.custom_info.empty()) d.custom_info = &info.custom_info;
-    usage.devices.push_back(std::move(d));
   }
-  return usage;
 }
 
 namespace {

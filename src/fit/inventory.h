@@ -196,6 +196,8 @@ struct NodeUsage {
 
 // HAMi buildNodeUsage: one DeviceUsage per registered device with zero usage.
 NodeUsage fresh_usage(const NodeInventory& inventory);
+// The same into `usage`, reusing its memory: one NodeUsage serves every node of a request.
+void reset_usage(NodeUsage& usage, const NodeInventory& inventory);
 
 // One pod's allocation as recorded in its annotations (what the pod manager keeps).
 struct PodAllocation {

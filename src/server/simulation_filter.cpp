@@ -193,6 +193,7 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
         list.push_back(std::move(allocation).value());
       }
     }
+    fit::NodeUsage usage;  // each node's in turn, in the same memory
     for (size_t i = 0; i < args.nodes.size(); ++i) {
       const model::Node& node = args.nodes[i].node();
       NodeAnswer& a = answers[i];
@@ -221,7 +222,7 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
         case fit::InventoryResult::State::kOk:
           break;
       }
-      fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+      fit::reset_usage(usage, inv.inventory);
       if (auto it = placed.find(node.metadata.name); it != placed.end()) {
         for (const auto& allocation : it->second) fit::add_pod_usage(usage, allocation);
       }

@@ -74,6 +74,54 @@ TEST(Inventory, DecodedDevicesAndFreshUsage) {
   EXPECT_TRUE(u.devices[1].health);
 }
 
+// One NodeUsage serves every node of a request: resetting a used one to another inventory
+// gives exactly what a fresh one would, however the old one was used.
+TEST(Inventory, ResetUsageForgetsEverythingOfThePreviousNode) {
+  auto registry = nvidia_registry();
+  InventoryResult big =
+      read_registered_inventory(NodeBuilder()
+                                    .gpus({gpu("GPU-x", 81920), gpu("GPU-y", 81920).with_index(1),
+                                           gpu("GPU-z", 81920).with_index(2).with_numa(1)})
+                                    .build(),
+                                *registry);
+  InventoryResult small = read_registered_inventory(
+      NodeBuilder().gpus({gpu("GPU-b", 32768).with_index(1).unhealthy()}).build(), *registry);
+  ASSERT_EQ(big.state, InventoryResult::State::kOk);
+  ASSERT_EQ(small.state, InventoryResult::State::kOk);
+
+  NodeUsage reused = fresh_usage(big.inventory);
+  for (auto& d : reused.devices) {
+    d.used = 3;
+    d.usedmem = 4000;
+    d.usedcores = 30;
+    d.mig_in_use.push_back(device::MigInUse{"1g.10gb", {}, true});
+    d.pods.push_back(device::DevicePod{nullptr, 30});
+  }
+  reset_usage(reused, small.inventory);
+  const NodeUsage fresh = fresh_usage(small.inventory);
+  ASSERT_EQ(reused.devices.size(), fresh.devices.size());
+  const auto& r = reused.devices[0];
+  const auto& f = fresh.devices[0];
+  EXPECT_EQ(r.id, f.id);
+  EXPECT_EQ(r.type, f.type);
+  EXPECT_EQ(r.mode, f.mode);
+  EXPECT_EQ(r.vendor, f.vendor);
+  EXPECT_EQ(r.index, f.index);
+  EXPECT_EQ(r.count, f.count);
+  EXPECT_EQ(r.totalmem, f.totalmem);
+  EXPECT_EQ(r.totalcore, f.totalcore);
+  EXPECT_EQ(r.numa, f.numa);
+  EXPECT_EQ(r.health, f.health);
+  EXPECT_EQ(r.used, 0);
+  EXPECT_EQ(r.usedmem, 0);
+  EXPECT_EQ(r.usedcores, 0);
+  EXPECT_TRUE(r.mig_in_use.empty());
+  EXPECT_TRUE(r.pods.empty());
+  EXPECT_EQ(r.mig_profiles, f.mig_profiles);
+  EXPECT_EQ(r.custom_info, f.custom_info);
+  EXPECT_EQ(r.pair_scores, &small.inventory.devices[0].pair_scores);
+}
+
 // ---- §4.3 usage from existing pods --------------------------------------------------------
 
 class PodUsage : public ::testing::Test {
