@@ -226,8 +226,8 @@ Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
   return ok_status();
 }
 
-template <class Fn>
 // `body` is followed by simdjson's padding.
+template <class Fn>
 Status for_each_top_level_field(od::parser& parser, std::string_view body, Fn&& fn) {
   od::document doc;
   if (auto e = parser.iterate(body.data(), body.size(), body.size() + simdjson::SIMDJSON_PADDING)

@@ -9,6 +9,7 @@ namespace hamisim::server {
 
 // Request bodies are decoded where HttpServer put them.
 static_assert(kBodyPadding >= model::kJsonPadding);
+
 namespace {
 
 HttpResponse filter_reply(std::string body, bool is_error) {
