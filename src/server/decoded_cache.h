@@ -26,9 +26,11 @@ template <class T>
 class DecodedCache {
  public:
   // A full cache (by entries, or by the JSON bytes it holds) starts over: CA names template
-  // copies afresh in every loop, so old entries are rarely asked for again. An object larger
-  // than a sixteenth of max_bytes is decoded but not kept.
-  explicit DecodedCache(size_t max_entries = 2048, size_t max_bytes = size_t{16} << 20)
+  // copies afresh in every loop, so old entries are rarely asked for again, and the copies of
+  // one estimate come again within it. An object larger than a sixteenth of max_bytes is
+  // decoded but not kept. A full cache of 12 KB Nodes holds ~25 MiB (text, decoded objects
+  // and their descriptions).
+  explicit DecodedCache(size_t max_entries = 1024, size_t max_bytes = size_t{8} << 20)
       : max_entries_(max_entries), max_bytes_(max_bytes) {}
 
   using Entry = std::shared_ptr<const T>;
