@@ -161,7 +161,7 @@ std::shared_ptr<const InventoryResult> InventoryProvider::inventory_for(
     const KeyedNode& keyed) const {
   const uint64_t now = state();
   if (auto hit = keyed.described.find(id_, now)) return hit;
-  auto result = describe(keyed.node, keyed.key);
+  auto result = describe(keyed.node, keyed.key());
   keyed.described.remember(id_, now, result);
   return result;
 }

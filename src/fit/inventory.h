@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -139,13 +140,23 @@ class DescriptionMemo {
   mutable std::array<std::atomic<const Slot*>, 4> slots_{};
 };
 
-// A node and its description key, built together once: a node that comes again and again
-// (CA's templates) is described without reading its inputs again.
-struct KeyedNode {
-  explicit KeyedNode(model::Node n) : node(std::move(n)), key(node) {}
-  model::Node node;
-  DescriptionCache::Key key;
+// A node with its description key, built once when the node is first described: a node that
+// comes again and again (CA's templates) is described without reading its inputs again, and
+// a node that is never described (a request refused first) never builds one.
+class KeyedNode {
+ public:
+  explicit KeyedNode(model::Node n) : node(std::move(n)) {}
+  const model::Node node;
+  // Thread-safe.
+  const DescriptionCache::Key& key() const {
+    std::call_once(key_once_, [this] { key_.emplace(node); });
+    return *key_;
+  }
   DescriptionMemo described;
+
+ private:
+  mutable std::once_flag key_once_;
+  mutable std::optional<DescriptionCache::Key> key_;
 };
 
 // The seam through which template nodes get devices from other places (device profiles,
