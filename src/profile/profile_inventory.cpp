@@ -78,17 +78,15 @@ void ProfileInventoryProvider::set_observations(
     std::shared_ptr<const ProfileObservations> observations) {
   std::lock_guard lock(mu_);
   // The reconciler observes the same again and again: descriptions made under it stay good.
-  const bool same =
-      observed_.observations && observations && *observed_.observations == *observations;
-  observed_.observations = std::move(observations);
+  const bool same = observations_ && observations && *observations_ == *observations;
+  observations_ = std::move(observations);
   if (same) return;
-  ++observed_.generation;
-  generation_.store(observed_.generation, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 ProfileInventoryProvider::Observed ProfileInventoryProvider::observed() const {
   std::lock_guard lock(mu_);
-  return observed_;
+  return {observations_, generation_.load(std::memory_order_relaxed)};
 }
 
 std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::describe(

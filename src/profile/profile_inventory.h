@@ -30,15 +30,17 @@ class ProfileInventoryProvider final : public fit::InventoryProvider {
  private:
   struct Observed {
     std::shared_ptr<const ProfileObservations> observations;
-    uint64_t generation = 0;  // counts changes of the observations; part of cached entries
+    uint64_t generation = 0;
   };
   Observed observed() const;
 
   const device::DeviceRegistry& registry_;
   std::shared_ptr<const DeviceProfiles> profiles_;
-  mutable std::mutex mu_;  // guards observed_ (the pointer, not the pointee)
-  Observed observed_;
-  std::atomic<uint64_t> generation_{0};  // observed_.generation, readable without the lock
+  mutable std::mutex mu_;  // guards observations_ (the pointer, not the pointee)
+  std::shared_ptr<const ProfileObservations> observations_;
+  // Counts changes of the observations; part of cached entries. Written under mu_, read
+  // without it by state().
+  std::atomic<uint64_t> generation_{0};
   // Registrations, normalized samples and profile descriptions, by the node's inputs.
   mutable fit::DescriptionCache cache_;
 };
