@@ -4,7 +4,9 @@
 
 #include "model/simdjson_util.h"
 
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "model/decode.h"
 #include "model/json_writer.h"
@@ -287,9 +289,145 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
   return args;
 }
 
+bool is_json_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// Reads a body all of whose objects were decoded before, in the shape Cluster Autoscaler and
+// kube-scheduler write it:
+//   {"Pod":{...},"Nodes":{"metadata":{},"items":[{...},...]},"NodeNames":null}
+// with the keys in any case and order, any JSON whitespace, and "SimulatedPods":null. Each
+// object is taken from the cache by comparing the body with a kept text at the object's start
+// (DecodedCache::find_at_start), so neither simdjson's first stage nor the skip to each
+// object's end runs over its bytes. What it accepts is valid JSON (kept texts are strictly
+// valid objects; the bytes between them are checked here) and decodes to what decode_args
+// gives. Anything else
+// (an object not kept, another key, a duplicate key, an escaped key, a non-null NodeNames or
+// SimulatedPods) makes read() give nullopt, and decode_args decides.
+class KeptBodyReader {
+ public:
+  KeptBodyReader(std::string_view body, DecodedObjects& cache) : body_(body), cache_(cache) {}
+
+  std::optional<ExtenderArgs> read() {
+    ExtenderArgs args;
+    bool pod = false, nodes = false, node_names = false, simulated_pods = false;
+    bool ok = members('{', '}', [&](std::string_view key) {
+      if (key_is(key, "Pod")) return once(pod) && (null() || object(cache_.pods, args.pod));
+      if (key_is(key, "Nodes")) return once(nodes) && (null() || node_list(args));
+      if (key_is(key, "NodeNames")) return once(node_names) && null();
+      if (key_is(key, "SimulatedPods")) return once(simulated_pods) && null();
+      return false;
+    });
+    skip_space();
+    if (!ok || at_ != body_.size()) return std::nullopt;
+    return args;
+  }
+
+ private:
+  bool node_list(ExtenderArgs& args) {
+    args.nodes_present = true;
+    bool metadata = false, items = false;
+    return members('{', '}', [&](std::string_view key) {
+      if (key_is(key, "metadata"))
+        return once(metadata) && members('{', '}', [](auto) { return false; });
+      if (!key_is(key, "items") || !once(items)) return false;
+      if (null()) return true;
+      return elements('[', ']', [&] {
+        skip_space();
+        const size_t start = at_;
+        ExtenderNode& node = args.nodes.emplace_back();
+        if (!object(cache_.nodes, node.decoded)) return false;
+        skip_space();  // the raw text runs to the next token, as simdjson's raw_json() does
+        node.raw = body_.substr(start, at_ - start);
+        return true;
+      });
+    });
+  }
+
+  // False for a key seen before (duplicate keys are left to the full decoder).
+  static bool once(bool& seen) { return !std::exchange(seen, true); }
+
+  // `open` [member (, member)*] `close`; a member is a plain key, `:`, then what
+  // `read_value(key)` reads.
+  template <class ReadValue>
+  bool members(char open, char close, ReadValue&& read_value) {
+    return elements(open, close, [&] {
+      std::string_view key;
+      return string(key) && token(':') && read_value(key);
+    });
+  }
+
+  // `open` [element (, element)*] `close`.
+  template <class ReadElement>
+  bool elements(char open, char close, ReadElement&& read_element) {
+    if (!token(open)) return false;
+    if (token(close)) return true;
+    do {
+      if (!read_element()) return false;
+    } while (token(','));
+    return token(close);
+  }
+
+  // A string of printable ASCII without escapes (every key this reader knows is one).
+  bool string(std::string_view& out) {
+    if (!token('"')) return false;
+    const size_t start = at_;
+    for (; at_ < body_.size(); ++at_) {
+      const char c = body_[at_];
+      if (c == '"') {
+        out = body_.substr(start, at_ - start);
+        ++at_;
+        return true;
+      }
+      if (c == '\\' || c < 0x20 || c > 0x7e) return false;
+    }
+    return false;
+  }
+
+  bool null() {
+    skip_space();
+    if (body_.substr(at_, 4) != "null") return false;
+    at_ += 4;
+    return true;
+  }
+
+  template <class T>
+  bool object(DecodedCache<T>& cache, std::shared_ptr<const T>& out) {
+    skip_space();
+    auto found = cache.find_at_start(body_.substr(at_));
+    if (!found.entry) return false;
+    out = std::move(found.entry);
+    at_ += found.length;
+    return true;
+  }
+
+  bool token(char c) {
+    skip_space();
+    if (at_ == body_.size() || body_[at_] != c) return false;
+    ++at_;
+    return true;
+  }
+
+  void skip_space() {
+    while (at_ < body_.size() && is_json_space(body_[at_])) ++at_;
+  }
+
+  std::string_view body_;
+  size_t at_ = 0;
+  DecodedObjects& cache_;
+};
+
 }  // namespace
 
+std::optional<ExtenderArgs> decode_kept_extender_args(std::string_view body,
+                                                      DecodedObjects& cache) {
+  return KeptBodyReader(body, cache).read();
+}
+
 Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body, DecodedObjects* cache) {
+  if (cache != nullptr) {
+    if (auto kept = decode_kept_extender_args(body, *cache)) return std::move(*kept);
+  }
   auto args = decode_args(body, Items::kInPlace, cache);
   if (!args) args = decode_args(body, Items::kOwnBytes, cache);
   return args;

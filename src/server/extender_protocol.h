@@ -49,6 +49,12 @@ Result<ExtenderArgs> decode_extender_args(std::string_view body, DecodedObjects*
 Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body,
                                                     DecodedObjects* cache = nullptr);
 
+// What decode_extender_args_in_buffer does first with a cache: reads a body made only of
+// objects the cache keeps, in the shape Cluster Autoscaler and kube-scheduler write, without
+// running a JSON parser over those objects' bytes. Whatever it accepts, it decodes exactly as
+// the full decoder would; nullopt for anything else. Declared for tests.
+std::optional<ExtenderArgs> decode_kept_extender_args(std::string_view body, DecodedObjects& cache);
+
 struct ExtenderBindingArgs {
   std::string pod_name;
   std::string pod_namespace;

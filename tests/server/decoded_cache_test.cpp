@@ -191,6 +191,53 @@ TEST(NodeCache, ConcurrentMissesOfTheSameBytesAgree) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+// A kept text is found at the start of a longer text (the rest of a body) without knowing where
+// it ends there; only equal bytes are a hit.
+TEST(NodeCache, FindsAKeptTextAtTheStartOfABody) {
+  NodeCache cache;
+  const Padded long_node(node_json("long", 3000)), short_node(node_json("s"));
+  ASSERT_GE(long_node.view().size(), NodeCache::kPrefix);
+  ASSERT_LT(short_node.view().size(), NodeCache::kPrefix);
+  ASSERT_TRUE(cache.get(long_node.view(), "x").ok());
+  ASSERT_TRUE(cache.get(short_node.view(), "x").ok());
+  for (const Padded* kept : {&long_node, &short_node}) {
+    const std::string text(kept->view());
+    auto found = cache.find_at_start(text + R"(,{"metadata":{"name":"next"}}]})");
+    ASSERT_NE(found.entry, nullptr) << text.size();
+    EXPECT_EQ(found.length, text.size());
+    EXPECT_EQ(found.entry.get(), cache.get(kept->view(), "x")->get());
+    // Not when the text is cut short, nor when a byte differs anywhere.
+    EXPECT_EQ(cache.find_at_start(text.substr(0, text.size() - 1)).entry, nullptr);
+    for (size_t at : {size_t{2}, text.size() / 2, text.size() - 3}) {
+      std::string changed = text + "]";
+      changed[at] = changed[at] == 'x' ? 'y' : 'x';
+      EXPECT_EQ(cache.find_at_start(changed).entry, nullptr) << at;
+    }
+  }
+  EXPECT_EQ(cache.find_at_start("").entry, nullptr);
+  EXPECT_EQ(cache.find_at_start("null").entry, nullptr);
+}
+
+// Texts are indexed by their first kPrefix bytes too; only a few may share them.
+TEST(NodeCache, FewKeptTextsShareAStart) {
+  NodeCache cache;
+  std::vector<Padded> nodes;
+  for (char c : std::string("abcdef")) {
+    std::string json = node_json("n", 3000);
+    json[json.size() - 10] = c;  // in a resource name near the end, past the first kPrefix bytes
+    nodes.emplace_back(json);
+  }
+  for (const Padded& n : nodes) ASSERT_TRUE(cache.get(n.view(), "x").ok());
+  EXPECT_EQ(cache.size(), 6u);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto found = cache.find_at_start(nodes[i].view());
+    if (i < 4)
+      EXPECT_EQ(found.entry.get(), cache.get(nodes[i].view(), "x")->get());
+    else
+      EXPECT_EQ(found.entry, nullptr);  // kept, but found only where its end is known
+  }
+}
+
 TEST(PodCache, SameBytesGiveTheSameDecodedPod) {
   PodCache cache;
   const std::string json = R"({"metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[)"

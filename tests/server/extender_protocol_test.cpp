@@ -122,5 +122,156 @@ TEST(ExtenderArgsTest, DecodingInTheCallersBufferAgreesWithDecodingACopy) {
   }
 }
 
+// Where two long texts first differ, for a readable failure.
+std::string first_difference(const std::string& a, const std::string& b) {
+  size_t at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+  const size_t from = at < 40 ? 0 : at - 40;
+  return "differ at " + std::to_string(at) + ": ..." + a.substr(from, 80) + "\nversus ..." +
+         b.substr(from, 80);
+}
+#define EXPECT_SAME_TEXT(a, b) EXPECT_TRUE((a) == (b)) << first_difference((a), (b))
+
+// Everything callers read from ExtenderArgs, as one text.
+std::string describe(const ExtenderArgs& args) {
+  std::string out = args.pod ? model::encode_pod_json(*args.pod) : "no pod";
+  out += args.nodes_present ? "\nnodes:" : "\nno nodes:";
+  for (const ExtenderNode& n : args.nodes) {
+    out += "\n" + model::encode_node_json(n.node()) + "\nraw=" + std::string(n.raw);
+  }
+  out += args.node_names_present ? "\nnames:" : "\nno names:";
+  for (const auto& name : args.node_names) out += " " + name;
+  for (const auto& [node, pods] : args.simulated_pods) {
+    out += "\nplaced on " + node + ":";
+    for (const auto& pod : pods) out += " " + model::encode_pod_json(pod);
+  }
+  return out;
+}
+
+std::string padded(const std::string& body) {
+  std::string out = body;
+  out.reserve(body.size() + model::kJsonPadding);
+  return out;
+}
+
+// A Pod and two Nodes longer than DecodedCache::kPrefix (found by the hash of their start),
+// and a short Pod (found by looking for its end).
+const std::string kPod = R"({"metadata":{"name":"p","annotations":{"pad":")" +
+                         std::string(1500, 'p') +
+                         R"("}},"spec":{"containers":[{"name":"c",)"
+                         R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+const std::string kShortPod = R"({"metadata":{"name":"s","labels":{"k":"a}\"{"}}})";
+std::string node_json(const std::string& name) {
+  return R"({"metadata":{"name":")" + name + R"(","labels":{"pad":")" + std::string(2000, 'x') +
+         R"("}},"status":{"allocatable":{"nvidia.com/gpu":"4"}}})";
+}
+const std::string kNodeA = node_json("a"), kNodeB = node_json("b");
+
+// Bodies of kept objects are read without the full decoder, and give what it gives.
+TEST(ExtenderArgsTest, BodiesOfKeptObjectsDecodeAsTheFullDecoderDoes) {
+  const std::vector<std::string> bodies = {
+      R"({"Pod":)" + kPod + R"(,"Nodes":{"metadata":{},"items":[)" + kNodeA + "," + kNodeB +
+          R"(]},"NodeNames":null})",
+      // Whitespace everywhere; keys in other cases and order.
+      " \n{ \"nodes\" :\t{ \"Items\" : [ " + kNodeB + " \r\n, " + kNodeA +
+          " ] , \"METADATA\" : { } } , \"pod\" : " + kShortPod +
+          " , \"SimulatedPods\" : null , \"nodeNames\":null }\n",
+      R"({"Pod":null,"Nodes":{"items":null}})",
+      R"({"Pod":)" + kShortPod + R"(,"Nodes":{"items":[]}})",
+      R"({"Pod":)" + kShortPod + R"(,"Nodes":{}})",
+      R"({"Pod":)" + kShortPod + R"(,"Nodes":null})",
+      "{}",
+  };
+  DecodedObjects cache;
+  for (const std::string& text : bodies) {
+    const std::string body = padded(text);
+    auto full = decode_extender_args_in_buffer(body);
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    // The first time, objects are not kept yet (except those of earlier bodies).
+    ASSERT_TRUE(decode_extender_args_in_buffer(body, &cache).ok());
+    auto kept = decode_kept_extender_args(body, cache);
+    ASSERT_TRUE(kept.has_value()) << text.substr(0, 80);
+    EXPECT_SAME_TEXT(describe(*kept), describe(*full));
+    for (const ExtenderNode& n : kept->nodes) {  // the raw texts point into the body
+      EXPECT_GE(n.raw.data(), body.data());
+      EXPECT_LE(n.raw.data() + n.raw.size(), body.data() + body.size());
+    }
+    auto through_cache = decode_extender_args_in_buffer(body, &cache);
+    ASSERT_TRUE(through_cache.ok());
+    EXPECT_SAME_TEXT(describe(*through_cache), describe(*full));
+  }
+}
+
+// Anything else is left to the full decoder, which gives what it gives without a cache.
+TEST(ExtenderArgsTest, OtherBodiesAreLeftToTheFullDecoder) {
+  const std::string pod = R"("Pod":)" + kPod;
+  const std::string nodes = R"("Nodes":{"items":[)" + kNodeA + "]}";
+  DecodedObjects cache;
+  ASSERT_TRUE(decode_extender_args_in_buffer(padded("{" + pod + "," + nodes + "}"), &cache).ok());
+  ASSERT_TRUE(decode_extender_args_in_buffer(padded(R"({"Pod":)" + kShortPod + "}"), &cache).ok());
+  std::string changed_late = kNodeA;  // the same start as a kept Node, other bytes later
+  changed_late[changed_late.size() - 5] = '8';
+  const std::vector<std::string> bodies = {
+      "{" + pod + "," + nodes + R"(,"Extra":1})",
+      "{" + pod + "," + pod + "," + nodes + "}",
+      "{" + pod + "," + nodes + "," + nodes + "}",
+      R"({"P\u006fd":)" + kPod + "," + nodes + "}",  // an escaped key
+      "{" + pod + "," + nodes + R"(,"NodeNames":["a"]})",
+      "{" + pod + "," + nodes + R"(,"SimulatedPods":{}})",
+      "{" + pod + R"(,"Nodes":{"kind":"NodeList","items":[)" + kNodeA + "]}}",
+      "{" + pod + R"(,"Nodes":{"metadata":{"resourceVersion":"1"},"items":[)" + kNodeA + "]}}",
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA + "," + kNodeB + "]}}",  // B is not kept
+      "{" + pod + R"(,"Nodes":{"items":[)" + changed_late + "]}}",
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA + "x]}}",
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA + "]}}x",
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA + "]}",
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA.substr(0, kNodeA.size() - 1),
+      "{" + pod + R"(,"Nodes":{"items":[)" + kNodeA + ",]}}",
+      R"({"Pod":)" + kShortPod.substr(0, kShortPod.size() - 1) + "}",
+      R"({"Pod":)" + kShortPod + R"(,"Nodes":{"items":[)" + kNodeA + "]},}",
+      R"({"Pod":nul})",
+      "",
+      "[]",
+  };
+  for (const std::string& text : bodies) {
+    const std::string body = padded(text);
+    EXPECT_FALSE(decode_kept_extender_args(body, cache).has_value())
+        << "body " << &text - bodies.data();
+    auto full = decode_extender_args_in_buffer(body);
+    auto through_cache = decode_extender_args_in_buffer(body, &cache);
+    ASSERT_EQ(through_cache.ok(), full.ok()) << text.substr(0, 80);
+    if (full.ok()) {
+      EXPECT_SAME_TEXT(describe(*through_cache), describe(*full)) << text.substr(0, 80);
+    } else {
+      EXPECT_EQ(through_cache.error().message, full.error().message) << text.substr(0, 80);
+    }
+  }
+}
+
+// simdjson's On-Demand decoders accept a few malformed texts, depending on the bytes after
+// them. Such a text is never kept, so what was kept never changes an answer.
+TEST(ExtenderArgsTest, KeptObjectsNeverChangeAnswers) {
+  const std::string lenient = R"({"metadata": {"name": "p", "x": }})";
+  const std::vector<std::string> bodies = {
+      R"({"Pod": )" + lenient + "}",
+      R"({"Pod": )" + lenient + R"(?}}}}"NodeNames": null})",
+      R"({"Pod": )" + lenient + R"(, "Nodes": {"items": []}})",
+  };
+  DecodedObjects warm;
+  for (const std::string& text : bodies) {
+    const std::string body = padded(text);
+    auto warmed = decode_extender_args_in_buffer(body, &warm);
+    DecodedObjects empty;
+    auto fresh = decode_extender_args_in_buffer(body, &empty);
+    ASSERT_EQ(warmed.ok(), fresh.ok()) << text;
+    if (fresh.ok()) {
+      EXPECT_EQ(describe(*warmed), describe(*fresh)) << text;
+    } else {
+      EXPECT_EQ(warmed.error().message, fresh.error().message) << text;
+    }
+  }
+  EXPECT_EQ(warm.pods.size(), 0u);
+}
+
 }  // namespace
 }  // namespace hamisim::server
