@@ -129,9 +129,23 @@ void ExtenderService::record(std::string_view route, const SimulationResult& res
 }
 
 HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
-  SimulationResult result = simulation_.filter(request.body);
+  SimulationResult result = simulation_.filter(request.body, SimulationFilter::NodeTexts::kLeftOut);
   record("filter-simulation", result);
-  return filter_reply(std::move(result.body), result.invalid_request);
+  HttpResponse response = filter_reply(std::move(result.body), result.invalid_request);
+  // The Nodes sent back go out from the request's bytes (HttpResponse::pieces).
+  if (result.insertions.empty()) return response;
+  auto add = [&](bool of_request, size_t offset, size_t size) {
+    if (size > 0) response.pieces.push_back({of_request, offset, size});
+  };
+  size_t from = 0;
+  for (const SimulationResult::Insertion& insertion : result.insertions) {
+    add(false, from, insertion.at - from);
+    add(true, static_cast<size_t>(insertion.text.data() - request.body.data()),
+        insertion.text.size());
+    from = insertion.at;
+  }
+  add(false, from, response.body.size() - from);
+  return response;
 }
 
 HttpResponse ExtenderService::filter(const HttpRequest& request) {

@@ -457,6 +457,16 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<bool> threads_done{false};
 
+  // Request-body storage that connections keep between requests beyond the small amount each
+  // may keep (Connection::keep_body_storage), in bytes of capacity: at most kKeptLargeBodies.
+  static constexpr size_t kKeptLargeBodies = size_t(32) << 20;
+  std::atomic<size_t> kept_large_bodies{0};
+  bool charge_kept_body(size_t capacity) {
+    if (kept_large_bodies.fetch_add(capacity) + capacity <= kKeptLargeBodies) return true;
+    kept_large_bodies.fetch_sub(capacity);
+    return false;
+  }
+
   std::vector<std::thread> threads;
   std::atomic<bool> started{false};
   std::mutex wait_mu;
@@ -511,6 +521,7 @@ class Connection final : public ConnectionBase,
   }
 
   ~Connection() override {
+    release_body_charge();
     if (id_) server_.remove_connection(*id_);
   }
 
@@ -544,9 +555,8 @@ class Connection final : public ConnectionBase,
   // Bytes asked for per read while waiting for a request header; whatever of the body arrives
   // with it is taken from the buffer, the rest is read straight into body_.
   static constexpr size_t kReadChunk = 16384;
-  // Capacity of the body string a connection keeps between requests (so that keep-alive
-  // requests reuse it without allocating or zero-filling); a larger one is freed, so idle
-  // connections hold at most this much each (a one-template ExtenderArgs is ~12 KB).
+  // Capacity of the body string any connection keeps between requests (a one-template
+  // ExtenderArgs is ~12 KB); larger ones are kept within the server's kKeptLargeBodies.
   static constexpr size_t kKeptBodyCapacity = size_t(64) << 10;
 
   Stream make_stream(tcp::socket&& socket) {
@@ -650,6 +660,7 @@ class Connection final : public ConnectionBase,
     const size_t length = *parser_->content_length();
     const size_t buffered = std::min(length, buffer_.size());
     direct_body_ = true;
+    release_body_charge();  // the storage is in use now, not kept
     body_.reserve(length + kBodyPadding);
     body_.resize(length);  // fills only beyond the previous request's size
     std::memcpy(body_.data(), buffer_.data().data(), buffered);
@@ -737,8 +748,7 @@ class Connection final : public ConnectionBase,
     unsigned version = msg.version();
 
     auto d = server_.dispatch(table_, req);
-    // The body's storage serves the next request of this connection unless it is large.
-    if (req.body.capacity() <= kKeptBodyCapacity) body_ = std::move(req.body);
+    in_body_ = std::move(req.body);  // the response may point into it
     send(std::move(d.response), d.route_label, req.method, req.target, req.request_id,
          req.client_identity, keep_alive, version, false);
   }
@@ -747,15 +757,20 @@ class Connection final : public ConnectionBase,
             const std::string& request_id, std::string_view identity, bool keep_alive,
             unsigned version, bool unread_input) {
     bool keep = keep_alive && !unread_input && !server_.stopping.load();
+    size_t body_size = 0;
     try {
+      body_size = checked_body_size(r);
       write_head(r.status, version == 10 ? 10 : 11, r.content_type, r.headers, request_id, keep,
-                 r.body.size(), path);
+                 body_size, path);
       out_body_ = std::move(r.body);
+      out_pieces_ = std::move(r.pieces);
     } catch (const std::exception& e) {
       r.status = 500;
       r.outcome.clear();
       out_body_ = HttpResponse::error(500, fmt::format("internal: {}", e.what())).body;
-      write_head(500, 11, "application/json", {}, {}, keep, out_body_.size(), path);
+      out_pieces_.clear();
+      body_size = out_body_.size();
+      write_head(500, 11, "application/json", {}, {}, keep, body_size, path);
     }
 
     double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
@@ -766,29 +781,70 @@ class Connection final : public ConnectionBase,
           "http request id={} method={} path={} status={} outcome={} duration_us={} "
           "bytes_out={} client={} remote={}",
           request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          out_body_.size(), identity.empty() ? "-" : identity, remote_);
+          body_size, identity.empty() ? "-" : identity, remote_);
     }
 
     state_ = State::kWriting;
     lowest().expires_after(cfg().body_timeout);
     // Head and body in one gathered write; the body is not copied.
-    const std::array<net::const_buffer, 2> out{net::buffer(head_), net::buffer(out_body_)};
+    out_buffers_.clear();
+    out_buffers_.push_back(net::buffer(head_));
+    if (out_pieces_.empty()) {
+      out_buffers_.push_back(net::buffer(out_body_));
+    } else {
+      for (const HttpResponse::Piece& p : out_pieces_) {
+        const std::string& of = p.of_request ? in_body_ : out_body_;
+        // No empty buffers: over TLS an empty buffer first in line ends the write (see below).
+        if (p.size > 0) out_buffers_.push_back(net::buffer(of.data() + p.offset, p.size));
+      }
+    }
     auto written = [self = this->shared_from_this(), keep](error_code ec, size_t) {
       std::string().swap(self->out_body_);
+      self->out_pieces_.clear();
+      self->keep_body_storage(std::exchange(self->in_body_, std::string()));
       if (ec) return self->close_now();
       if (keep) return self->read_next();
       self->linger_close();
     };
-    if constexpr (kTls) {
-      // Not the std::array: once the head is written, asio's two-buffer write passes an empty
-      // first buffer, which Beast's flat_stream (inside ssl_stream) turns into a zero-byte
-      // write that ends the operation with the body unsent. The generic buffer sequence skips
-      // the buffers already written.
-      net::async_write(stream_, std::vector<net::const_buffer>(out.begin(), out.end()),
-                       TransferAllAtOnce{}, std::move(written));
-    } else {
-      net::async_write(stream_, out, TransferAllAtOnce{}, std::move(written));
+    // A buffer sequence that skips the buffers already written: with TLS, asio's fixed-size
+    // sequences pass an empty first buffer once the head is written, which Beast's flat_stream
+    // (inside ssl_stream) turns into a zero-byte write that ends the operation unsent.
+    net::async_write(stream_, out_buffers_, TransferAllAtOnce{}, std::move(written));
+  }
+
+  // The size of the body `r` sends; throws when a piece lies outside its text.
+  size_t checked_body_size(const HttpResponse& r) const {
+    if (r.pieces.empty()) return r.body.size();
+    size_t total = 0;
+    for (const HttpResponse::Piece& p : r.pieces) {
+      const size_t of = p.of_request ? in_body_.size() : r.body.size();
+      if (p.offset > of || p.size > of - p.offset) {
+        throw std::out_of_range("response piece out of range");
+      }
+      total += p.size;
     }
+    return total;
+  }
+
+  // Keeps `storage` for the next request's body, so that keep-alive requests neither allocate
+  // nor zero-fill it again: up to kKeptBodyCapacity on any connection, more while all
+  // connections together keep at most the server's kKeptLargeBodies of such storage.
+  void keep_body_storage(std::string storage) {
+    const size_t capacity = storage.capacity();
+    if (capacity <= body_.capacity()) return;  // `body_` is as good (a chunked body came)
+    release_body_charge();
+    body_ = std::string();
+    if (capacity > kKeptBodyCapacity) {
+      if (!server_.charge_kept_body(capacity)) return;
+      body_charge_ = capacity;
+    }
+    body_ = std::move(storage);
+  }
+
+  void release_body_charge() {
+    if (body_charge_ == 0) return;
+    server_.kept_large_bodies.fetch_sub(body_charge_);
+    body_charge_ = 0;
   }
 
   // The status line and header fields into head_, byte for byte what Beast's serializer wrote
@@ -898,10 +954,14 @@ class Connection final : public ConnectionBase,
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string body_;  // a Content-Length body, read past the parser
+  std::string body_;        // a Content-Length body, read past the parser (storage kept between)
+  size_t body_charge_ = 0;  // body_'s capacity charged to the server's kKeptLargeBodies
   bool direct_body_ = false;
+  std::string in_body_;   // the body of the request being answered, until written
   std::string head_;      // response status line and fields
   std::string out_body_;  // response body being written
+  std::vector<HttpResponse::Piece> out_pieces_;  // and its pieces, when gathered
+  std::vector<net::const_buffer> out_buffers_;
   std::vector<std::pair<std::string_view, std::string_view>> fields_;  // write_head's scratch
   http::response<http::empty_body> continue_res_;
   std::unique_ptr<char[]> drain_buf_;

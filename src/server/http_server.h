@@ -56,6 +56,16 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // When not empty, the body sent is these pieces in order instead of `body`: each is a range
+  // of `body` or of the request's body, which the server keeps until the response is written.
+  // A handler answers with parts of the request this way without copying them (the simulation
+  // filter sends back the Nodes it was given). A range out of bounds is a 500.
+  struct Piece {
+    bool of_request = false;  // a range of the request's body, else of `body`
+    size_t offset = 0;
+    size_t size = 0;
+  };
+  std::vector<Piece> pieces;
   HeaderList headers;  // extra headers; Content-Length, Connection are set by the server
   // Label for hamisim_http_request_duration_seconds; derived from the status when empty
   // ("ok", "client_error", "forbidden", "overloaded", "server_error"). Routes set it to tell

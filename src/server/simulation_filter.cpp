@@ -41,10 +41,15 @@ Status check_quantity(const model::ResourceList& list, const std::string& name,
   return ok_status();
 }
 
-std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnswer>& answers) {
+// The ExtenderFilterResult; with `insertions`, the Nodes sent back are listed there instead of
+// written.
+std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnswer>& answers,
+                            std::vector<SimulationResult::Insertion>* insertions) {
   model::JsonWriter w;
   size_t raw_bytes = 0;
-  for (const auto& n : args.nodes) raw_bytes += n.raw.size();
+  if (insertions == nullptr) {
+    for (const auto& n : args.nodes) raw_bytes += n.raw.size();
+  }
   w.reserve(raw_bytes + 256 * answers.size() + 256);
 
   std::map<std::string_view, const NodeAnswer*> by_name;  // Go writes map keys sorted
@@ -57,7 +62,13 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
   w.key("items").begin_array();
   for (size_t i = 0; i < answers.size(); ++i) {
     const fit::FitClass c = answers[i].fit_class;
-    if (c == fit::FitClass::kFits || c == fit::FitClass::kNotInterested) w.raw(args.nodes[i].raw);
+    if (c != fit::FitClass::kFits && c != fit::FitClass::kNotInterested) continue;
+    if (insertions == nullptr) {
+      w.raw(args.nodes[i].raw);
+    } else {
+      w.raw({});  // the separator
+      insertions->push_back({w.str().size(), args.nodes[i].raw});
+    }
   }
   w.end_array().end_object();
   w.key("NodeNames").null();
@@ -142,14 +153,21 @@ Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
   return decode_extender_args(body, &decoded_);
 }
 
-SimulationResult SimulationFilter::filter(const std::string& body) const {
+SimulationResult SimulationFilter::filter(const std::string& body, NodeTexts node_texts) const {
   auto args = decode(body);
   if (!args) return invalid(args.error().message);
-  return filter(*args, /*require_no_node_names=*/true);
+  // A copied body (ExtenderArgs::buffer) dies with `args`: its texts cannot be left out.
+  if (args->buffer) node_texts = NodeTexts::kCopied;
+  return filter(*args, /*require_no_node_names=*/true, node_texts);
 }
 
 SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
                                           bool require_no_node_names) const {
+  return filter(args, require_no_node_names, NodeTexts::kCopied);
+}
+
+SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require_no_node_names,
+                                          NodeTexts node_texts) const {
   if (!args.pod) return invalid("Pod is required");
   if (require_no_node_names && args.node_names_present) {
     return invalid("NodeNames is not accepted by the simulation filter");
@@ -241,7 +259,8 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
   for (const auto& a : answers) {
     result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, a.profile, a.notes.size()});
   }
-  result.body = encode_response(args, answers);
+  result.body = encode_response(args, answers,
+                                node_texts == NodeTexts::kLeftOut ? &result.insertions : nullptr);
   return result;
 }
 

@@ -25,7 +25,14 @@ struct NodeOutcome {
 };
 
 struct SimulationResult {
-  std::string body;                   // ExtenderFilterResult JSON
+  std::string body;  // ExtenderFilterResult JSON
+  // Only from filter(body, NodeTexts::kLeftOut): the texts of the Nodes sent back, left out of
+  // `body`, each to be inserted at its offset there (in order). They point into the request.
+  struct Insertion {
+    size_t at = 0;
+    std::string_view text;
+  };
+  std::vector<Insertion> insertions;
   bool invalid_request = false;       // body carries an `invalid request:` error
   std::vector<NodeOutcome> outcomes;  // one per node of the request, in request order
 };
@@ -35,8 +42,12 @@ class SimulationFilter {
   SimulationFilter(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory,
                    fit::FitPolicy policy);
 
-  // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input.
-  SimulationResult filter(const std::string& body) const;
+  // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input. With
+  // kLeftOut, the Nodes it sends back are left out of the result's body and listed as
+  // insertions pointing into `body` (when the body was decoded where it is), so that a server
+  // sends them from the request's bytes instead of copying them.
+  enum class NodeTexts { kCopied, kLeftOut };
+  SimulationResult filter(const std::string& body, NodeTexts node_texts = NodeTexts::kCopied) const;
   // decode_extender_args with this filter's cache of decoded objects. A body with
   // model::kJsonPadding bytes of spare capacity (HttpServer reads bodies so) is decoded where
   // it is, and the result points into it; any other is copied.
@@ -47,6 +58,8 @@ class SimulationFilter {
   SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names) const;
 
  private:
+  SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names,
+                          NodeTexts node_texts) const;
   const device::DeviceRegistry& registry_;
   const fit::InventoryProvider& inventory_;
   fit::FitPolicy policy_;

@@ -98,6 +98,24 @@ std::vector<Route> test_routes(std::atomic<int>* calls = nullptr) {
                       {"X-Content-Type", req.content_type}};
          return r;
        }},
+      // The request's body split in two, bracketed by bytes of the response's own body.
+      {"POST", "/gather", AuthGroup::kSimulation,
+       [](const HttpRequest& req) {
+         HttpResponse r = text("[|]");
+         const size_t half = req.body.size() / 2;
+         r.pieces = {{false, 0, 1},
+                     {true, 0, half},
+                     {false, 1, 1},
+                     {true, half, req.body.size() - half},
+                     {false, 2, 1}};
+         return r;
+       }},
+      {"POST", "/gather-out-of-range", AuthGroup::kSimulation,
+       [](const HttpRequest& req) {
+         HttpResponse r = text("ab");
+         r.pieces = {{false, 0, 2}, {true, 1, req.body.size()}};
+         return r;
+       }},
       {"GET", "/multi", AuthGroup::kNone, counted("get")},
       {"PUT", "/multi", AuthGroup::kNone, counted("put")},
       {"POST", "/throw", AuthGroup::kSimulation,
@@ -492,6 +510,43 @@ TEST(HttpServer, MixedBodySizesOnOneKeepAliveConnection) {
                   .ok());
   EXPECT_EQ(must(client->read_response()).body, "wxyz");
   EXPECT_EQ(must(client->request("POST", "/echo", "tail")).body, "tail");
+}
+
+std::string gathered(const std::string& body) {
+  return "[" + body.substr(0, body.size() / 2) + "|" + body.substr(body.size() / 2) + "]";
+}
+
+// A response gathered from pieces of its own body and of the request's, request after request
+// on one connection (whose body storage is reused meanwhile), and pipelined.
+TEST(HttpServer, GatheredResponseIsSentFromPieces) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  const std::vector<size_t> sizes = {0, 1, 5, 70000, 1 << 20, 3, 600000, 16384};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string body = pattern(sizes[i], int(i));
+    auto r = must(client->request("POST", "/gather", body));
+    EXPECT_EQ(r.status, 200) << i;
+    EXPECT_EQ(r.body.size(), body.size() + 3) << i;
+    EXPECT_TRUE(r.body == gathered(body)) << i;
+    EXPECT_TRUE(must(client->request("POST", "/echo", body)).body == body) << i;
+  }
+  const std::string a = pattern(300000, 1), b = pattern(7, 2);
+  ASSERT_TRUE(client->write_raw(raw_post("/gather", a) + raw_post("/gather", b)).ok());
+  EXPECT_TRUE(must(client->read_response()).body == gathered(a));
+  EXPECT_TRUE(must(client->read_response()).body == gathered(b));
+}
+
+TEST(HttpServer, APieceOutOfRangeIsA500AndTheConnectionSurvives) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto r = must(client->request("POST", "/gather-out-of-range", "xyz"));
+  EXPECT_EQ(r.status, 500);
+  EXPECT_THAT(r.body, HasSubstr("response piece out of range"));
+  EXPECT_TRUE(must(client->request("POST", "/gather", "xyz")).body == gathered("xyz"));
 }
 
 TEST(HttpServer, LargeBodyAfterExpect100Continue) {
@@ -945,6 +1000,19 @@ TEST_F(HttpServerTls, BodiesOfEverySizeSplitAndPipelinedOverTls) {
   EXPECT_TRUE(first.body == pattern(20000, 1));
   EXPECT_EQ(second.header("X-Request-Id"), "t2");
   EXPECT_EQ(second.body, "z");
+}
+
+TEST_F(HttpServerTls, GatheredResponseIsSentFromPiecesOverTls) {
+  auto server = start_server(tls_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto c = must_connect(client(*server));
+  ASSERT_TRUE(c);
+  for (size_t n : {size_t(0), size_t(1), size_t(70000), size_t(1) << 20, size_t(16384)}) {
+    const std::string body = pattern(n, int(n % 26));
+    auto r = must(c->request("POST", "/gather", body));
+    EXPECT_EQ(r.status, 200) << n;
+    EXPECT_TRUE(r.body == gathered(body)) << n;
+  }
 }
 
 TEST_F(HttpServerTls, Tls12ClientWithCertificateIsServed) {

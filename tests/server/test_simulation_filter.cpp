@@ -6,6 +6,7 @@
 
 #include "extender_fixtures.h"
 #include "fit/device_config.h"
+#include "model/decode.h"
 #include "server/simulation_filter.h"
 
 namespace hamisim::server {
@@ -183,6 +184,43 @@ TEST_F(SimulationFilterTest, SameRequestGivesByteIdenticalResponses) {
   const std::string body = args_json(spec);
   const std::string first = filter_.filter(body).body;
   for (int i = 0; i < 5; ++i) EXPECT_EQ(filter_.filter(body).body, first);
+}
+
+// The Nodes sent back may be left out of the body and sent from the request's bytes; put back
+// where they are listed, the body is the one with the Nodes copied in.
+TEST_F(SimulationFilterTest, LeftOutNodeTextsPutBackGiveTheSameBody) {
+  ArgsSpec spec;
+  spec.pod = seed_pod("300");
+  spec.nodes = {node_json("n2", {{kRegister, k80_register()}}), node_json("n1", {}),
+                node_json("n3", {{kRegister, k80_register(1, 10, 100)}}),
+                node_json("n4", {{kRegister, k80_register(2)}})};
+  std::string body = args_json(spec);
+  const std::string copied = filter_.filter(body).body;
+  body.reserve(body.size() + model::kJsonPadding);  // decoded where it is, as HttpServer hands it
+  for (int i = 0; i < 2; ++i) {                     // nodes decoded, then kept
+    SimulationResult left_out = filter_.filter(body, SimulationFilter::NodeTexts::kLeftOut);
+    ASSERT_EQ(left_out.insertions.size(), 2u);  // n2 and n4 fit
+    std::string put_back;
+    size_t from = 0;
+    for (const auto& insertion : left_out.insertions) {
+      EXPECT_GE(insertion.text.data(), body.data());
+      EXPECT_LE(insertion.text.data() + insertion.text.size(), body.data() + body.size());
+      put_back += left_out.body.substr(from, insertion.at - from);
+      put_back += insertion.text;
+      from = insertion.at;
+    }
+    put_back += left_out.body.substr(from);
+    EXPECT_EQ(put_back, copied);
+  }
+  // A body without room for the parser's padding is copied to be decoded: nothing points
+  // into it, and the Nodes are copied into the result.
+  std::string tight = args_json(spec);
+  tight.shrink_to_fit();
+  if (tight.capacity() - tight.size() < model::kJsonPadding) {
+    SimulationResult r = filter_.filter(tight, SimulationFilter::NodeTexts::kLeftOut);
+    EXPECT_TRUE(r.insertions.empty());
+    EXPECT_EQ(r.body, copied);
+  }
 }
 
 TEST_F(SimulationFilterTest, KeysMatchCaseInsensitivelyAndUnknownKeysAreIgnored) {
