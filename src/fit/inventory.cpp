@@ -173,33 +173,34 @@ NodeUsage fresh_usage(const NodeInventory& inventory) {
 }
 
 void reset_usage(NodeUsage& usage, const NodeInventory& inventory) {
+  // Every field set here, field by field: the strings and lists keep their memory (building a
+  // default DeviceUsage to assign from cost more than the rest of this). A field added to
+  // DeviceUsage must be added here; the size check is a reminder where it is known.
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+  static_assert(sizeof(device::DeviceUsage) == 272, "set every DeviceUsage field below");
+#endif
   usage.devices.resize(inventory.devices.size());
   for (size_t i = 0; i < inventory.devices.size(); ++i) {
     const device::DeviceInfo& info = inventory.devices[i];
     device::DeviceUsage& d = usage.devices[i];
-    // Every field back to its default, but the strings and lists keep their memory.
-    std::string id = std::move(d.id), type = std::move(d.type), mode = std::move(d.mode),
-                vendor = std::move(d.vendor);
-    std::vector<device::MigInUse> mig_in_use = std::move(d.mig_in_use);
-    std::vector<device::DevicePod> pods = std::move(d.pods);
-    d = device::DeviceUsage{};
-    d.id = std::move(id.assign(info.id));
-    d.type = std::move(type.assign(info.type));
-    d.mode = std::move(mode.assign(info.mode));
-    d.vendor = std::move(vendor.assign(info.device_vendor));
-    mig_in_use.clear();
-    d.mig_in_use = std::move(mig_in_use);
-    pods.clear();
-    d.pods = std::move(pods);
+    d.id.assign(info.id);
     d.index = info.index;
+    d.used = 0;
     d.count = info.count;
+    d.usedmem = 0;
     d.totalmem = info.devmem;
+    d.usedcores = 0;
     d.totalcore = info.devcore;
     d.numa = info.numa;
+    d.type.assign(info.type);
+    d.mode.assign(info.mode);
+    d.vendor.assign(info.device_vendor);
     d.health = info.health;
-    if (!info.mig_profiles.empty()) d.mig_profiles = &info.mig_profiles;
+    d.mig_profiles = info.mig_profiles.empty() ? nullptr : &info.mig_profiles;
+    d.mig_in_use.clear();
     d.pair_scores = &info.pair_scores;
-    if (!info.custom_info.empty()) d.custom_info = &info.custom_info;
+    d.custom_info = info.custom_info.empty() ? nullptr : &info.custom_info;
+    d.pods.clear();
   }
 }
 
