@@ -134,6 +134,17 @@ TEST_F(SimulationFilterTest, ReturnsEveryFeasibleNodeInRequestOrder) {
   EXPECT_EQ(last_.outcomes.size(), 3u);
 }
 
+// Only device resources must fit HAMi's 32-bit fields.
+TEST_F(SimulationFilterTest, LargeQuantitiesOfOtherResourcesAreAccepted) {
+  ArgsSpec spec;
+  spec.pod = pod_json("p", {{"memory", "64Gi"}, {"ephemeral-storage", "-1"},
+                            {"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "300"}});
+  spec.nodes = {node_json("a", {{kRegister, k80_register()}})};
+  auto r = run(args_json(spec));
+  EXPECT_EQ(error_of(r), "");
+  EXPECT_EQ(node_names(r), (std::vector<std::string>{"a"}));
+}
+
 // Spec §3: a pod without HAMi resources passes every node and Nodes is echoed.
 TEST_F(SimulationFilterTest, PodWithoutManagedDevicesPassesEveryNode) {
   ArgsSpec spec;
@@ -308,6 +319,14 @@ std::vector<InvalidCase> invalid_cases() {
          s.nodes = {node};
        }),
        "overflows"},
+      // Large quantities of resources that are not devices are fine; the first device
+      // resource out of range is named, wherever it is.
+      {"OverflowingAmountAfterLargeMemory", with([&](ArgsSpec& s) {
+         s.pod = pod_json("p", {{"memory", "64Gi"}, {"nvidia.com/gpu", "1"},
+                                {"nvidia.com/gpumem", "-1"}, {"nvidia.com/gpucores", "-2"}});
+         s.nodes = {node};
+       }),
+       "Pod.spec.containers[0].resources.limits[nvidia.com/gpumem]: negative amount -1"},
       {"NotJson", "{\"Pod\": {", "malformed JSON"},
       {"NotAnObject", "[1,2,3]", "expected a JSON object"},
       {"InvalidScoringWeights", with([&](ArgsSpec& s) {
