@@ -44,8 +44,9 @@ class SimulationFilter {
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input. With
   // kLeftOut, the Nodes it sends back are left out of the result's body and listed as
-  // insertions pointing into `body` (when the body was decoded where it is), so that a server
-  // sends them from the request's bytes instead of copying them.
+  // insertions pointing into `body` (when the body was decoded where it is; `body` must then
+  // outlive the result), so that a server sends them from the request's bytes instead of
+  // copying them.
   enum class NodeTexts { kCopied, kLeftOut };
   SimulationResult filter(const std::string& body, NodeTexts node_texts = NodeTexts::kCopied) const;
   // decode_extender_args with this filter's cache of decoded objects. A body with
