@@ -137,8 +137,10 @@ TEST_F(SimulationFilterTest, ReturnsEveryFeasibleNodeInRequestOrder) {
 // Only device resources must fit HAMi's 32-bit fields.
 TEST_F(SimulationFilterTest, LargeQuantitiesOfOtherResourcesAreAccepted) {
   ArgsSpec spec;
-  spec.pod = pod_json("p", {{"memory", "64Gi"}, {"ephemeral-storage", "-1"},
-                            {"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "300"}});
+  spec.pod = pod_json("p", {{"memory", "64Gi"},
+                            {"ephemeral-storage", "-1"},
+                            {"nvidia.com/gpu", "1"},
+                            {"nvidia.com/gpumem", "300"}});
   spec.nodes = {node_json("a", {{kRegister, k80_register()}})};
   auto r = run(args_json(spec));
   EXPECT_EQ(error_of(r), "");
@@ -322,8 +324,10 @@ std::vector<InvalidCase> invalid_cases() {
       // Large quantities of resources that are not devices are fine; the first device
       // resource out of range is named, wherever it is.
       {"OverflowingAmountAfterLargeMemory", with([&](ArgsSpec& s) {
-         s.pod = pod_json("p", {{"memory", "64Gi"}, {"nvidia.com/gpu", "1"},
-                                {"nvidia.com/gpumem", "-1"}, {"nvidia.com/gpucores", "-2"}});
+         s.pod = pod_json("p", {{"memory", "64Gi"},
+                                {"nvidia.com/gpu", "1"},
+                                {"nvidia.com/gpumem", "-1"},
+                                {"nvidia.com/gpucores", "-2"}});
          s.nodes = {node};
        }),
        "Pod.spec.containers[0].resources.limits[nvidia.com/gpumem]: negative amount -1"},
