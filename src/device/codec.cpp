@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "model/decode.h"
 #include "model/simdjson_util.h"
 
 #include <charconv>
@@ -251,9 +252,6 @@ std::string_view go_trim_space(std::string_view s) {
 
 constexpr size_t kGoMaxNestingDepth = 10000;
 
-bool is_json_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -353,7 +351,7 @@ class GoJsonPreparer {
   }
 
   void skip_space() {
-    while (pos_ < in_.size() && is_json_space(in_[pos_])) out_ += in_[pos_++];
+    while (pos_ < in_.size() && model::is_json_space(in_[pos_])) out_ += in_[pos_++];
   }
 
   Error fail(std::string_view what) const {
@@ -587,7 +585,7 @@ Status get_type(od::value& v, const Path& p, od::json_type* t) {
 
 std::string_view number_token(od::value& v) {
   std::string_view tok = v.raw_json_token();
-  while (!tok.empty() && is_json_space(tok.back())) tok.remove_suffix(1);
+  while (!tok.empty() && model::is_json_space(tok.back())) tok.remove_suffix(1);
   return tok;
 }
 

@@ -29,6 +29,10 @@ Result<Node> decode_node_json(std::string_view json);
 // (simdjson's padding). A view into a larger padded document (an item of a List, the Pod of
 // an ExtenderArgs) satisfies this for free, so items are decoded without copying.
 inline constexpr size_t kJsonPadding = 64;
+// JSON's four whitespace bytes (RFC 8259 `ws`).
+inline bool is_json_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 // `path` prefixes every error message ("Nodes.items[3]").
 Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path = {});
 Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path = {});

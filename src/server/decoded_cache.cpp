@@ -38,12 +38,8 @@ uint64_t prefix_hash(std::string_view text) {
   return XXH3_64bits(text.data(), DecodedCache<model::Pod>::kPrefix);
 }
 
-bool is_json_space(char c) {
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 std::string_view without_trailing_space(std::string_view raw) {
-  while (!raw.empty() && is_json_space(raw.back())) raw.remove_suffix(1);
+  while (!raw.empty() && model::is_json_space(raw.back())) raw.remove_suffix(1);
   return raw;
 }
 

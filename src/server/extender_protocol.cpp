@@ -289,10 +289,6 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
   return args;
 }
 
-bool is_json_space(char c) {
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 // Reads a body all of whose objects were decoded before, in the shape Cluster Autoscaler and
 // kube-scheduler write it:
 //   {"Pod":{...},"Nodes":{"metadata":{},"items":[{...},...]},"NodeNames":null}
@@ -409,7 +405,7 @@ class KeptBodyReader {
   }
 
   void skip_space() {
-    while (at_ < body_.size() && is_json_space(body_[at_])) ++at_;
+    while (at_ < body_.size() && model::is_json_space(body_[at_])) ++at_;
   }
 
   std::string_view body_;
