@@ -2,13 +2,20 @@
 include(GoogleTest)
 
 # hamisim_test(NAME SOURCES a.cpp b.cpp LIBS lib1 lib2)
+# THREADS marks an executable whose tests start threads (servers, clients, racing lookups): its
+# tests get the ctest label `threads`, which scripts/test.sh runs again under TSan to catch races
+# that show up only in some runs.
 function(hamisim_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "THREADS" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     HAMISIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" HAMISIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
+  set(labels unit)
+  if(T_THREADS)
+    set(labels threads)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300 LABELS ${labels})
 endfunction()
 
 # hamisim_fuzzer(NAME SOURCES a.cpp LIBS lib1) -- only with HAMISIM_FUZZ (clang, libFuzzer).

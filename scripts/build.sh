@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Let ccache reuse objects across checkouts in different folders (CI clones afresh).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+# Four flavours (release, ASan+UBSan, TSan, fuzz) with debug info outgrow ccache's 5 GB default,
+# and a cache that evicts one flavour to fit the next makes every CI run cold.
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 flavour="${1:-release}"
 shift || true
 case "$flavour" in

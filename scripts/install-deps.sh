@@ -8,7 +8,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev
   libsimdjson-dev libxxhash-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl
-  clang-19 libclang-rt-19-dev
+  clang-19 libclang-rt-19-dev llvm-19
   curl
 )
 

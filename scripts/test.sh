@@ -9,14 +9,29 @@ scripts/install-deps.sh
 
 passed=0
 failed=0
-run_suite() {  # run_suite <label> <build dir>
+phase_start=$SECONDS
+phase() {  # phase <title>: prints how long the previous phase took, then the new title
+  echo "   (took $((SECONDS - phase_start)) s)"
+  phase_start=$SECONDS
+  echo "== $1 =="
+}
+
+# Sanitizer reports must name files and lines. clang-19 does not bring a symbolizer; llvm-19
+# (scripts/install-deps.sh) does, and every sanitized run is pointed at it.
+symbolizer=/usr/lib/llvm-19/bin/llvm-symbolizer
+sym="external_symbolizer_path=$symbolizer"
+
+run_suite() {  # run_suite <label> <build dir> [extra ctest arguments...]
   local label="$1" dir="$2"
+  shift 2
+  local log
+  log="$dir/ctest-$(echo "$label" | tr -c 'a-zA-Z0-9\n' '-').log"
   echo "== $label: ctest ($dir) =="
-  if ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 | tee "$dir/ctest.log"; then
+  if ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 "$@" | tee "$log"; then
     :
   fi
   local line
-  line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir/ctest.log" | tail -n1 || true)
+  line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -n1 || true)
   if [ -z "$line" ]; then
     echo "$label: ctest did not report a result" >&2
     failed=$((failed + 1))
@@ -29,26 +44,55 @@ run_suite() {  # run_suite <label> <build dir>
   failed=$((failed + fails))
 }
 
+# check_symbolized <label> <probe command...>: runs a deliberately defective program and checks
+# that its sanitizer report names sanitizer_probe.cpp with a line number; shows the frames.
+check_symbolized() {
+  local label="$1"
+  shift
+  local out
+  out=$("$@" 2>&1 || true)
+  if echo "$out" | grep -qE "sanitizer_probe\.cpp:[0-9]+"; then
+    echo "$label report is symbolized:"
+    echo "$out" | grep -E "^ +#[0-9]+ .*sanitizer_probe\.cpp:[0-9]+" | head -n 4
+    passed=$((passed + 1))
+  else
+    echo "$out" | head -n 30 >&2
+    echo "$label: sanitizer report has no file and line (is $symbolizer installed?)" >&2
+    failed=$((failed + 1))
+  fi
+}
+
 echo "== release build =="
 scripts/build.sh release
+phase "release: tests"
 run_suite release build
 
 if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
-  echo "== ASan+UBSan build =="
+  phase "ASan+UBSan build"
   scripts/build.sh asan
+  phase "ASan+UBSan: tests"
   # The load test runs 60 s in the release suite; under the sanitizers 10 s shows the same bugs.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    HAMISIM_LOAD_SECONDS=10 run_suite asan build-asan
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:$sym"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:$sym"
+  check_symbolized ASan build-asan/tests/support/sanitizer_probe use-after-free
+  HAMISIM_LOAD_SECONDS=10 run_suite asan build-asan
 
-  echo "== TSan build =="
+  phase "TSan build"
   scripts/build.sh tsan
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HAMISIM_LOAD_SECONDS=10 \
-    run_suite tsan build-tsan
+  phase "TSan: tests"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:$sym"
+  check_symbolized TSan build-tsan/tests/support/sanitizer_probe race
+  HAMISIM_LOAD_SECONDS=10 run_suite tsan build-tsan
+  # A race may show in one run of three: the tests that start threads run twice more.
+  phase "TSan: threaded tests again"
+  HAMISIM_LOAD_SECONDS=10 run_suite "tsan, threaded tests repeated" build-tsan \
+    -L threads --repeat until-fail:2
 
-  echo "== fuzz smoke =="
+  phase "fuzz build"
   targets=()
   for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
   scripts/build.sh fuzz "${targets[@]}"
+  phase "fuzz smoke"
   for t in "${targets[@]}"; do
     corpus="tests/fuzz/corpus/$t"
     work="build-fuzz/corpus-$t"
@@ -65,6 +109,7 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
   done
 fi
 
+phase "done"
 echo
 echo "hamisim: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -108,7 +108,8 @@ TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(held[i]->message, "n" + std::to_string(i));
 }
 
-// A provider that counts what it describes, whose state the test moves.
+// A provider that counts what it describes, whose state the test moves. Racing first lookups
+// may each describe (the product allows it), so the count is atomic.
 class CountingProvider final : public InventoryProvider {
  public:
   std::shared_ptr<const InventoryResult> describe(const model::Node& node,
@@ -120,7 +121,7 @@ class CountingProvider final : public InventoryProvider {
   }
   uint64_t state() const override { return now; }
   uint64_t now = 0;
-  mutable int described = 0;
+  mutable std::atomic<int> described{0};
 };
 
 TEST(DescriptionMemo, AKeyedNodeIsDescribedOncePerProviderState) {
@@ -144,7 +145,7 @@ TEST(DescriptionMemo, AKeyedNodeIsDescribedOncePerProviderState) {
     provider.now = 100 + s;
     EXPECT_EQ(provider.inventory_for(keyed)->message, "n@" + std::to_string(100 + s));
   }
-  const int after_fill = provider.described;
+  const int after_fill = provider.described.load();
   EXPECT_EQ(provider.inventory_for(keyed)->message, "n@106");
   EXPECT_EQ(provider.described, after_fill + 1);
   provider.now = 7;
