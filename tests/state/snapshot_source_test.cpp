@@ -17,6 +17,8 @@
 namespace hamisim::state {
 namespace {
 
+// The source's delivery thread calls it until the source stops: declare it before the source,
+// so that a failed ASSERT (which returns before stop()) destroys the source first.
 class Recorder : public ClusterHandler {
  public:
   void on_node(EventType t, const model::Node& n) override { add(t, "Node " + n.metadata.name); }
@@ -94,9 +96,9 @@ items:
 )";
 
 TEST(SnapshotSource, DeliversTheSnapshotThenTheWritesAndDumpsTheResult) {
+  Recorder rec;
   auto source = SnapshotSource::load({write_temp("cluster.yaml", kYaml)}, {});
   ASSERT_TRUE(source) << source.error().message;
-  Recorder rec;
   (*source)->start(rec);
   ASSERT_TRUE(rec.wait_for("SYNCED"));
   const auto initial = rec.log();
@@ -147,9 +149,9 @@ TEST(SnapshotSource, PlaysTheDevicePluginWhenAsked) {
 
 // A recorded Event (a kind no handler watches) must not leave the delivery loop spinning.
 TEST(SnapshotSource, StaysIdleAfterAnEventIsRecorded) {
+  Recorder recorder;
   auto source = SnapshotSource::load({write_temp("cluster-idle.yaml", kYaml)}, {});
   ASSERT_TRUE(source);
-  Recorder recorder;
   (*source)->start(recorder);
   ASSERT_TRUE(recorder.wait_for("SYNCED"));
   (*source)->record_event({"ml", "p", "", "Normal", "Test", "hello"});
@@ -163,9 +165,9 @@ TEST(SnapshotSource, StaysIdleAfterAnEventIsRecorded) {
 }
 
 TEST(SnapshotSource, ARelistAfterTheHistoryWasOutrunDeliversDeletes) {
+  Recorder rec;
   auto source = SnapshotSource::load({write_temp("cluster3.yaml", kYaml)}, {});
   ASSERT_TRUE(source);
-  Recorder rec;
   (*source)->start(rec);
   ASSERT_TRUE(rec.wait_for("SYNCED"));
   // Delete and compact together, so the source finds the history gone and must relist.
