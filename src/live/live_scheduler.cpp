@@ -533,6 +533,24 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
     return std::string(kInternal) + fetched.error().message;
   }
   const model::Pod& pod = *fetched;
+  // Neither check touches the node lock: a repeated bind of a bound pod must not release the
+  // lock its first bind left for the device plugin.
+  if (!request.pod_uid.empty() && request.pod_uid != pod.metadata.uid) {
+    // The pod this request was for is gone (a pod of the same name replaced it); no event on
+    // the new one, which this request is not about.
+    pods_.evict(request.pod_uid);
+    return fmt::format("{}pod {}/{} has UID {}, not {} (stale bind request)", kInvalid,
+                       pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid,
+                       request.pod_uid);
+  }
+  if (!pod.spec.node_name.empty()) {
+    // Its reservation stays: it is the bound pod's allocation.
+    const std::string error =
+        fmt::format("pod {}/{} is already bound to node {}", pod.metadata.namespace_,
+                    pod.metadata.name, pod.spec.node_name);
+    event(pod, "Warning", "BindingFailed", error);
+    return std::string(kInvalid) + error;
+  }
   bool node_known;
   {
     std::lock_guard lock(observed_mutex_);
@@ -567,8 +585,12 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
                     });
                   });
 
+  // Only a lock this call wrote is released on failure: one found already this pod's was left
+  // by an earlier bind for the device plugin, and releasing it would let the next pod allocate
+  // on the node before the plugin ran.
+  bool lock_written = false;
   auto fail = [&](const std::string& error, bool transient) {
-    if (needs_lock) {
+    if (lock_written) {
       // Owner-checked: a lock someone else holds is left alone.
       auto released = node_lock_.release(request.node, pod.metadata.namespace_, pod.metadata.name);
       if (!released.ok) spdlog::warn("bind cleanup: {}", released.error);
@@ -581,6 +603,7 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
 
   if (needs_lock) {
     LockStatus locked = lock_with_pod_group_retry(pod, request.node);
+    lock_written = locked.wrote;
     if (!locked.ok) return fail(locked.error, locked.contention);
   }
   const std::string now = unix_seconds(options_.wall_now());

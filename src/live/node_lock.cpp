@@ -108,7 +108,8 @@ LockStatus NodeLock::lock(const std::string& node, const std::string& ns, const 
     if (auto r = release(node, parsed->namespace_, parsed->pod, true); !r.ok) return r;
     return set_lock(node, ns, pod);
   }
-  if (parsed->namespace_ == ns && parsed->pod == pod) return LockStatus::success();
+  // Already ours (HAMi: Bind locks once per vendor); not written by this call.
+  if (parsed->namespace_ == ns && parsed->pod == pod) return LockStatus::success(false);
   if (!parsed->pod.empty()) {
     auto owner = source_.get_pod(parsed->namespace_, parsed->pod);
     if (!owner && owner.code() == state::ApiCode::kNotFound) {
@@ -135,6 +136,8 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
   }
   const std::string value = format_rfc3339_local(options_.now()) + "," + ns + "," + pod;
   LockStatus result = LockStatus::failure("no attempt made");
+  // A patch was sent: one that reported an error may still have applied.
+  bool patch_sent = false;
   const bool done = with_backoff([&] {
     auto n = source_.get_node(node);
     if (!n) {
@@ -142,16 +145,18 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
       return n.code() == state::ApiCode::kNotFound;  // no point retrying
     }
     if (const std::string* v = lock_of(*n)) {
+      // Ours: written by this call's earlier patch, or (none sent) by another bind of this pod.
       result = owned_by(*v, ns, pod)
-                   ? LockStatus::success()
+                   ? LockStatus::success(patch_sent)
                    : LockStatus::failure(
                          fmt::format("node {} is locked: {}", node, kNodeLockContention), true);
       return true;
     }
+    patch_sent = true;
     auto patched = source_.patch_node_annotations(
         node, {{std::string(device::kNodeLockAnnotation), value}}, n->metadata.resource_version);
     if (patched) {
-      result = LockStatus::success();
+      result = LockStatus::success(true);
       return true;
     }
     result = LockStatus::failure(patched.error().message);
@@ -159,7 +164,8 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
   });
   if (done && (result.ok || result.contention)) return result;
   return LockStatus::failure(fmt::format("failed to set node lock (node={}, retry strategy={}): {}",
-                                         node, kRetryStrategy, result.error));
+                                         node, kRetryStrategy, result.error),
+                             false, patch_sent);
 }
 
 LockStatus NodeLock::release(const std::string& node, const std::string& ns, const std::string& pod,

@@ -31,9 +31,14 @@ struct LockStatus {
   bool ok = true;
   bool contention = false;  // someone else holds it: worth waiting for
   std::string error;
-  static LockStatus success() { return {}; }
-  static LockStatus failure(std::string e, bool contention = false) {
-    return {false, contention, std::move(e)};
+  // From lock(): this call wrote the lock annotation (on failure: may have, a patch that
+  // reported an error may still have applied). False when the lock was found already this
+  // pod's (an earlier bind's, for the device plugin to release): a failing bind must not
+  // release that one.
+  bool wrote = false;
+  static LockStatus success(bool wrote = false) { return {true, false, {}, wrote}; }
+  static LockStatus failure(std::string e, bool contention = false, bool wrote = false) {
+    return {false, contention, std::move(e), wrote};
   }
 };
 
@@ -48,8 +53,8 @@ class NodeLock {
   };
   NodeLock(state::ClusterSource& source, Options options);
 
-  // LockNode: takes the lock for ns/pod, or finds it already ours. An expired lock and one
-  // whose owner pod is gone are released first.
+  // LockNode: takes the lock for ns/pod (`wrote`), or finds it already ours (not `wrote`). An
+  // expired lock and one whose owner pod is gone are released first.
   LockStatus lock(const std::string& node, const std::string& ns, const std::string& pod);
   // ReleaseNodeLock: removes the lock if it is ours (or always, with skip_owner_check).
   LockStatus release(const std::string& node, const std::string& ns, const std::string& pod,

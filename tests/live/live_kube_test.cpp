@@ -439,6 +439,48 @@ TEST(LiveKube, ANodeLockConflictIsRetriedAndTheBindSucceeds) {
   EXPECT_TRUE(pods_match_store(replica));
 }
 
+TEST(LiveKube, AFailedBindingReleasesOnlyALockThisBindSet) {
+  KubeCluster cluster({node_json("gpu-1"), pod_json("p1", 3000), pod_json("p2", 3000)});
+  KubeReplica replica(cluster);
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  ASSERT_EQ(replica.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  const std::string binding = "/api/v1/namespaces/default/pods/p1/binding";
+  auto set_lock = [&](const std::string& value) {
+    ASSERT_TRUE(cluster.store.merge_patch(
+        state::Kind::kNode, "", "gpu-1",
+        R"({"metadata":{"annotations":{"hami.io/mutex.lock":)" + value + "}}}"));
+  };
+
+  // The lock is already p1's (an earlier bind call), the pod is not bound yet, and this
+  // call's Binding fails: the lock this call did not set stays.
+  const std::string lock = format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
+  set_lock(testing::json_string(lock));
+  cluster.server->fail_next("POST", binding, 1, 409);
+  std::string err = replica.bind("p1", "gpu-1");
+  EXPECT_TRUE(err.starts_with("internal: ")) << err;
+  EXPECT_NE(err.find("409"), std::string::npos) << err;
+  EXPECT_EQ(cluster.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+  EXPECT_TRUE(cluster.pod("p1").spec.node_name.empty());
+  ASSERT_EQ(replica.filter("p2", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_EQ(replica.bind("p2", "gpu-1"),
+            "not ready: node gpu-1 has been locked within 5m0s: node lock contention");
+  EXPECT_EQ(cluster.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+
+  // A lock this call set is released when its Binding fails (HAMi's cleanup).
+  set_lock("null");
+  cluster.server->fail_next("POST", binding, 1, 409);
+  err = replica.bind("p1", "gpu-1");
+  EXPECT_TRUE(err.starts_with("internal: ")) << err;
+  EXPECT_EQ(cluster.node_annotation("gpu-1", "hami.io/mutex.lock"), "");
+  EXPECT_TRUE(cluster.pod("p1").spec.node_name.empty());
+
+  // kube-scheduler's retry binds, and the lock stays for the device plugin.
+  EXPECT_EQ(replica.bind("p1", "gpu-1"), "");
+  EXPECT_EQ(cluster.pod("p1").spec.node_name, "gpu-1");
+  EXPECT_TRUE(cluster.node_annotation("gpu-1", "hami.io/mutex.lock").ends_with(",default,p1"));
+  EXPECT_TRUE(pods_match_store(replica));
+}
+
 // ---- 5. A pod deleted between filter and bind ---------------------------------------------
 
 TEST(LiveKube, APodDeletedBetweenFilterAndBindLeavesNoReservationAndNoLock) {

@@ -84,6 +84,59 @@ TEST(LiveScheduler, BindSetsAllocatingAndLeavesTheLockForTheDevicePlugin) {
   EXPECT_TRUE(h.pod("p2").spec.node_name.empty());
 }
 
+TEST(LiveScheduler, ARepeatedBindOfABoundPodIsRefusedAndKeepsItsLock) {
+  // Issue 23 item 4: the repeated bind found the lock already p1's, its Binding failed
+  // ("already assigned") and the failure path released p1's lock, so p2 bound to the node
+  // before the device plugin had allocated p1.
+  Harness h({node_json("gpu-1"), pod_json("p1", 3000), pod_json("p2", 3000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  ASSERT_EQ(h.bind("p1", "gpu-1"), "");
+  const std::string lock = h.node_annotation("gpu-1", "hami.io/mutex.lock");
+  ASSERT_TRUE(lock.ends_with(",default,p1")) << lock;
+
+  EXPECT_EQ(h.bind("p1", "gpu-1"),
+            "invalid request: pod default/p1 is already bound to node gpu-1");
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+  // Refused before the node is looked at: the bound pod's reservation stays.
+  EXPECT_EQ(h.bind("p1", "gpu-9"),
+            "invalid request: pod default/p1 is already bound to node gpu-1");
+  EXPECT_EQ(h.scheduler->pods().size(), 1u);
+  const auto failed = event_reasons(h, "BindingFailed");
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_NE(failed[0].find("pod default/p1 is already bound to node gpu-1"), std::string::npos)
+      << failed[0];
+
+  // The next pod still waits for the device plugin.
+  ASSERT_EQ(h.filter("p2", {"gpu-1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("p2", "gpu-1"),
+            "not ready: node gpu-1 has been locked within 5m0s: node lock contention");
+  EXPECT_TRUE(h.pod("p2").spec.node_name.empty());
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+  EXPECT_EQ(h.pod("p1").spec.node_name, "gpu-1");
+}
+
+TEST(LiveScheduler, AStaleBindRequestIsRefusedWithoutTouchingTheLock) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 3000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+  // p1's lock from an earlier bind call whose Binding did not go through.
+  const std::string lock = format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
+  ASSERT_TRUE(h.source->patch_node_annotations("gpu-1", {{"hami.io/mutex.lock", lock}}, ""));
+  const std::string uid = h.pod("p1").metadata.uid;
+  EXPECT_EQ(
+      h.scheduler->bind({"p1", "default", "stale-uid", "gpu-1"}),
+      "invalid request: pod default/p1 has UID " + uid + ", not stale-uid (stale bind request)");
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+  EXPECT_EQ(h.pod_annotation("p1", "hami.io/bind-phase"), "");
+  EXPECT_TRUE(h.pod("p1").spec.node_name.empty());
+  EXPECT_EQ(h.scheduler->pods().size(), 1u);  // the current pod's reservation
+  // The current pod's own request binds, with the lock it already holds.
+  EXPECT_EQ(h.bind("p1", "gpu-1"), "");
+  EXPECT_EQ(h.pod("p1").spec.node_name, "gpu-1");
+  EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), lock);
+}
+
 TEST(LiveScheduler, BindRefusesADevicePodNoFilterPlacedThere) {
   Harness h({node_json("gpu-1"), node_json("gpu-2"), pod_json("p1", 1000), pod_json("p2", 1000)});
   ASSERT_TRUE(h.wait_ready());

@@ -66,6 +66,24 @@ TEST(NodeLock, TakesAFreeNodeAndIsReentrantForTheSamePod) {
   EXPECT_TRUE(h.lock->lock("n1", "default", "p1").ok);
 }
 
+TEST(NodeLock, SaysWhetherThisCallWroteTheLock) {
+  LockHarness h({node_json("n1"), pod_json("p1", 1)});
+  auto first = h.lock->lock("n1", "default", "p1");
+  ASSERT_TRUE(first.ok);
+  EXPECT_TRUE(first.wrote);
+  // Found already ours: a failing bind must leave it for the device plugin.
+  auto again = h.lock->lock("n1", "default", "p1");
+  ASSERT_TRUE(again.ok);
+  EXPECT_FALSE(again.wrote);
+  EXPECT_TRUE(h.value().ends_with(",default,p1"));
+  // Our own expired lock is taken anew.
+  h.now += std::chrono::minutes(6);
+  auto renewed = h.lock->lock("n1", "default", "p1");
+  ASSERT_TRUE(renewed.ok);
+  EXPECT_TRUE(renewed.wrote);
+  EXPECT_EQ(h.value(), format_rfc3339_local(h.now) + ",default,p1");
+}
+
 TEST(NodeLock, ContentionWithALivePodOwner) {
   LockHarness h({node_json("n1"), pod_json("p1", 1), pod_json("p2", 1)});
   ASSERT_TRUE(h.lock->lock("n1", "default", "p1").ok);
