@@ -148,6 +148,24 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--max-inflight-webhook", o.max_inflight_webhook,
                  "Concurrent webhook requests (429 beyond)")
       ->capture_default_str();
+  app.add_option("--max-inflight-plan", o.max_inflight_plan,
+                 "/v1/plan and /v1/estimate requests computing or waiting (429 beyond)")
+      ->capture_default_str();
+  app.add_option("--plan-threads", o.plan_threads,
+                 "Threads that compute /v1/plan and /v1/estimate, apart from the request threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--max-plan-time", o.max_plan_time_s,
+                 "Seconds one /v1/plan or /v1/estimate may compute (503 beyond); caps the "
+                 "request's own binpacking budgets")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 3600.0));
+  app.add_option("--max-connections", o.max_connections,
+                 "Open connections on the main listener (new ones closed beyond)")
+      ->capture_default_str();
+  app.add_option("--max-metrics-connections", o.max_metrics_connections,
+                 "Open connections on the metrics listener, kept apart for probes and scrapes")
+      ->capture_default_str();
   app.add_option("--header-timeout", o.header_timeout_s,
                  "Seconds to read request headers (and TLS handshake)")
       ->capture_default_str();
@@ -301,6 +319,10 @@ int run_serve(const ServeOptions& o) {
   sc.max_inflight_live = o.max_inflight_live;
   sc.max_inflight_simulation = o.max_inflight_simulation;
   sc.max_inflight_webhook = o.max_inflight_webhook;
+  sc.max_inflight_heavy = o.max_inflight_plan;
+  sc.heavy_threads = o.plan_threads;
+  sc.max_connections = o.max_connections;
+  sc.max_metrics_connections = o.max_metrics_connections;
   sc.header_timeout = seconds(o.header_timeout_s);
   sc.body_timeout = seconds(o.body_timeout_s);
   sc.idle_timeout = seconds(o.idle_timeout_s);
@@ -318,7 +340,10 @@ int run_serve(const ServeOptions& o) {
     spdlog::error("cannot set up the planner: {}", planning.error().message);
     return 2;
   }
-  server::PlanApi plan_api(std::move(planning).value());
+  server::PlanApiOptions plan_options;
+  plan_options.max_request_time = std::chrono::milliseconds(
+      static_cast<int64_t>(o.max_plan_time_s * 1000));
+  server::PlanApi plan_api(std::move(planning).value(), plan_options);
   std::vector<server::Route> routes = service.routes();
   for (auto& r : plan_api.routes()) routes.push_back(std::move(r));
 #ifdef HAMISIM_BENCH_ROUTES

@@ -31,6 +31,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -398,6 +399,44 @@ struct RouteTable {
   }
 };
 
+// One admitted request of a limited kind (an auth group, or heavy routes), held from the moment
+// the request is read until its response is written, so that requests waiting for a thread
+// count too. Movable, so the connection can hold it while a compute thread works.
+class InflightSlot {
+ public:
+  InflightSlot() = default;
+  InflightSlot(std::atomic<int>& counter, int limit, Gauge* gauge) : gauge_(gauge) {
+    int prev = counter.fetch_add(1, std::memory_order_acq_rel);
+    if (limit > 0 && prev >= limit) {
+      counter.fetch_sub(1, std::memory_order_acq_rel);
+      return;
+    }
+    counter_ = &counter;
+    if (gauge_) gauge_->add(1);
+  }
+  InflightSlot(InflightSlot&& o) noexcept
+      : counter_(std::exchange(o.counter_, nullptr)), gauge_(o.gauge_) {}
+  InflightSlot& operator=(InflightSlot&& o) noexcept {
+    if (this != &o) {
+      release();
+      counter_ = std::exchange(o.counter_, nullptr);
+      gauge_ = o.gauge_;
+    }
+    return *this;
+  }
+  ~InflightSlot() { release(); }
+  bool acquired() const { return counter_ != nullptr; }
+  void release() {
+    if (counter_ == nullptr) return;
+    std::exchange(counter_, nullptr)->fetch_sub(1, std::memory_order_acq_rel);
+    if (gauge_) gauge_->sub(1);
+  }
+
+ private:
+  std::atomic<int>* counter_ = nullptr;  // null when not acquired or released
+  Gauge* gauge_ = nullptr;
+};
+
 class ConnectionBase {
  public:
   virtual ~ConnectionBase() = default;
@@ -420,9 +459,12 @@ struct HttpServer::Impl {
     bool metrics;
   };
 
-  struct Dispatched {
+  // A request's route, or the answer that turns it away (404, 405, 403, 429).
+  struct Admission {
+    const Route* route = nullptr;  // null: `response` is the answer
     HttpResponse response;
     std::string_view route_label;
+    InflightSlot group_slot, heavy_slot;  // held until the response is written
   };
 
   // Declaration order matters: the io_context (declared last) is destroyed first, and the
@@ -443,6 +485,10 @@ struct HttpServer::Impl {
   std::array<Gauge*, 4> inflight_gauge{};
   std::array<std::atomic<int>, 4> inflight{};
   std::array<int, 4> inflight_limit{};
+  std::atomic<int> inflight_heavy{0};
+  // Set when the shutdown grace period is over: unfinished heavy handlers stop (see
+  // HttpRequest::abandoned) and their connections are closed.
+  std::atomic<bool> abandoned{false};
   std::array<const std::vector<std::string>*, 4> allow{};
 
   std::optional<TlsProvider> tls;
@@ -450,8 +496,13 @@ struct HttpServer::Impl {
   uint64_t request_id_nonce = 0;
   std::atomic<uint64_t> request_counter{0};
 
+  struct OpenConnection {
+    std::weak_ptr<ConnectionBase> connection;
+    bool metrics_listener = false;
+  };
   std::mutex conns_mu;
-  std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> conns;  // guarded by conns_mu
+  std::unordered_map<uint64_t, OpenConnection> conns;  // guarded by conns_mu
+  std::array<size_t, 2> open_per_listener{};           // main, metrics; guarded by conns_mu
   uint64_t next_conn_id = 0;                                          // guarded by conns_mu
   bool stopping_locked = false;                                       // guarded by conns_mu
   std::atomic<bool> stopping{false};
@@ -478,6 +529,9 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<Listener>> listeners;
   std::optional<net::signal_set> signals;
   net::steady_timer grace_timer{control};
+  // Runs heavy routes' handlers; declared after the io_context, so destroyed before it: the
+  // connections its pending work holds reach back into the io_context and the members above.
+  std::optional<net::thread_pool> heavy_pool;
 
   Status init(ServerConfig cfg, std::vector<Route> user_routes, MetricsRegistry* registry);
   Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics);
@@ -485,12 +539,15 @@ struct HttpServer::Impl {
   void on_accept(Listener& l, error_code ec, tcp::socket socket);
   void run_worker();
   void begin_shutdown(std::chrono::milliseconds grace);
+  void wait_for_signal(std::chrono::milliseconds grace);
 
   // Connection registry.
-  std::optional<uint64_t> add_connection(const std::shared_ptr<ConnectionBase>& c);
+  std::optional<uint64_t> add_connection(const std::shared_ptr<ConnectionBase>& c,
+                                         bool metrics_listener);
   void remove_connection(uint64_t id);
 
-  Dispatched dispatch(const RouteTable& table, HttpRequest& req);
+  Admission admit(const RouteTable& table, HttpRequest& req);
+  HttpResponse call(const Route& route, const HttpRequest& req);
   std::string next_request_id() {
     return fmt::format("{:016x}{:08x}", request_id_nonce,
                        request_counter.fetch_add(1, std::memory_order_relaxed) + 1);
@@ -628,8 +685,16 @@ class Connection final : public ConnectionBase,
 
   void on_header(error_code ec) {
     if (ec) return on_read_error(ec);
-    if (parser_->is_done()) return handle_request();
     auto& msg = parser_->get();
+    // RFC 9112 §6.3: a request whose transfer coding does not end in chunked has no reliable
+    // length; framing it by Content-Length would let a second request be smuggled in its body.
+    if (msg.count(http::field::transfer_encoding) > 0 && !parser_->chunked()) {
+      return send_error(400, "invalid request: Transfer-Encoding must end with chunked");
+    }
+    if (msg.version() >= 11 && msg.count(http::field::host) == 0) {  // RFC 9112 §3.2
+      return send_error(400, "invalid request: an HTTP/1.1 request needs a Host header");
+    }
+    if (parser_->is_done()) return handle_request();
     if (iequals(to_sv(msg[http::field::expect]), "100-continue")) {
       continue_sent_ = true;
       continue_res_ = {};
@@ -744,13 +809,51 @@ class Connection final : public ConnectionBase,
     req.body = direct_body_ ? std::move(body_) : std::move(msg.body());
     direct_body_ = false;
     req.body.reserve(req.body.size() + kBodyPadding);  // a chunked body: copied once here
-    bool keep_alive = msg.keep_alive();
-    unsigned version = msg.version();
+    req.abandoned = &server_.abandoned;
+    const bool keep_alive = msg.keep_alive();
+    const unsigned version = msg.version();
 
-    auto d = server_.dispatch(table_, req);
+    auto admission = server_.admit(table_, req);
+    group_slot_ = std::move(admission.group_slot);
+    heavy_slot_ = std::move(admission.heavy_slot);
+    if (admission.route == nullptr) {
+      return answer(std::move(req), std::move(admission.response), admission.route_label,
+                    keep_alive, version);
+    }
+    if (!admission.route->heavy) {
+      HttpResponse res = server_.call(*admission.route, req);
+      return answer(std::move(req), std::move(res), admission.route_label, keep_alive, version);
+    }
+    // A compute thread runs the handler; this connection's strand is free meanwhile (the
+    // grace period can close it), and the work guard keeps the I/O threads up for the answer.
+    net::post(*server_.heavy_pool,
+              [self = this->shared_from_this(), work = net::make_work_guard(server_.ioc),
+               route = admission.route, label = admission.route_label, keep_alive, version,
+               req = std::move(req)]() mutable {
+                HttpResponse res = self->server_.call(*route, req);
+                auto ex = self->executor();
+                net::post(ex, [self = std::move(self), req = std::move(req), res = std::move(res),
+                               label, keep_alive, version]() mutable {
+                  self->answer(std::move(req), std::move(res), label, keep_alive, version);
+                });
+              });
+  }
+
+  void answer(HttpRequest req, HttpResponse res, std::string_view route, bool keep_alive,
+              unsigned version) {
     in_body_ = std::move(req.body);  // the response may point into it
-    send(std::move(d.response), d.route_label, req.method, req.target, req.request_id,
-         req.client_identity, keep_alive, version, false);
+    if (closed_ || req.is_abandoned()) {
+      // Too late (the grace period is over): close, never send a partial or stale answer.
+      release_slots();
+      return close_now();
+    }
+    send(std::move(res), route, req.method, req.target, req.request_id, req.client_identity,
+         keep_alive, version, false);
+  }
+
+  void release_slots() {
+    group_slot_.release();
+    heavy_slot_.release();
   }
 
   void send(HttpResponse r, std::string_view route, std::string_view method, std::string_view path,
@@ -799,6 +902,7 @@ class Connection final : public ConnectionBase,
       }
     }
     auto written = [self = this->shared_from_this(), keep](error_code ec, size_t) {
+      self->release_slots();
       std::string().swap(self->out_body_);
       self->out_pieces_.clear();
       self->keep_body_storage(std::exchange(self->in_body_, std::string()));
@@ -968,6 +1072,7 @@ class Connection final : public ConnectionBase,
   std::vector<std::string> identities_;
   std::string remote_;
   std::optional<uint64_t> id_;
+  InflightSlot group_slot_, heavy_slot_;  // of the request being answered
   Clock::time_point started_ = Clock::now();
   State state_ = State::kIdle;
   bool first_request_ = true;
@@ -977,32 +1082,6 @@ class Connection final : public ConnectionBase,
 
 using PlainConnection = Connection<beast::tcp_stream>;
 using TlsConnection = Connection<beast::ssl_stream<beast::tcp_stream>>;
-
-// Holds one in-flight slot of a group for the duration of a handler call.
-class InflightSlot {
- public:
-  InflightSlot(std::atomic<int>& counter, int limit, Gauge* gauge)
-      : counter_(counter), gauge_(gauge) {
-    int prev = counter_.fetch_add(1, std::memory_order_acq_rel);
-    acquired_ = limit <= 0 || prev < limit;
-    if (!acquired_) {
-      counter_.fetch_sub(1, std::memory_order_acq_rel);
-    } else if (gauge_) {
-      gauge_->add(1);
-    }
-  }
-  ~InflightSlot() {
-    if (!acquired_) return;
-    counter_.fetch_sub(1, std::memory_order_acq_rel);
-    if (gauge_) gauge_->sub(1);
-  }
-  bool acquired() const { return acquired_; }
-
- private:
-  std::atomic<int>& counter_;
-  Gauge* gauge_;
-  bool acquired_ = false;
-};
 
 }  // namespace
 
@@ -1159,8 +1238,8 @@ void HttpServer::Impl::on_accept(Listener& l, error_code ec, tcp::socket socket)
   }
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  auto launch = [this](auto conn) {
-    auto id = add_connection(conn);
+  auto launch = [this, &l](auto conn) {
+    auto id = add_connection(conn, l.metrics);
     if (!id) return;  // shutting down or over the connection limit: closed on return
     conn->set_id(*id);
     net::post(conn->executor(), [conn] { conn->start(); });
@@ -1175,15 +1254,20 @@ void HttpServer::Impl::on_accept(Listener& l, error_code ec, tcp::socket socket)
   do_accept(l);
 }
 
-std::optional<uint64_t> HttpServer::Impl::add_connection(const std::shared_ptr<ConnectionBase>& c) {
+std::optional<uint64_t> HttpServer::Impl::add_connection(const std::shared_ptr<ConnectionBase>& c,
+                                                         bool metrics_listener) {
   std::lock_guard lock(conns_mu);
   if (stopping_locked) return std::nullopt;
-  if (config.max_connections > 0 && conns.size() >= size_t(config.max_connections)) {
-    log->warn("connection limit {} reached, dropping a new connection", config.max_connections);
+  const int limit = metrics_listener ? config.max_metrics_connections : config.max_connections;
+  size_t& open = open_per_listener[metrics_listener ? 1 : 0];
+  if (limit > 0 && open >= size_t(limit)) {
+    log->warn("connection limit {} of the {} listener reached, dropping a new connection", limit,
+              metrics_listener ? "metrics" : "main");
     return std::nullopt;
   }
   uint64_t id = ++next_conn_id;
-  conns.emplace(id, c);
+  conns.emplace(id, OpenConnection{c, metrics_listener});
+  ++open;
   open_connections->add(1);
   return id;
 }
@@ -1192,7 +1276,10 @@ void HttpServer::Impl::remove_connection(uint64_t id) {
   bool last = false;
   {
     std::lock_guard lock(conns_mu);
-    conns.erase(id);
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    --open_per_listener[it->second.metrics_listener ? 1 : 0];
+    conns.erase(it);
     last = stopping_locked && conns.empty();
   }
   open_connections->sub(1);
@@ -1208,8 +1295,8 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
     if (stopping_locked) return;
     stopping_locked = true;
     stopping.store(true);
-    for (auto& [id, weak] : conns) {
-      if (auto c = weak.lock()) live.push_back(std::move(c));
+    for (auto& [id, open] : conns) {
+      if (auto c = open.connection.lock()) live.push_back(std::move(c));
     }
   }
   log->info("http server shutting down: {} open connections, grace {} ms", live.size(),
@@ -1231,10 +1318,11 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
       std::vector<std::shared_ptr<ConnectionBase>> rest;
       {
         std::lock_guard lock(conns_mu);
-        for (auto& [id, weak] : conns) {
-          if (auto c = weak.lock()) rest.push_back(std::move(c));
+        for (auto& [id, open] : conns) {
+          if (auto c = open.connection.lock()) rest.push_back(std::move(c));
         }
       }
+      abandoned.store(true);
       if (!rest.empty()) log->warn("grace period over, closing {} connections", rest.size());
       for (auto& c : rest) c->force_close();
     });
@@ -1256,22 +1344,24 @@ void HttpServer::Impl::run_worker() {
   }
 }
 
-HttpServer::Impl::Dispatched HttpServer::Impl::dispatch(const RouteTable& table, HttpRequest& req) {
+HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, HttpRequest& req) {
+  Admission a;
   auto it = table.by_path.find(req.target);
   if (it == table.by_path.end()) {
-    return {HttpResponse::error(404, fmt::format("invalid request: no route for {}", req.target)),
-            "other"};
+    a.response = HttpResponse::error(404, fmt::format("invalid request: no route for {}", req.target));
+    a.route_label = "other";
+    return a;
   }
-  std::string_view label = it->first;
+  a.route_label = it->first;
   const Route* route = nullptr;
   for (size_t i : it->second) {
     if (table.routes[i].method == req.method) route = &table.routes[i];
   }
   if (route == nullptr) {
-    auto res = HttpResponse::error(
+    a.response = HttpResponse::error(
         405, fmt::format("invalid request: method {} not allowed on {}", req.method, req.target));
-    res.headers.emplace_back("Allow", table.allow_header.find(req.target)->second);
-    return {std::move(res), label};
+    a.response.headers.emplace_back("Allow", table.allow_header.find(req.target)->second);
+    return a;
   }
 
   size_t g = size_t(route->group);
@@ -1285,35 +1375,44 @@ HttpServer::Impl::Dispatched HttpServer::Impl::dispatch(const RouteTable& table,
     }
     if (match == nullptr) {
       std::string who = req.client_identity.empty() ? "(anonymous)" : req.client_identity;
-      return {HttpResponse::error(403, fmt::format("forbidden: client {} is not allowed to call "
-                                                   "{} routes",
-                                                   who, to_string(route->group))),
-              label};
+      a.response = HttpResponse::error(
+          403, fmt::format("forbidden: client {} is not allowed to call {} routes", who,
+                           to_string(route->group)));
+      return a;
     }
     req.client_identity = *match;
   }
 
-  std::optional<InflightSlot> slot;
+  auto overloaded = [&](int limit, std::string_view what) {
+    a.response = HttpResponse::error(
+        429, fmt::format("overloaded: more than {} {} requests in flight", limit, what));
+    a.response.headers.emplace_back("Retry-After", "1");
+    a.group_slot.release();
+    return std::move(a);
+  };
   if (route->group != AuthGroup::kNone) {
-    slot.emplace(inflight[g], inflight_limit[g], inflight_gauge[g]);
-    if (!slot->acquired()) {
-      auto res =
-          HttpResponse::error(429, fmt::format("overloaded: more than {} {} requests in flight",
-                                               inflight_limit[g], to_string(route->group)));
-      res.headers.emplace_back("Retry-After", "1");
-      return {std::move(res), label};
-    }
+    a.group_slot = InflightSlot(inflight[g], inflight_limit[g], inflight_gauge[g]);
+    if (!a.group_slot.acquired()) return overloaded(inflight_limit[g], to_string(route->group));
   }
+  if (route->heavy) {
+    a.heavy_slot = InflightSlot(inflight_heavy, config.max_inflight_heavy, nullptr);
+    if (!a.heavy_slot.acquired()) return overloaded(config.max_inflight_heavy, "heavy (plan)");
+  }
+  a.route = route;
+  return a;
+}
+
+HttpResponse HttpServer::Impl::call(const Route& route, const HttpRequest& req) {
   try {
-    return {route->handler(req), label};
+    return route.handler(req);
   } catch (const std::exception& e) {
     log->error("handler {} {} (request {}) threw: {}", req.method, req.target, req.request_id,
                e.what());
-    return {HttpResponse::error(500, fmt::format("internal: {}", e.what())), label};
+    return HttpResponse::error(500, fmt::format("internal: {}", e.what()));
   } catch (...) {
     log->error("handler {} {} (request {}) threw a non-standard exception", req.method, req.target,
                req.request_id);
-    return {HttpResponse::error(500, "internal: unknown exception"), label};
+    return HttpResponse::error(500, "internal: unknown exception");
   }
 }
 
@@ -1365,6 +1464,7 @@ void HttpServer::start() {
   });
   int n = impl_->config.threads > 0 ? impl_->config.threads
                                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  impl_->heavy_pool.emplace(size_t(std::max(1, impl_->config.heavy_threads)));
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i)
     impl_->threads.emplace_back([impl = impl_.get()] { impl->run_worker(); });
@@ -1379,6 +1479,9 @@ void HttpServer::wait() {
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
+  // Heavy work still queued or running was abandoned with the connections: the I/O threads
+  // waited for each answer (work guards), so the pool is idle or finishing here.
+  if (impl_->heavy_pool) impl_->heavy_pool->join();
   impl_->threads_done.store(true);
 }
 
@@ -1390,10 +1493,24 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
 void HttpServer::shutdown_on_signals(std::chrono::milliseconds grace) {
   Impl* impl = impl_.get();
   impl->signals.emplace(impl->control, SIGINT, SIGTERM);
-  impl->signals->async_wait([impl, grace](error_code ec, int signo) {
+  impl->signals->add(SIGHUP);
+  impl->signals->add(SIGUSR1);
+  impl->signals->add(SIGUSR2);
+  impl->wait_for_signal(grace);
+}
+
+// SIGHUP and SIGUSR1/2 would end the process by default, skipping the orderly shutdown (and
+// --snapshot-out). They are logged and ignored: TLS files are reloaded when they change, and
+// other settings are flags, which need a restart.
+void HttpServer::Impl::wait_for_signal(std::chrono::milliseconds grace) {
+  signals->async_wait([this, grace](error_code ec, int signo) {
     if (ec) return;
-    impl->log->info("received signal {}, shutting down", signo);
-    impl->begin_shutdown(grace);
+    if (signo != SIGINT && signo != SIGTERM) {
+      log->info("received signal {}: ignored (send SIGTERM to stop)", signo);
+      return wait_for_signal(grace);
+    }
+    log->info("received signal {}, shutting down", signo);
+    begin_shutdown(grace);
   });
 }
 

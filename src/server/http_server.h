@@ -4,6 +4,7 @@
 //
 // Beast/Asio stay behind the pimpl so that route code compiles without them.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -47,6 +48,11 @@ struct HttpRequest {
   std::vector<std::string> client_identities;  // subject CN first, then DNS SANs
   std::string request_id;                      // X-Request-Id as received, or generated
   std::string remote_address;                  // "ip:port"
+  // Set once the server gives up on this request (the shutdown grace period is over, or the
+  // server is being destroyed): a long handler polls it and stops early; its answer is
+  // dropped. Never null for requests the server dispatches.
+  const std::atomic<bool>* abandoned = nullptr;
+  bool is_abandoned() const { return abandoned != nullptr && abandoned->load(); }
 
   // First header with this name (case-insensitive), empty if absent.
   std::string_view header(std::string_view name) const;
@@ -79,6 +85,7 @@ struct HttpResponse {
 
 // Runs on a server worker thread, concurrently with other requests (of the same route too), so
 // it must be thread-safe. It should be CPU-bound and quick: a blocked handler holds a worker.
+// Long computations belong on a `heavy` route (below).
 // An exception becomes a 500 `{"Error":"internal: <what>"}`; it never reaches the caller.
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
@@ -87,6 +94,11 @@ struct Route {
   std::string path;    // exact match on the path
   AuthGroup group = AuthGroup::kNone;
   Handler handler;
+  // A long computation (a whole plan, an estimate of thousands of pods): runs on the server's
+  // separate compute threads (ServerConfig::heavy_threads), never on the threads that read,
+  // write and answer the other routes, so health probes, metrics and the live verbs answer
+  // while it runs. Admitted within ServerConfig::max_inflight_heavy, queued ones included.
+  bool heavy = false;
 };
 
 struct ServerConfig {
@@ -109,11 +121,19 @@ struct ServerConfig {
 
   size_t max_body_bytes = 4 << 20;
   size_t max_header_bytes = 16 << 10;
-  // Concurrent requests per group beyond which 429 is returned; <= 0 means unlimited.
+  // Requests per group beyond which 429 is returned; <= 0 means unlimited. A request counts
+  // from the moment it is read until its response is written, waiting included.
   int max_inflight_live = 256;
   int max_inflight_simulation = 64;
   int max_inflight_webhook = 64;
+  // Heavy requests (Route::heavy) computing or waiting for a compute thread; beyond: 429.
+  int max_inflight_heavy = 4;
+  int heavy_threads = 1;  // compute threads for heavy routes
+  // Open connections per listener; a new one beyond is closed at once. The metrics listener
+  // has its own budget, so idle keep-alive clients of the main listener cannot lock out
+  // kubelet's probes and Prometheus.
   int max_connections = 10000;
+  int max_metrics_connections = 64;
 
   std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};  // also TLS handshake
   std::chrono::milliseconds body_timeout{std::chrono::seconds(30)};    // body read, response write
@@ -143,7 +163,9 @@ class HttpServer {
   void start();
 
   // Stops accepting, closes idle keep-alive connections, lets in-flight requests finish (their
-  // responses carry `Connection: close`), and after `grace` closes whatever remains.
+  // responses carry `Connection: close`), and after `grace` closes whatever remains: a request
+  // still unanswered then gets its connection closed, never a partial answer, and heavy
+  // handlers see HttpRequest::abandoned.
   // Non-blocking, idempotent, callable from any thread, including a handler.
   void request_shutdown(std::chrono::milliseconds grace);
   // Blocks until every connection is closed and the worker threads have exited.
@@ -151,7 +173,8 @@ class HttpServer {
   // request_shutdown(grace) + wait(). Not from a handler.
   void shutdown(std::chrono::milliseconds grace);
 
-  // SIGTERM and SIGINT trigger request_shutdown(grace). Call before start().
+  // SIGTERM and SIGINT trigger request_shutdown(grace); SIGHUP, SIGUSR1 and SIGUSR2 are
+  // logged and ignored instead of ending the process. Call before start().
   void shutdown_on_signals(std::chrono::milliseconds grace);
 
   struct Impl;

@@ -1,5 +1,8 @@
 #include "server/plan_api.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "model/decode.h"
@@ -152,10 +155,25 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
 std::vector<Route> PlanApi::routes() {
   return {
       {"POST", "/v1/estimate", AuthGroup::kSimulation,
-       [this](const HttpRequest& r) { return estimate(r); }},
+       [this](const HttpRequest& r) { return estimate(r); }, /*heavy=*/true},
       {"POST", "/v1/plan", AuthGroup::kSimulation,
-       [this](const HttpRequest& r) { return plan(r); }},
+       [this](const HttpRequest& r) { return plan(r); }, /*heavy=*/true},
   };
+}
+
+std::function<bool()> PlanApi::stop_condition(const HttpRequest& request) const {
+  const auto deadline = std::chrono::steady_clock::now() + options_.max_request_time;
+  return [&request, deadline] {
+    return request.is_abandoned() || std::chrono::steady_clock::now() > deadline;
+  };
+}
+
+HttpResponse PlanApi::too_long() const {
+  return error_response(
+      503, "overloaded: ",
+      fmt::format("the request ran past the server's limit of {} ms (serve --max-plan-time); "
+                  "send fewer pods or nodes, or split the request",
+                  options_.max_request_time.count()));
 }
 
 HttpResponse PlanApi::estimate(const HttpRequest& request) const {
@@ -177,9 +195,14 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
   auto max_nodes = int_at(*body, "maxNodes", 0);
   if (!max_nodes || *max_nodes < 0) return invalid("maxNodes: must be a non-negative integer");
   req.max_nodes = *max_nodes;
+  req.max_duration = std::min<std::chrono::nanoseconds>(req.max_duration, options_.max_request_time);
+  req.cancelled = stop_condition(request);
 
   auto result = planning_->estimate(req);
-  if (!result) return error_response(500, "", result.error().message);
+  if (!result) {
+    if (result.error().message.starts_with("cancelled:")) return too_long();
+    return error_response(500, "", result.error().message);
+  }
   model::JsonWriter w;
   w.begin_object();
   w.key("nodeCount").number(result->node_count);
@@ -231,9 +254,16 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   input.node_groups = std::move(parsed).value();
   planner::scaleup::PlannerOptions options;
   if (Status s = read_options(*body, options); !s) return invalid(s.error().message);
+  // The request's budgets never exceed the server's; a per-group duration of 0 ("none") is
+  // the server's too.
+  const std::chrono::nanoseconds cap = options_.max_request_time;
+  options.max_binpacking_time = std::min(options.max_binpacking_time, cap);
+  auto& per_group = options.max_nodegroup_binpacking_duration;
+  if (per_group.count() == 0 || per_group > cap) per_group = cap;
 
-  auto plan = planning_->plan(input, options);
+  auto plan = planning_->plan(input, options, {}, stop_condition(request));
   if (!plan) {
+    if (plan.error().message.starts_with("cancelled:")) return too_long();
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return internal ? error_response(500, "", plan.error().message) : invalid(plan.error().message);
   }

@@ -13,8 +13,15 @@
 //                             "maxBinpackingTime", "balanceSimilarNodeGroups",
 //                             "fastpathBinpackingEnabled", "expendablePodsPriorityCutoff",
 //                             "seed"} (all optional, CA's defaults)}
-// Errors: 400 {"error": "invalid request: <what and where>"}, 500 {"error": "internal: ..."}.
+// Errors: 400 {"error": "invalid request: <what and where>"}, 500 {"error": "internal: ..."},
+// 503 {"error": "overloaded: ..."} when a request runs past PlanApiOptions::max_request_time.
+//
+// Both routes are heavy (Route::heavy): they run on the server's compute threads, so health
+// probes, metrics and the live verbs answer while they run. A request's own time budgets
+// (maxBinpackingTime, maxNodegroupBinpackingDuration) are capped at max_request_time, and
+// the whole request stops there or when the server abandons it (shutdown grace period over).
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -23,17 +30,28 @@
 
 namespace hamisim::server {
 
+struct PlanApiOptions {
+  // The longest any one request may compute (serve --max-plan-time).
+  std::chrono::milliseconds max_request_time = std::chrono::seconds(30);
+};
+
 class PlanApi {
  public:
-  explicit PlanApi(std::shared_ptr<const planner::scaleup::Planning> planning)
-      : planning_(std::move(planning)) {}
+  explicit PlanApi(std::shared_ptr<const planner::scaleup::Planning> planning,
+                   PlanApiOptions options = {})
+      : planning_(std::move(planning)), options_(options) {}
 
   std::vector<Route> routes();
   HttpResponse estimate(const HttpRequest& request) const;
   HttpResponse plan(const HttpRequest& request) const;
 
  private:
+  // True once `request` is abandoned by the server or has run past max_request_time.
+  std::function<bool()> stop_condition(const HttpRequest& request) const;
+  HttpResponse too_long() const;
+
   std::shared_ptr<const planner::scaleup::Planning> planning_;
+  PlanApiOptions options_;
 };
 
 }  // namespace hamisim::server

@@ -302,5 +302,44 @@ TEST(PlanOverHttp, EstimateRoute) {
   EXPECT_NE(bad->body.find("invalid request: template"), std::string::npos) << bad->body;
 }
 
+// An unplaced pod's reason summarizes the copies that rejected it (counts and a few names), so
+// the answer grows with the request, not with pods x nodes: 600 pods on 40 copies used to carry
+// 40 node reasons each.
+TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
+  Example e;
+  Serve serve(e);
+  auto cluster = model::yaml_to_json(read("cluster.yaml"));
+  ASSERT_TRUE(cluster);
+  auto list = boost::json::parse(*cluster).as_object();
+  boost::json::value k80, trainer;
+  for (const auto& item : list["items"].as_array()) {
+    const auto& name = item.at("metadata").at("name").as_string();
+    if (name == "k80-node-1") k80 = item;
+    if (name == "trainer-2") trainer = item;
+  }
+  k80.as_object()["metadata"].as_object()["name"] = "template-node-for-gpu-k80-0";
+  boost::json::array pods;
+  for (int i = 0; i < 600; ++i) {
+    boost::json::value p = trainer;
+    p.as_object()["metadata"].as_object()["name"] = "t-" + std::to_string(i);
+    pods.push_back(p);
+  }
+  const std::string body =
+      boost::json::serialize(boost::json::object{{"template", k80}, {"pods", pods}, {"maxNodes", 40}});
+  auto r = http_request(serve.client(), "POST", "/v1/estimate", body);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 500);
+  auto out = boost::json::parse(r->body).as_object();
+  EXPECT_EQ(out["nodeCount"].as_int64(), 40);
+  const auto& unplaced = out["unplaced"].as_array();
+  ASSERT_EQ(unplaced.size(), 600u - 80u);
+  // Pods tried on the full copies: one summarized line instead of one per copy.
+  const std::string reason(unplaced.back().at("reason").as_string());
+  EXPECT_NE(reason.find("40 nodes (template-node-for-gpu-k80-0-e-"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(", ...): "), std::string::npos) << reason;
+  EXPECT_LT(reason.size(), 400u) << reason;
+  EXPECT_LT(r->body.size(), body.size()) << "the answer outgrew the request";
+}
+
 }  // namespace
 }  // namespace hamisim::planner::scaleup

@@ -1263,6 +1263,20 @@ TEST(HttpServer, SigtermTriggersGracefulShutdown) {
   server.value()->wait();  // returns only because the signal shut the server down
 }
 
+// SIGHUP and SIGUSR1 would end the process by default, without the orderly shutdown.
+TEST(HttpServer, HangupAndUserSignalsAreIgnored) {
+  auto server = HttpServer::create(test_config(), test_routes());
+  ASSERT_TRUE(server.ok());
+  server.value()->shutdown_on_signals(5s);
+  server.value()->start();
+  ::kill(::getpid(), SIGHUP);
+  ::kill(::getpid(), SIGUSR1);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server.value()), "GET", "/healthz")).status,
+            200);
+  ::kill(::getpid(), SIGTERM);
+  server.value()->wait();
+}
+
 TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
   MetricsRegistry metrics;
   metrics.counter("hamisim_fit_outcomes_total", "Fit outcomes.", {"class", "reason"})
@@ -1319,6 +1333,154 @@ TEST(HttpServer, RouteCanSetItsOwnOutcome) {
   auto text = server->metrics().render();
   EXPECT_THAT(text, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/soft-error\","
                               "outcome=\"invalid_request\"} 1\n"));
+}
+
+// --- isolation and limits (adversarial probe) ------------------------------------------------
+
+// Polls `metrics` until it shows `line`; false after a minute.
+bool eventually_shows(const HttpServer& server, const std::string& line) {
+  for (int i = 0; i < 6000; ++i) {
+    auto m = testing::http_request(metrics_client(server), "GET", "/metrics");
+    if (m && m->body.find(line) != std::string::npos) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+// A heavy route computes on its own thread: with one request thread busy nowhere, probes,
+// metrics and live verbs answer while plans run, and queued plans count against the limits.
+TEST(HttpServer, HeavyRoutesLeaveProbesAndLiveVerbsAnswering) {
+  Gate gate;
+  auto config = test_config();
+  config.threads = 1;  // one request thread: a plan computed on it would block every route
+  config.heavy_threads = 1;
+  config.max_inflight_heavy = 2;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/plan", AuthGroup::kSimulation,
+                    [&](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("planned");
+                    },
+                    /*heavy=*/true});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+
+  std::vector<ClientResponse> planned(2);
+  std::vector<std::thread> plans;
+  plans.emplace_back([&] {
+    auto o = plain_client(*server);
+    o.timeout = 120s;
+    planned[0] = must(testing::http_request(o, "POST", "/plan", "x"));
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+  // The second waits for the compute thread; it counts from the moment it was read.
+  plans.emplace_back([&] {
+    auto o = plain_client(*server);
+    o.timeout = 120s;
+    planned[1] = must(testing::http_request(o, "POST", "/plan", "x"));
+  });
+  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 2\n"));
+
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/healthz")).status, 200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter", "x")).status, 200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/echo", "y")).body, "y");
+  auto third = must(testing::http_request(plain_client(*server), "POST", "/plan", "x"));
+  EXPECT_EQ(third.status, 429);
+  EXPECT_THAT(third.body, HasSubstr("overloaded: more than 2 heavy (plan) requests in flight"));
+
+  gate.release();
+  for (auto& t : plans) t.join();
+  for (const auto& r : planned) EXPECT_EQ(r.body, "planned");
+  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 0\n"));
+}
+
+// A heavy handler still computing when the grace period ends is told to stop, and its client
+// sees the connection closed: never a 200 with a cut body. Shutdown does not wait for it.
+TEST(HttpServer, ShutdownGraceAbandonsAComputingHeavyRequest) {
+  std::atomic<bool> entered{false};
+  auto routes = test_routes();
+  routes.push_back({"POST", "/plan", AuthGroup::kSimulation,
+                    [&](const HttpRequest& req) {
+                      entered = true;
+                      while (!req.is_abandoned()) std::this_thread::sleep_for(1ms);
+                      return text(std::string(1 << 20, 'x'));
+                    },
+                    /*heavy=*/true});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  Result<ClientResponse> answer = make_error("not answered");
+  std::thread plan([&] {
+    auto o = plain_client(*server);
+    o.timeout = 120s;
+    answer = testing::http_request(o, "POST", "/plan", "x");
+  });
+  for (int i = 0; i < 6000 && !entered; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(entered);
+  server->shutdown(100ms);  // returns: the handler saw it was abandoned
+  plan.join();
+  EXPECT_FALSE(answer.ok()) << "status " << answer->status;
+}
+
+// Each listener has its own connection budget: idle keep-alive clients that fill the main
+// listener do not lock out probes and scrapes on the metrics listener.
+TEST(HttpServer, ConnectionLimitsArePerListener) {
+  auto config = test_config();
+  config.max_connections = 2;
+  config.max_metrics_connections = 1;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<HttpTestClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(must_connect(plain_client(*server)));
+    ASSERT_TRUE(held.back());
+    EXPECT_EQ(must(held.back()->request("GET", "/healthz")).status, 200);
+  }
+  ClientOptions quick = plain_client(*server);
+  quick.timeout = 10s;
+  EXPECT_FALSE(testing::http_request(quick, "GET", "/healthz").ok());  // over the main budget
+  auto probe = must_connect(metrics_client(*server));
+  ASSERT_TRUE(probe);
+  EXPECT_EQ(must(probe->request("GET", "/healthz")).status, 200);
+  EXPECT_EQ(must(probe->request("GET", "/metrics")).status, 200);
+  ClientOptions quick_metrics = metrics_client(*server);
+  quick_metrics.timeout = 10s;
+  EXPECT_FALSE(testing::http_request(quick_metrics, "GET", "/healthz").ok());  // its own budget
+  held.clear();
+  probe.reset();
+  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_open_connections 1\n"));
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+}
+
+// RFC 9112 §6.3: a transfer coding that does not end in chunked cannot frame a request; the
+// answer is 400 and the connection closes, so nothing smuggled after it is answered.
+TEST(HttpServer, TransferEncodingNotEndingInChunkedIsRejected) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+                              "Content-Length: 37\r\n\r\n"
+                              "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                  .ok());
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("invalid request:"));
+  auto rest = client->read_until_close();
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_EQ(rest->find("HTTP/1.1 200"), std::string::npos) << *rest;
+}
+
+TEST(HttpServer, Http11RequestWithoutHostIsRejected) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->write_raw("GET /healthz HTTP/1.1\r\n\r\n").ok());
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("invalid request: an HTTP/1.1 request needs a Host header"));
 }
 
 }  // namespace

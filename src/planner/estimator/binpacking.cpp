@@ -95,6 +95,10 @@ bool EstimationLimiter::permission_to_add_node(std::string* why) {
     if (why) *why = "node group binpacking duration exceeded";
     return false;
   }
+  if (limits_.cancelled && limits_.cancelled()) {
+    if (why) *why = "the estimation was cancelled";
+    return false;
+  }
   ++nodes_;
   return true;
 }

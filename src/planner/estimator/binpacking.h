@@ -122,6 +122,9 @@ struct StaticLimits {
   int64_t max_nodes_per_scaleup = 1000;  // 0 = no limit
   std::chrono::nanoseconds max_nodegroup_binpacking_duration =
       std::chrono::seconds(10);  // 0 = none
+  // Asked before each new node; true denies it, as a spent duration does (a server gave up on
+  // the request). Empty: never.
+  std::function<bool()> cancelled = {};
 };
 
 // CA's ThresholdBasedLimiter with StaticThreshold, SngCapacityThreshold and

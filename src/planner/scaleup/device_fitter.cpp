@@ -1,5 +1,8 @@
 #include "planner/scaleup/device_fitter.h"
 
+#include <string_view>
+#include <unordered_map>
+
 namespace hamisim::planner::scaleup {
 
 using estimator::FitResult;
@@ -25,16 +28,52 @@ FitResult fits_with(const PodInfo& pod, const NodeInfo& node, Annotations& alloc
   return r;
 }
 
+// Every candidate rejected the pod: one reason per distinct rejection, in order of first
+// appearance, naming the candidate when one gave it and otherwise how many did and the first few.
+// Listing each candidate made an answer grow with pods x nodes (12,000 pods that fit none of
+// 1,000 template copies came back as 630 MB); now it grows with the kinds of failure only.
+constexpr size_t kSampleNodes = 3;
+constexpr size_t kMaxReasons = 8;
+
 FitResult rejected_by_devices(std::string_view plugin,
                               const std::vector<const NodeInfo*>& candidates,
                               std::vector<std::string>& rejections) {
   FilterStatus st{FilterCode::kUnschedulable, std::string(plugin), {}};
   if (candidates.size() == 1) {
     st.reasons.push_back(std::move(rejections[0]));
-  } else {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      st.reasons.push_back(candidates[i]->name() + ": " + rejections[i]);
+    return FitResult::rejected(std::move(st));
+  }
+  struct Kind {
+    const std::string* text = nullptr;
+    size_t count = 0;
+    std::vector<const std::string*> sample = {};  // node names
+  };
+  std::vector<Kind> kinds;
+  std::unordered_map<std::string_view, size_t> index;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto [it, inserted] = index.try_emplace(rejections[i], kinds.size());
+    if (inserted) kinds.push_back({&rejections[i]});
+    Kind& k = kinds[it->second];
+    ++k.count;
+    if (k.sample.size() < kSampleNodes) k.sample.push_back(&candidates[i]->name());
+  }
+  for (size_t j = 0; j < kinds.size() && j < kMaxReasons; ++j) {
+    const Kind& k = kinds[j];
+    std::string line;
+    if (k.count == 1) {
+      line = *k.sample.front();
+    } else {
+      line = std::to_string(k.count) + " nodes (";
+      for (size_t s = 0; s < k.sample.size(); ++s) line += (s == 0 ? "" : ", ") + *k.sample[s];
+      line += k.count > k.sample.size() ? ", ...)" : ")";
     }
+    st.reasons.push_back(line + ": " + *k.text);
+  }
+  if (kinds.size() > kMaxReasons) {
+    size_t rest = 0;
+    for (size_t j = kMaxReasons; j < kinds.size(); ++j) rest += kinds[j].count;
+    st.reasons.push_back(std::to_string(rest) + " more node(s) with " +
+                         std::to_string(kinds.size() - kMaxReasons) + " other reason(s)");
   }
   return FitResult::rejected(std::move(st));
 }

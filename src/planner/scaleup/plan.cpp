@@ -99,6 +99,15 @@ class Planner {
         fitter_(pipeline_, *env.devices),
         quota_(env.cache->registry()) {}
 
+  // PlannerEnv::cancelled, remembered once true.
+  bool stop_requested() {
+    if (!cancelled_ && env_.cancelled && env_.cancelled()) cancelled_ = true;
+    return cancelled_;
+  }
+  static Error cancelled_error() {
+    return make_error("cancelled: the plan was abandoned before it finished");
+  }
+
   Result<Plan> run() {
     if (Status s = check_unique_pending(); !s) return s.error();
     auto chain = make_chain();
@@ -110,6 +119,7 @@ class Planner {
     build_templates();
     if (Status s = add_upcoming_nodes(); !s) return s.error();
     std::vector<PodInfoPtr> remaining = filter_out_schedulable();
+    if (stop_requested()) return cancelled_error();
     collect_warnings();
     if (remaining.empty()) {
       plan_.decision = Plan::Decision::kNoScaleUpNeeded;
@@ -127,6 +137,7 @@ class Planner {
     validate_groups();
     check_templates();
     std::vector<expander::Option> options = estimate_groups();
+    if (stop_requested()) return cancelled_error();
     collect_warnings();
     if (options.empty()) return no_scale_up(remaining, "no node group can take any pending pod");
     expander::Warnings w;
@@ -296,6 +307,7 @@ class Planner {
     std::vector<PodInfoPtr> remaining;
     SimilarPodsScheduling similar_pods;
     for (const model::Pod* pod : pending) {
+      if (stop_requested()) break;
       PodInfoPtr info = PodInfo::make(*pod);
       PodOutcome out;
       out.pod = info->key();
@@ -439,7 +451,8 @@ class Planner {
     const estimator::Clock& clock = env_.clock ? *env_.clock : steady_;
     estimator::BinpackingTimeLimiter time_limiter(clock, o_.max_binpacking_time);
     time_limiter.init_binpacking();
-    estimator::StaticLimits limits{o_.max_nodes_per_scaleup, o_.max_nodegroup_binpacking_duration};
+    estimator::StaticLimits limits{o_.max_nodes_per_scaleup, o_.max_nodegroup_binpacking_duration,
+                                   env_.cancelled};
     estimator::BinpackingEstimator est(fitter_, clock, limits, o_.fastpath_binpacking);
     std::vector<expander::Option> options;
     size_t done = 0;
@@ -447,6 +460,7 @@ class Planner {
       GroupState& g = states_[i];
       GroupEvaluation& e = plan_.groups[i];
       if (env_.progress) env_.progress(done++, states_.size());
+      if (stop_requested()) break;
       if (!g.valid || g.schedulable.empty()) continue;
       if (time_limiter.stop_binpacking()) {
         e.skip_reason = "binpacking time budget (--max-binpacking-time) spent";
@@ -696,6 +710,7 @@ class Planner {
   std::map<std::string_view, PodInfoPtr, std::less<>> remaining_by_key_;  // keys live in the pods
   size_t ready_nodes_ = 0;
   size_t pending_ = 0;
+  bool cancelled_ = false;
 };
 
 }  // namespace

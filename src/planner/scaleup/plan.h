@@ -154,6 +154,9 @@ struct PlannerEnv {
   const estimator::Clock* clock = nullptr;   // null: the steady clock
   // Reports progress (groups evaluated so far, total); may be empty.
   std::function<void(size_t, size_t)> progress;
+  // Asked between pods and between node groups (and before each new node of an estimate);
+  // true ends the plan with an error starting "cancelled:". May be empty.
+  std::function<bool()> cancelled;
 };
 
 // Errors are input errors (an invalid expander chain or priority config) or internal ones;

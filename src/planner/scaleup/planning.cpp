@@ -50,7 +50,8 @@ Result<std::shared_ptr<const Planning>> Planning::create(
 }
 
 Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& options,
-                            std::function<void(size_t, size_t)> progress) const {
+                            std::function<void(size_t, size_t)> progress,
+                            std::function<bool()> cancelled) const {
   struct RunState {
     RunState(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory)
         : cache(registry, inventory) {}
@@ -68,6 +69,7 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
   }
   env.fit_args = fit_args_;
   env.progress = std::move(progress);
+  env.cancelled = std::move(cancelled);
   Result<Plan> plan = make_plan(input, options, env);
   if (options.keep_state_until_exit) keep_until_exit(std::move(run));
   return plan;
@@ -84,6 +86,8 @@ Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const 
   estimator::SteadyClock clock;
   estimator::StaticLimits limits;
   if (request.max_nodes > 0) limits.max_nodes_per_scaleup = request.max_nodes;
+  limits.max_nodegroup_binpacking_duration = request.max_duration;
+  limits.cancelled = request.cancelled;
   estimator::BinpackingEstimator est(fitter, clock, limits);
 
   estimator::EstimateInput in;
@@ -101,6 +105,7 @@ Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const 
   framework::ClusterSnapshot snapshot;
   estimator::Estimate e = est.estimate(snapshot, in);
   if (e.internal_error) return make_error("internal: " + e.internal_error->message);
+  if (request.cancelled && request.cancelled()) return make_error("cancelled: estimate abandoned");
   EstimateResult out;
   out.node_count = e.node_count;
   out.placements = std::move(e.placements);

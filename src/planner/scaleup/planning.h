@@ -25,6 +25,10 @@ struct EstimateRequest {
   // Pods every new node runs before the estimated ones (DaemonSets): they take resources and
   // devices on each copy.
   std::vector<model::Pod> existing_pods;
+  // CA's --max-nodegroup-binpacking-duration for this estimate.
+  std::chrono::nanoseconds max_duration = std::chrono::seconds(10);
+  // Asked before each new node; true stops adding nodes and the estimate fails "cancelled:".
+  std::function<bool()> cancelled;
 };
 
 struct EstimateResult {
@@ -45,8 +49,10 @@ class Planning {
       std::shared_ptr<const profile::DeviceProfiles> profiles,
       std::optional<extender::SchedulerConfig> scheduler_config, fit::FitPolicy policy = {});
 
+  // `cancelled`: see PlannerEnv::cancelled.
   Result<Plan> plan(const PlanInput& input, const PlannerOptions& options,
-                    std::function<void(size_t, size_t)> progress = {}) const;
+                    std::function<void(size_t, size_t)> progress = {},
+                    std::function<bool()> cancelled = {}) const;
 
   // Errors are internal failures of the estimation.
   Result<EstimateResult> estimate(const EstimateRequest& request) const;
