@@ -340,7 +340,17 @@ void SnapshotSource::record_event(PodEvent event) {
   w.key("firstTimestamp").string(now).key("lastTimestamp").string(now).key("count").number(1);
   w.end_object();
   auto created = store_.create(Kind::kEvent, w.str(), event.namespace_);
-  if (!created) spdlog::warn("snapshot: event not recorded: {}", created.error().message);
+  if (!created) {
+    spdlog::warn("snapshot: event not recorded: {}", created.error().message);
+    return;
+  }
+  std::lock_guard lock(events_mu_);
+  recorded_events_.emplace_back(created->namespace_, created->name);
+  while (recorded_events_.size() > options_.max_recorded_events) {
+    const auto& [ns, name] = recorded_events_.front();
+    (void)store_.remove(Kind::kEvent, ns, name);
+    recorded_events_.pop_front();
+  }
 }
 
 Status SnapshotSource::write_snapshot(const std::string& path) const {

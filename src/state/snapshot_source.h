@@ -11,8 +11,10 @@
 // the node lock released.
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -29,6 +31,10 @@ class SnapshotSource final : public ClusterSource {
   struct Options {
     bool play_device_plugin = false;
     std::string scheduler_name = "hami-scheduler";  // events' source component
+    // Events recorded by this process that are kept; older ones are deleted, as the API
+    // server expires Events (after an hour). Without a bound a busy live path grew the store
+    // by megabytes a second.
+    size_t max_recorded_events = 1000;
   };
   // Errors name the file and the item.
   static Result<std::unique_ptr<SnapshotSource>> load(const std::vector<std::string>& paths,
@@ -70,6 +76,8 @@ class SnapshotSource final : public ClusterSource {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> wakeups_{0};
+  std::mutex events_mu_;
+  std::deque<std::pair<std::string, std::string>> recorded_events_;  // namespace, name; oldest first
   uint64_t delivered_version_ = 0;                                        // source thread only
   std::map<std::tuple<Kind, std::string, std::string>, uint64_t> known_;  // source thread only
 };

@@ -303,8 +303,8 @@ TEST(PlanOverHttp, EstimateRoute) {
 }
 
 // An unplaced pod's reason summarizes the copies that rejected it (counts and a few names), so
-// the answer grows with the request, not with pods x nodes: 600 pods on 40 copies used to carry
-// 40 node reasons each.
+// the answer grows with the request, not with pods x nodes: 520 pods that fit none of 40
+// copies used to carry 40 node reasons each.
 TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
   Example e;
   Serve serve(e);
@@ -322,6 +322,16 @@ TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
   for (int i = 0; i < 600; ++i) {
     boost::json::value p = trainer;
     p.as_object()["metadata"].as_object()["name"] = "t-" + std::to_string(i);
+    if (i >= 80) {
+      // Too big for any K80, packed after the trainers (smaller CPU and memory requests): the
+      // first of them finds the node limit reached; the rest, another equivalence group, are
+      // tried on every copy there is.
+      auto& resources =
+          p.as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["resources"];
+      resources.as_object()["requests"] =
+          boost::json::object{{"cpu", i == 80 ? "1" : "500m"}, {"memory", "1Gi"}};
+      resources.as_object()["limits"].as_object()["nvidia.com/gpumem"] = 12000;
+    }
     pods.push_back(p);
   }
   const std::string body =
@@ -333,7 +343,7 @@ TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
   EXPECT_EQ(out["nodeCount"].as_int64(), 40);
   const auto& unplaced = out["unplaced"].as_array();
   ASSERT_EQ(unplaced.size(), 600u - 80u);
-  // Pods tried on the full copies: one summarized line instead of one per copy.
+  // Tried on the 40 copies and rejected by all: one summarized line instead of one per copy.
   const std::string reason(unplaced.back().at("reason").as_string());
   EXPECT_NE(reason.find("40 nodes (template-node-for-gpu-k80-0-e-"), std::string::npos) << reason;
   EXPECT_NE(reason.find(", ...): "), std::string::npos) << reason;

@@ -164,6 +164,26 @@ TEST(SnapshotSource, StaysIdleAfterAnEventIsRecorded) {
   EXPECT_LE(wakeups, 3u);
 }
 
+// Recorded Events are bounded, as the API server expires them: a busy live path must not grow
+// the store without end. The newest are kept.
+TEST(SnapshotSource, KeepsOnlyTheNewestRecordedEvents) {
+  SnapshotSource::Options options;
+  options.max_recorded_events = 5;
+  auto source = SnapshotSource::load({write_temp("cluster-events.yaml", kYaml)}, options);
+  ASSERT_TRUE(source);
+  for (int i = 0; i < 20; ++i) {
+    (*source)->record_event({"ml", "p", "", "Normal", "Test", "event " + std::to_string(i)});
+  }
+  const auto events = (*source)->store().list(Kind::kEvent).items;
+  ASSERT_EQ(events.size(), 5u);
+  std::string all;
+  for (const auto& e : events) all += e.json;
+  EXPECT_EQ(all.find("\"event 14\""), std::string::npos);
+  for (int i = 15; i < 20; ++i) {
+    EXPECT_NE(all.find("\"event " + std::to_string(i) + "\""), std::string::npos) << i;
+  }
+}
+
 TEST(SnapshotSource, ARelistAfterTheHistoryWasOutrunDeliversDeletes) {
   Recorder rec;
   auto source = SnapshotSource::load({write_temp("cluster3.yaml", kYaml)}, {});
