@@ -914,9 +914,11 @@ class Connection final : public ConnectionBase,
         if (p.size > 0) out_buffers_.push_back(net::buffer(of.data() + p.offset, p.size));
       }
     }
-    auto written = [self = this->shared_from_this(), keep](error_code ec, size_t) {
-      const bool heavy = self->heavy_slot_.acquired();
-      self->release_slots();
+    // The answer is complete: the request stops counting against the limits now, before the
+    // client can have it and send its next request.
+    const bool heavy = heavy_slot_.acquired();
+    release_slots();
+    auto written = [self = this->shared_from_this(), keep, heavy](error_code ec, size_t) {
       std::string().swap(self->out_body_);
       self->out_pieces_.clear();
       if (heavy) {

@@ -122,7 +122,7 @@ struct ServerConfig {
   size_t max_body_bytes = 4 << 20;
   size_t max_header_bytes = 16 << 10;
   // Requests per group beyond which 429 is returned; <= 0 means unlimited. A request counts
-  // from the moment it is read until its response is written, waiting included.
+  // from the moment it is read until its answer is ready to be written, waiting included.
   int max_inflight_live = 256;
   int max_inflight_simulation = 64;
   int max_inflight_webhook = 64;
