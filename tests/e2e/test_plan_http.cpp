@@ -263,20 +263,29 @@ TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
       << bad->body;
 }
 
-// /v1/estimate packs pods onto copies of one template, standard resources and devices together.
-TEST(PlanOverHttp, EstimateRoute) {
-  Example e;
-  Serve serve(e);
+// The example's K80 node as a CA template, and a trainer pod (1 GPU, 8000 MiB).
+std::pair<boost::json::value, boost::json::value> k80_template_and_trainer() {
   auto cluster = model::yaml_to_json(read("cluster.yaml"));
-  ASSERT_TRUE(cluster);
-  auto list = boost::json::parse(*cluster).as_object();
+  EXPECT_TRUE(cluster);
+  auto list = boost::json::parse(cluster.value_or("{\"items\":[]}")).as_object();
   boost::json::value k80, trainer;
   for (const auto& item : list["items"].as_array()) {
     const auto& name = item.at("metadata").at("name").as_string();
     if (name == "k80-node-1") k80 = item;
     if (name == "trainer-2") trainer = item;
   }
-  k80.as_object()["metadata"].as_object()["name"] = "template-node-for-gpu-k80-0";
+  EXPECT_TRUE(k80.is_object() && trainer.is_object());
+  if (k80.is_object()) {
+    k80.as_object()["metadata"].as_object()["name"] = "template-node-for-gpu-k80-0";
+  }
+  return {k80, trainer};
+}
+
+// /v1/estimate packs pods onto copies of one template, standard resources and devices together.
+TEST(PlanOverHttp, EstimateRoute) {
+  Example e;
+  Serve serve(e);
+  auto [k80, trainer] = k80_template_and_trainer();
   boost::json::array pods;
   for (int i = 0; i < 5; ++i) {
     boost::json::value p = trainer;
@@ -308,16 +317,7 @@ TEST(PlanOverHttp, EstimateRoute) {
 TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
   Example e;
   Serve serve(e);
-  auto cluster = model::yaml_to_json(read("cluster.yaml"));
-  ASSERT_TRUE(cluster);
-  auto list = boost::json::parse(*cluster).as_object();
-  boost::json::value k80, trainer;
-  for (const auto& item : list["items"].as_array()) {
-    const auto& name = item.at("metadata").at("name").as_string();
-    if (name == "k80-node-1") k80 = item;
-    if (name == "trainer-2") trainer = item;
-  }
-  k80.as_object()["metadata"].as_object()["name"] = "template-node-for-gpu-k80-0";
+  auto [k80, trainer] = k80_template_and_trainer();
   boost::json::array pods;
   for (int i = 0; i < 600; ++i) {
     boost::json::value p = trainer;
