@@ -89,6 +89,8 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
     -L threads --repeat until-fail:2
 
   phase "fuzz build"
+  # libFuzzer reports the crash itself; the sanitizers only need to symbolize.
+  export ASAN_OPTIONS="$sym" UBSAN_OPTIONS="print_stacktrace=1:$sym"
   targets=()
   for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
   scripts/build.sh fuzz "${targets[@]}"
