@@ -341,8 +341,8 @@ int run_serve(const ServeOptions& o) {
     return 2;
   }
   server::PlanApiOptions plan_options;
-  plan_options.max_request_time = std::chrono::milliseconds(
-      static_cast<int64_t>(o.max_plan_time_s * 1000));
+  plan_options.max_request_time =
+      std::chrono::milliseconds(static_cast<int64_t>(o.max_plan_time_s * 1000));
   server::PlanApi plan_api(std::move(planning).value(), plan_options);
   std::vector<server::Route> routes = service.routes();
   for (auto& r : plan_api.routes()) routes.push_back(std::move(r));

@@ -22,10 +22,10 @@ struct ServeOptions {
   int max_inflight_live = 256;
   int max_inflight_simulation = 64;
   int max_inflight_webhook = 64;
-  int max_inflight_plan = 4;     // /v1/plan and /v1/estimate computing or queued
-  int plan_threads = 1;          // threads that compute them
-  double max_plan_time_s = 30;   // the longest one of them may compute
-  int max_connections = 10000;   // main listener
+  int max_inflight_plan = 4;    // /v1/plan and /v1/estimate computing or queued
+  int plan_threads = 1;         // threads that compute them
+  double max_plan_time_s = 30;  // the longest one of them may compute
+  int max_connections = 10000;  // main listener
   int max_metrics_connections = 64;
   double header_timeout_s = 10, body_timeout_s = 30, idle_timeout_s = 90;
   double shutdown_grace_s = 25;

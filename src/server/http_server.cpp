@@ -516,8 +516,8 @@ struct HttpServer::Impl {
   std::mutex conns_mu;
   std::unordered_map<uint64_t, OpenConnection> conns;  // guarded by conns_mu
   std::array<size_t, 2> open_per_listener{};           // main, metrics; guarded by conns_mu
-  uint64_t next_conn_id = 0;                                          // guarded by conns_mu
-  bool stopping_locked = false;                                       // guarded by conns_mu
+  uint64_t next_conn_id = 0;                           // guarded by conns_mu
+  bool stopping_locked = false;                        // guarded by conns_mu
   std::atomic<bool> stopping{false};
   std::atomic<bool> threads_done{false};
 
@@ -1370,7 +1370,8 @@ HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, Htt
   Admission a;
   auto it = table.by_path.find(req.target);
   if (it == table.by_path.end()) {
-    a.response = HttpResponse::error(404, fmt::format("invalid request: no route for {}", req.target));
+    a.response =
+        HttpResponse::error(404, fmt::format("invalid request: no route for {}", req.target));
     a.route_label = "other";
     return a;
   }

@@ -77,7 +77,8 @@ class SnapshotSource final : public ClusterSource {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> wakeups_{0};
   std::mutex events_mu_;
-  std::deque<std::pair<std::string, std::string>> recorded_events_;  // namespace, name; oldest first
+  // Namespace and name of the Events record_event created, oldest first.
+  std::deque<std::pair<std::string, std::string>> recorded_events_;
   uint64_t delivered_version_ = 0;                                        // source thread only
   std::map<std::tuple<Kind, std::string, std::string>, uint64_t> known_;  // source thread only
 };

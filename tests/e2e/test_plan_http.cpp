@@ -334,8 +334,8 @@ TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
     }
     pods.push_back(p);
   }
-  const std::string body =
-      boost::json::serialize(boost::json::object{{"template", k80}, {"pods", pods}, {"maxNodes", 40}});
+  const std::string body = boost::json::serialize(
+      boost::json::object{{"template", k80}, {"pods", pods}, {"maxNodes", 40}});
   auto r = http_request(serve.client(), "POST", "/v1/estimate", body);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->status, 200) << r->body.substr(0, 500);

@@ -1379,7 +1379,8 @@ TEST(HttpServer, HeavyRoutesLeaveProbesAndLiveVerbsAnswering) {
     o.timeout = 120s;
     planned[1] = must(testing::http_request(o, "POST", "/plan", "x"));
   });
-  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 2\n"));
+  EXPECT_TRUE(
+      eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 2\n"));
 
   EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
   EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/healthz")).status, 200);
@@ -1392,7 +1393,8 @@ TEST(HttpServer, HeavyRoutesLeaveProbesAndLiveVerbsAnswering) {
   gate.release();
   for (auto& t : plans) t.join();
   for (const auto& r : planned) EXPECT_EQ(r.body, "planned");
-  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 0\n"));
+  EXPECT_TRUE(
+      eventually_shows(*server, "hamisim_http_inflight_requests{group=\"simulation\"} 0\n"));
 }
 
 // A heavy handler still computing when the grace period ends is told to stop, and its client

@@ -185,8 +185,8 @@ std::optional<size_t> best_group_for_fastpath(const std::vector<PodGroup>& group
 std::string template_copy_name(std::string_view group_id, int64_t template_index, int64_t k);
 
 struct Placement {
-  std::string pod;   // namespace/name
-  std::string node;  // template copy name
+  std::string pod;                                              // namespace/name
+  std::string node;                                             // template copy name
   std::map<std::string, std::string, std::less<>> allocations;  // what the fit added
 };
 
