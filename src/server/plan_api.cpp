@@ -156,8 +156,8 @@ std::vector<Route> PlanApi::routes() {
   return {
       {"POST", "/v1/estimate", AuthGroup::kSimulation,
        [this](const HttpRequest& r) { return estimate(r); }, /*heavy=*/true},
-      {"POST", "/v1/plan", AuthGroup::kSimulation,
-       [this](const HttpRequest& r) { return plan(r); }, /*heavy=*/true},
+      {"POST", "/v1/plan", AuthGroup::kSimulation, [this](const HttpRequest& r) { return plan(r); },
+       /*heavy=*/true},
   };
 }
 
@@ -195,14 +195,13 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
   auto max_nodes = int_at(*body, "maxNodes", 0);
   if (!max_nodes || *max_nodes < 0) return invalid("maxNodes: must be a non-negative integer");
   req.max_nodes = *max_nodes;
-  req.max_duration = std::min<std::chrono::nanoseconds>(req.max_duration, options_.max_request_time);
-  req.cancelled = stop_condition(request);
+  req.max_duration =
+      std::min<std::chrono::nanoseconds>(req.max_duration, options_.max_request_time);
+  const auto stop = stop_condition(request);
+  req.cancelled = stop;
 
   auto result = planning_->estimate(req);
-  if (!result) {
-    if (result.error().message.starts_with("cancelled:")) return too_long();
-    return error_response(500, "", result.error().message);
-  }
+  if (!result) return stop() ? too_long() : error_response(500, "", result.error().message);
   model::JsonWriter w;
   w.begin_object();
   w.key("nodeCount").number(result->node_count);
@@ -261,9 +260,10 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   auto& per_group = options.max_nodegroup_binpacking_duration;
   if (per_group.count() == 0 || per_group > cap) per_group = cap;
 
-  auto plan = planning_->plan(input, options, {}, stop_condition(request));
+  const auto stop = stop_condition(request);
+  auto plan = planning_->plan(input, options, {}, stop);
   if (!plan) {
-    if (plan.error().message.starts_with("cancelled:")) return too_long();
+    if (stop()) return too_long();
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return internal ? error_response(500, "", plan.error().message) : invalid(plan.error().message);
   }
