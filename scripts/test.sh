@@ -80,7 +80,7 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
   phase "TSan build"
   scripts/build.sh tsan
   phase "TSan: tests"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:$sym"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:$sym:suppressions=$PWD/tests/tsan.supp"
   check_symbolized TSan build-tsan/tests/support/sanitizer_probe race
   HAMISIM_LOAD_SECONDS=10 run_suite tsan build-tsan
   # A race may show in one run of three: the tests that start threads run twice more.
