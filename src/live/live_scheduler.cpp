@@ -247,13 +247,15 @@ void LiveScheduler::node_cleanup(const std::string& node, const device::DeviceBa
 }
 
 void LiveScheduler::register_pass() {
+  // Leadership is read after the pass lock: a pass queued behind a slow one must not run
+  // (and write handshakes) in a term that lost the Lease while it waited.
+  std::lock_guard pass(register_mutex_);
   uint64_t term;
   {
     std::lock_guard lock(term_mutex_);
     term = term_;
   }
   if (!leader_.is_leader(options_.steady_now())) return;
-  std::lock_guard pass(register_mutex_);
   std::vector<std::shared_ptr<const model::Node>> nodes;
   {
     std::lock_guard lock(observed_mutex_);

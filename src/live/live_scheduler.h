@@ -93,6 +93,8 @@ class LiveScheduler final : public state::ClusterHandler {
   bool leading() const { return leader_.is_leader(options_.steady_now()); }
   // Runs one registration pass now, on the calling thread (tests, and the first pass).
   void register_now();
+  // Registration passes that ran, each begun while leading (tests).
+  uint64_t registration_passes() const { return passes_; }
 
   // The latest Node objects from the source (device-profile reconciliation reads them).
   std::vector<model::Node> observed_nodes() const;

@@ -208,6 +208,46 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   EXPECT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
 }
 
+TEST(LiveKube, APassQueuedBehindASlowOneDoesNotRunAfterTheLeaseMoved) {
+  // Two passes are asked for while the first waits 2 s on its PATCH; the Lease moves away
+  // before the second gets the pass lock. The second must not run: it would write a handshake
+  // in another replica's term (and made the test above flaky when it did).
+  KubeCluster cluster({node_json("gpu-1", 20, R"("hami.io/node-handshake":"Reported_x")"),
+                       testing::lease_json("sched-0_x")});
+  LiveOptions o = testing::leader_options("sched-0");
+  o.register_interval = std::chrono::hours(1);  // passes only when told
+  KubeReplica replica(cluster, o, testing::quick_source_options(true));
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  ASSERT_TRUE(cluster.store.merge_patch(
+      state::Kind::kNode, "", "gpu-1",
+      R"({"metadata":{"annotations":{"hami.io/node-handshake":"Reported_y"}}})"));
+  ASSERT_TRUE(eventually_for(20s, [&] {
+    for (const auto& n : replica.scheduler->observed_nodes()) {
+      if (testing::annotation(n.metadata, "hami.io/node-handshake") == "Reported_y") return true;
+    }
+    return false;
+  }));
+  const uint64_t passes_before = replica.scheduler->registration_passes();
+  const int patches_before = cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1");
+  cluster.server->set_delay(2s);
+  std::thread first([&] { replica.scheduler->register_now(); });
+  ASSERT_TRUE(eventually_for(20s, [&] {
+    return cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1") > patches_before;
+  }));  // the first pass is in its PATCH and holds the pass lock
+  std::thread second([&] { replica.scheduler->register_now(); });
+  // Time for the second to queue on the pass lock (shorter only makes the check weaker).
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
+                                        R"({"spec":{"holderIdentity":"sched-1_y"}})"));
+  ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->leading(); }));
+  first.join();
+  second.join();
+  cluster.server->set_delay(0ms);
+  // The first pass ran (it began while leading); the queued one did not.
+  EXPECT_EQ(replica.scheduler->registration_passes(), passes_before + 1);
+  EXPECT_EQ(cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1"), patches_before + 1);
+}
+
 // ---- 3. Watch drops and 410 Gone mid-stream -----------------------------------------------
 
 TEST(LiveKube, ChangesWhileTheWatchIsDownAreNotLostAfterARelist) {
