@@ -166,14 +166,16 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   o.register_interval = std::chrono::hours(1);  // passes only when told
   KubeReplica replica(cluster, o, testing::quick_source_options(true));
   ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
-  auto handshake_answered = [&] {
+  // Each answer is a new value: waiting for an old one could see it before the watch has
+  // delivered the pass's own "Requesting" PATCH, which would then arrive after it.
+  auto handshake_answered = [&](const std::string& value) {
     ASSERT_TRUE(cluster.store.merge_patch(
         state::Kind::kNode, "", "gpu-1",
-        R"({"metadata":{"annotations":{"hami.io/node-handshake":"Reported_y"}}})"));
+        R"({"metadata":{"annotations":{"hami.io/node-handshake":")" + value + R"("}}})"));
     // The source has it: the next pass asks for a handshake again (one slow PATCH).
     ASSERT_TRUE(eventually_for(20s, [&] {
       for (const auto& n : replica.scheduler->observed_nodes()) {
-        if (testing::annotation(n.metadata, "hami.io/node-handshake") == "Reported_y") return true;
+        if (testing::annotation(n.metadata, "hami.io/node-handshake") == value) return true;
       }
       return false;
     }));
@@ -182,7 +184,7 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
     ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
                                           R"({"spec":{"holderIdentity":")" + holder + R"("}})"));
   };
-  handshake_answered();
+  handshake_answered("Reported_y");
   cluster.server->set_delay(2s);
   std::thread pass([&] { replica.scheduler->register_now(); });
   ASSERT_TRUE(eventually_for(20s, [&] {
@@ -192,7 +194,7 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().ready; }));
   pass.join();  // it finishes in the other replica's term
 
-  handshake_answered();
+  handshake_answered("Reported_z");
   // The new term's first pass must still be in its PATCH when readiness is read below: 10 s
   // leaves room for a slow (sanitized, loaded) machine to notice the leadership first.
   cluster.server->set_delay(10s);
