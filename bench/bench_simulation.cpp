@@ -125,8 +125,8 @@ void report(benchmark::State& state, const std::string& body) {
 // and then found by their bytes.
 void BM_FilterSimulation(benchmark::State& state) {
   const device::DeviceRegistry registry = fit::build_registry({});
-  const fit::RegisteredInventoryProvider inventory(registry);
-  const server::SimulationFilter filter(registry, inventory, {});
+  const engine::Engine engine(registry, nullptr);
+  const server::SimulationFilter filter(engine);
   const std::string body = padded_request(state);
   for (auto _ : state) {
     auto result = filter.filter(body);
@@ -143,15 +143,14 @@ void BM_FilterSimulationFirstSight(benchmark::State& state) {
   const std::string body = padded_request(state);
   for (auto _ : state) {
     state.PauseTiming();
-    auto inventory = std::make_unique<fit::RegisteredInventoryProvider>(registry);
-    auto filter =
-        std::make_unique<server::SimulationFilter>(registry, *inventory, fit::FitPolicy{});
+    auto simulation = std::make_unique<engine::Engine>(registry, nullptr);
+    auto filter = std::make_unique<server::SimulationFilter>(*simulation);
     state.ResumeTiming();
     auto result = filter->filter(body);
     benchmark::DoNotOptimize(result.body.data());
     state.PauseTiming();
     filter.reset();
-    inventory.reset();
+    simulation.reset();
     state.ResumeTiming();
   }
   report(state, body);

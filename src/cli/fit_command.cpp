@@ -7,9 +7,8 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "engine/engine.h"
 #include "fit/device_config.h"
-#include "fit/inventory.h"
-#include "fit/node_fit.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 
@@ -62,9 +61,19 @@ void print_usage_table(const fit::NodeUsage& usage, const fit::NodeInventory& in
   }
 }
 
+// The node's description as the engine gave it; only valid when the verdict has one.
+const fit::NodeInventory& inventory_of(const engine::Verdict& v) {
+  return v.described->inventory;
+}
+
+bool described_ok(const engine::Verdict& v) {
+  return v.described && v.described->state == fit::InventoryResult::State::kOk;
+}
+
 int print_table(const model::Pod& pod, const model::Node& node, const fit::PreparedPod& prepared,
-                const fit::InventoryResult& inv, const fit::NodeUsage* usage,
-                const fit::NodeFit* result) {
+                const engine::Verdict& verdict, const fit::NodeUsage& usage_ref) {
+  const fit::NodeUsage* usage = &usage_ref;
+  const fit::NodeFit* result = &verdict.fit;
   const auto containers = containers_of(pod);
   const std::string head = fmt::format("Pod {} -> node {}", pod_label(pod), node.metadata.name);
   if (!prepared.requests_devices()) {
@@ -72,19 +81,24 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
                 head.c_str());
     return 0;
   }
-  if (inv.state != fit::InventoryResult::State::kOk) {
-    const bool malformed = inv.state == fit::InventoryResult::State::kMalformed;
+  if (!described_ok(verdict)) {
     std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
-                malformed ? "MalformedDeviceDescription" : "NoDeviceDescription");
-    std::printf("  HAMi reason: %s\n",
-                malformed ? "malformed device registration" : "node unregistered");
-    std::printf("  why: %s\n", inv.message.c_str());
+                std::string(fit::to_string(verdict.fit_class)).c_str());
+    std::printf("  HAMi reason: %s\n", verdict.failed_text.c_str());
+    std::printf("  why: %s\n", verdict.reason.c_str());
     return 0;
   }
+  const fit::NodeInventory& inventory = inventory_of(verdict);
+  if (inventory.source != fit::DeviceSource::kAnnotation) {
+    std::printf("%s: devices described by %s%s\n", head.c_str(),
+                std::string(fit::to_string(inventory.source)).c_str(),
+                inventory.profile.empty() ? "" : (" \"" + inventory.profile + "\"").c_str());
+  }
+  for (const std::string& note : inventory.notes) std::printf("  note: %s\n", note.c_str());
   if (result->fits) {
     std::printf("%s: FITS  (node score %.2f, node policy %s, GPU policy %s)\n", head.c_str(),
                 result->node_score, prepared.node_policy.c_str(), prepared.gpu_policy.c_str());
-    print_usage_table(*usage, inv.inventory);
+    print_usage_table(*usage, inventory);
     for (const auto& [vendor, list] : result->devices) {
       for (size_t i = 0; i < list.size() && i < containers.size(); ++i) {
         if (list[i].empty()) continue;
@@ -107,7 +121,7 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
   std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
               std::string(fit::to_string(result->fit_class)).c_str());
   std::printf("  HAMi reason: %s\n", result->reason.c_str());
-  print_usage_table(*usage, inv.inventory);
+  print_usage_table(*usage, inventory);
   if (result->failed_container >= 0 &&
       static_cast<size_t>(result->failed_container) < containers.size()) {
     const size_t ci = static_cast<size_t>(result->failed_container);
@@ -130,30 +144,25 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
   return 0;
 }
 
-int print_json(const model::Pod& pod, const model::Node& node, const fit::PreparedPod& prepared,
-               const fit::InventoryResult& inv, const fit::NodeUsage* usage,
-               const fit::NodeFit* result) {
+int print_json(const model::Pod& pod, const model::Node& node, const engine::Verdict& verdict,
+               const fit::NodeUsage& usage_ref) {
+  const fit::NodeUsage* usage = described_ok(verdict) ? &usage_ref : nullptr;
+  const fit::NodeFit* result = described_ok(verdict) ? &verdict.fit : nullptr;
   model::JsonWriter w;
   w.begin_object();
   w.key("pod").string(pod_label(pod));
   w.key("node").string(node.metadata.name);
-  fit::FitClass cls = fit::FitClass::kNotInterested;
-  std::string reason;
-  if (prepared.requests_devices()) {
-    if (inv.state == fit::InventoryResult::State::kOk) {
-      cls = result->fit_class;
-      reason = result->reason;
-    } else {
-      const bool malformed = inv.state == fit::InventoryResult::State::kMalformed;
-      cls = malformed ? fit::FitClass::kMalformedDeviceDescription
-                      : fit::FitClass::kNoDeviceDescription;
-      reason = malformed ? "malformed device registration: " + inv.message
-                         : std::string(fit::kNodeUnregistered);
-    }
-  }
-  w.key("fits").boolean(cls == fit::FitClass::kFits || cls == fit::FitClass::kNotInterested);
-  w.key("class").string(fit::to_string(cls));
-  w.key("reason").string(reason);
+  w.key("fits").boolean(verdict.passes());
+  w.key("class").string(fit::to_string(verdict.fit_class));
+  w.key("reason").string(verdict.failed_text);
+  // Where the node's devices came from, as /filter-simulation's Diagnostics says.
+  static const fit::NodeInventory kNone;
+  const fit::NodeInventory& inventory = verdict.described ? verdict.described->inventory : kNone;
+  w.key("deviceSource").string(fit::to_string(inventory.source));
+  w.key("profile").string(inventory.profile);
+  w.key("notes").begin_array();
+  for (const auto& n : inventory.notes) w.string(n);
+  w.end_array();
   w.key("allocations").begin_array();
   if (result && result->fits) {
     const auto containers = containers_of(pod);
@@ -228,33 +237,37 @@ int run_fit(const FitOptions& options) {
   auto node = model::decode_node(*node_text);
   if (!node) return input_error(options.node_path + ": " + node.error().message);
 
-  fit::FitPolicy policy{options.gpu_policy, options.node_policy};
-  auto prepared = fit::prepare_pod(*pod, registry, policy);
-  if (!prepared) return input_error(options.pod_path + ": " + prepared.error().message);
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
+  if (!options.device_profiles_path.empty()) {
+    auto loaded = profile::load_device_profiles(options.device_profiles_path, registry);
+    if (!loaded) return input_error(loaded.error().message);
+    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(loaded).value());
+  }
+  // The same engine /filter-simulation answers with: a template node is described as there.
+  const engine::Engine engine(registry, profiles,
+                              fit::FitPolicy{options.gpu_policy, options.node_policy});
+  auto prepared = engine.prepare(*pod, options.pod_path);
+  if (!prepared) return input_error(prepared.error().message);
   prepared->explain = true;
 
-  const fit::InventoryResult inv = fit::read_registered_inventory(*node, registry);
-  if (inv.state != fit::InventoryResult::State::kOk || !prepared->requests_devices()) {
-    return options.output == "json" ? print_json(*pod, *node, *prepared, inv, nullptr, nullptr)
-                                    : print_table(*pod, *node, *prepared, inv, nullptr, nullptr);
-  }
-  fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+  std::vector<fit::PodAllocation> placed;
   if (!options.pods_on_node_path.empty()) {
     auto others = model::load_objects(options.pods_on_node_path);
     if (!others) return input_error(others.error().message);
     for (const model::Pod& other : others->pods) {
-      auto allocation = fit::decode_pod_allocation(other, registry);
+      auto allocation = engine.allocation(other);
       if (!allocation) {
         return input_error(options.pods_on_node_path + ": pod " + pod_label(other) + ": " +
                            allocation.error().message);
       }
-      fit::add_pod_usage(usage, *allocation);
+      placed.push_back(std::move(allocation).value());
     }
   }
-  const fit::NodeFit result = fit::fit_pod(*prepared, usage, inv.inventory, registry, nullptr,
-                                           fit::AllocationSite{node->metadata.name, std::nullopt});
-  return options.output == "json" ? print_json(*pod, *node, *prepared, inv, &usage, &result)
-                                  : print_table(*pod, *node, *prepared, inv, &usage, &result);
+  const fit::KeyedNode keyed(std::move(node).value());
+  fit::NodeUsage usage;
+  const engine::Verdict verdict = engine.fit(*prepared, keyed, placed, usage);
+  return options.output == "json" ? print_json(*pod, keyed.node, verdict, usage)
+                                  : print_table(*pod, keyed.node, *prepared, verdict, usage);
 }
 
 }  // namespace hamisim::cli

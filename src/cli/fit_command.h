@@ -10,9 +10,10 @@ namespace hamisim::cli {
 struct FitOptions {
   std::string pod_path;
   std::string node_path;
-  std::string pods_on_node_path;  // optional: pods already using the node's devices
-  DeviceFlags device;             // --device-config-file, --enable-ascend, --enable-iluvatar
-  std::string output = "table";   // table | json
+  std::string pods_on_node_path;     // optional: pods already using the node's devices
+  std::string device_profiles_path;  // optional: describes template nodes as serve does
+  DeviceFlags device;                // --device-config-file, --enable-ascend, --enable-iluvatar
+  std::string output = "table";      // table | json
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";
 };

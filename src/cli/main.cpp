@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--node", fit.node_path, "Node (YAML or JSON)")->required();
   fit_cmd->add_option("--pods-on-node", fit.pods_on_node_path,
                       "Pods already on the node (a List, file or directory)");
+  fit_cmd->add_option("--device-profiles", fit.device_profiles_path,
+                      "Device profiles (YAML): describe a template node as serve and plan do");
   hamisim::cli::add_device_flags(*fit_cmd, fit.device,
                                  "HAMi device-config.yaml (resource names, defaults)");
   fit_cmd->add_option("--gpu-scheduler-policy", fit.gpu_policy, "Default GPU policy")

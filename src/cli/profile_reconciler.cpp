@@ -9,12 +9,12 @@ namespace hamisim::cli {
 
 ProfileReconciler::ProfileReconciler(const device::DeviceRegistry& registry,
                                      std::shared_ptr<const profile::DeviceProfiles> profiles,
-                                     profile::ProfileInventoryProvider& inventory,
-                                     live::LiveScheduler& live, server::MetricsRegistry& metrics,
+                                     engine::Engine& engine, live::LiveScheduler& live,
+                                     server::MetricsRegistry& metrics,
                                      std::chrono::milliseconds interval)
     : registry_(registry),
       profiles_(std::move(profiles)),
-      inventory_(inventory),
+      engine_(engine),
       live_(live),
       mismatching_(metrics.gauge("hamisim_profile_mismatching_nodes",
                                  "Real nodes whose registration differs from their device profile, "
@@ -53,7 +53,7 @@ void ProfileReconciler::stop() {
 void ProfileReconciler::run_once() {
   const std::vector<model::Node> nodes = live_.observed_nodes();
   const profile::ReconcileReport report = profile::reconcile(*profiles_, nodes, registry_);
-  inventory_.set_observations(std::make_shared<const profile::ProfileObservations>(
+  engine_.set_observations(std::make_shared<const profile::ProfileObservations>(
       profile::observe(*profiles_, nodes, registry_)));
 
   std::map<std::string, int> per_profile;

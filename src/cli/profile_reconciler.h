@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "engine/engine.h"
 #include "live/live_scheduler.h"
-#include "profile/profile_inventory.h"
 #include "server/metrics.h"
 
 namespace hamisim::cli {
@@ -21,9 +21,9 @@ namespace hamisim::cli {
 class ProfileReconciler {
  public:
   ProfileReconciler(const device::DeviceRegistry& registry,
-                    std::shared_ptr<const profile::DeviceProfiles> profiles,
-                    profile::ProfileInventoryProvider& inventory, live::LiveScheduler& live,
-                    server::MetricsRegistry& metrics, std::chrono::milliseconds interval);
+                    std::shared_ptr<const profile::DeviceProfiles> profiles, engine::Engine& engine,
+                    live::LiveScheduler& live, server::MetricsRegistry& metrics,
+                    std::chrono::milliseconds interval);
   ~ProfileReconciler();  // stops
 
   void start();
@@ -34,7 +34,7 @@ class ProfileReconciler {
  private:
   const device::DeviceRegistry& registry_;
   std::shared_ptr<const profile::DeviceProfiles> profiles_;
-  profile::ProfileInventoryProvider& inventory_;
+  engine::Engine& engine_;
   live::LiveScheduler& live_;
   server::GaugeFamily& mismatching_;
   const std::chrono::milliseconds interval_;

@@ -15,6 +15,7 @@
 #ifdef HAMISIM_BENCH_ROUTES
 #include "cli/bench_routes.h"
 #endif
+#include "engine/engine.h"
 #include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "kube/kube_config.h"
@@ -22,7 +23,6 @@
 #include "live/live_scheduler.h"
 #include "live/time_format.h"
 #include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -278,7 +278,10 @@ int run_serve(const ServeOptions& o) {
     spdlog::info("loaded {} device profile(s) from {}", profiles->profiles.size(),
                  o.device_profiles_path);
   }
-  profile::ProfileInventoryProvider inventory(registry, profiles);
+  // One engine answers every simulation route (/filter-simulation, /filter with Nodes,
+  // /v1/plan, /v1/estimate), under the reconciler's observations.
+  const auto simulation = std::make_shared<engine::Engine>(
+      registry, profiles, fit::FitPolicy{o.gpu_policy, o.node_policy});
 
   auto source = make_cluster_source(o);
   if (!source) {
@@ -302,8 +305,7 @@ int run_serve(const ServeOptions& o) {
   service_options.live = live.get();
   service_options.scheduler_name = o.scheduler_name;
   service_options.force_overwrite_default_scheduler = o.force_overwrite_default_scheduler;
-  server::ExtenderService service(registry, inventory, fit::FitPolicy{o.gpu_policy, o.node_policy},
-                                  metrics, service_options);
+  server::ExtenderService service(*simulation, metrics, service_options);
 
   server::ServerConfig sc;
   sc.listen = o.listen;
@@ -333,9 +335,8 @@ int run_serve(const ServeOptions& o) {
     sc.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 8;
   }
 
-  // The what-if API plans in process with the same registry and profiles as the filters.
-  auto planning = planner::scaleup::Planning::create(shared_registry, profiles, std::nullopt,
-                                                     fit::FitPolicy{o.gpu_policy, o.node_policy});
+  // The what-if API plans in process with the filters' engine.
+  auto planning = planner::scaleup::Planning::create(simulation, std::nullopt);
   if (!planning) {
     spdlog::error("cannot set up the planner: {}", planning.error().message);
     return 2;
@@ -368,7 +369,7 @@ int run_serve(const ServeOptions& o) {
                       interval ? "must be positive" : interval.error().message);
         return 2;
       }
-      reconciler = std::make_unique<ProfileReconciler>(registry, profiles, inventory, *live,
+      reconciler = std::make_unique<ProfileReconciler>(registry, profiles, *simulation, *live,
                                                        metrics, *interval);
       reconciler->start();
     }

@@ -159,9 +159,9 @@ class KeyedNode {
   mutable std::optional<DescriptionCache::Key> key_;
 };
 
-// The seam through which template nodes get devices from other places (device profiles,
-// normalized warm samples). The default reads the node's own registration. The result is
-// shared and immutable; a NodeUsage built from it must not outlive it.
+// The seam through which nodes get their device descriptions (profile::ProfileInventoryProvider
+// is the product's one implementation, owned by engine::Engine). The result is shared and
+// immutable; a NodeUsage built from it must not outlive it.
 class InventoryProvider {
  public:
   InventoryProvider();
@@ -182,21 +182,6 @@ class InventoryProvider {
 
  private:
   const uint64_t id_;  // unique in the process: memo slots never outlive their meaning
-};
-
-class RegisteredInventoryProvider final : public InventoryProvider {
- public:
-  explicit RegisteredInventoryProvider(const device::DeviceRegistry& registry)
-      : registry_(registry) {}
-  std::shared_ptr<const InventoryResult> describe(const model::Node& node,
-                                                  const DescriptionCache::Key& key) const override {
-    return cache_.get(key, "registered",
-                      [&] { return read_registered_inventory(node, registry_); });
-  }
-
- private:
-  const device::DeviceRegistry& registry_;
-  mutable DescriptionCache cache_;
 };
 
 // Per-device usage of one node while deciding. Holds pointers into the inventory's pair

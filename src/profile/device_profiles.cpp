@@ -203,6 +203,7 @@ Result<std::vector<device::DeviceInfo>> read_devices(const YAML::Node& n, const 
       info.mode = m;
       info.mig_profiles = *mig;
       info.health = true;
+      info.device_vendor = std::string(device::kNvidiaVendor);  // as a registration decodes
       out.push_back(std::move(info));
     }
   }

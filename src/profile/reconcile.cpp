@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fit/device_compare.h"
 #include "profile/profile_inventory.h"
 #include "profile/template_node.h"
 
@@ -20,26 +21,6 @@ bool profile_selects(const DeviceProfile& p, const model::Node& node) {
     if (!v || *v != value) return false;
   }
   return true;
-}
-
-// "81920 x8" / "NVIDIA A100 x4, NVIDIA H100 x4": a multiset, sorted.
-std::string describe(std::vector<std::string> values) {
-  std::sort(values.begin(), values.end());
-  std::string out;
-  for (size_t i = 0; i < values.size();) {
-    size_t j = i;
-    while (j < values.size() && values[j] == values[i]) ++j;
-    if (!out.empty()) out += ", ";
-    out += (values[i].empty() ? "\"\"" : values[i]) + " x" + std::to_string(j - i);
-    i = j;
-  }
-  return out.empty() ? "none" : out;
-}
-
-std::string mig_names(const device::DeviceInfo& d) {
-  std::string out;
-  for (const auto& p : d.mig_profiles) out += (out.empty() ? "" : "+") + p.name;
-  return out.empty() ? "-" : out;
 }
 
 }  // namespace
@@ -73,28 +54,7 @@ Result<const DeviceProfile*> profile_for_node(const DeviceProfiles& profiles,
 
 std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
                                               const std::vector<device::DeviceInfo>& observed) {
-  std::vector<std::string> out;
-  const auto& expected = profile.inventory.devices;
-  if (expected.size() != observed.size()) {
-    out.push_back("device count: profile " + std::to_string(expected.size()) + ", node " +
-                  std::to_string(observed.size()));
-  }
-  auto field = [&](const char* name, auto get) {
-    std::vector<std::string> a, b;
-    for (const auto& d : expected) a.push_back(get(d));
-    for (const auto& d : observed) b.push_back(get(d));
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b)
-      out.push_back(std::string(name) + ": profile " + describe(a) + ", node " + describe(b));
-  };
-  field("type", [](const device::DeviceInfo& d) { return d.type; });
-  field("devmem", [](const device::DeviceInfo& d) { return std::to_string(d.devmem); });
-  field("devcore", [](const device::DeviceInfo& d) { return std::to_string(d.devcore); });
-  field("split", [](const device::DeviceInfo& d) { return std::to_string(d.count); });
-  field("mode", [](const device::DeviceInfo& d) { return d.mode; });
-  field("migProfiles", [](const device::DeviceInfo& d) { return mig_names(d); });
-  return out;
+  return fit::device_differences(profile.inventory.devices, observed, "profile", "node");
 }
 
 bool ReconcileReport::any_mismatch() const {

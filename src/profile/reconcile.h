@@ -20,8 +20,7 @@ Result<const DeviceProfile*> profile_for_node(const DeviceProfiles& profiles,
 std::string node_group_of(const model::Node& node, const ProfileMatch& match);
 
 // Differences between a profile and a registration, one line per field ("devmem: profile
-// 81920 x8, node 40960 x8"). Empty when they agree. Health and cordon are runtime state,
-// not part of the description, and are not compared.
+// 81920 x8, node 40960 x8"); empty when they agree (fit::device_differences, the one rule).
 std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
                                               const std::vector<device::DeviceInfo>& observed);
 

@@ -71,12 +71,11 @@ void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metri
 
 }  // namespace
 
-ExtenderService::ExtenderService(const device::DeviceRegistry& registry,
-                                 const fit::InventoryProvider& inventory, fit::FitPolicy policy,
-                                 MetricsRegistry& metrics, ExtenderServiceOptions options)
-    : registry_(registry),
-      policy_(policy),
-      simulation_(registry, inventory, std::move(policy)),
+ExtenderService::ExtenderService(const engine::Engine& engine, MetricsRegistry& metrics,
+                                 ExtenderServiceOptions options)
+    : registry_(engine.registry()),
+      policy_(engine.policy()),
+      simulation_(engine),
       options_(std::move(options)),
       fit_outcomes_(metrics.counter("hamisim_fit_outcomes_total",
                                     "Per-node fit outcomes of filter requests, by class and reason",

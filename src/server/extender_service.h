@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "device/registry.h"
-#include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "live/live_scheduler.h"
 #include "server/http_server.h"
@@ -31,8 +30,10 @@ struct ExtenderServiceOptions {
 
 class ExtenderService {
  public:
-  ExtenderService(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory,
-                  fit::FitPolicy policy, MetricsRegistry& metrics, ExtenderServiceOptions options);
+  // `engine` answers /filter-simulation and /filter with Nodes; its registry and policy serve
+  // the live routes.
+  ExtenderService(const engine::Engine& engine, MetricsRegistry& metrics,
+                  ExtenderServiceOptions options);
 
   std::vector<Route> routes();
 
@@ -49,7 +50,7 @@ class ExtenderService {
   HttpResponse live_filter(const fit::PreparedPod& pod, const std::vector<std::string>& names);
 
   const device::DeviceRegistry& registry_;
-  fit::FitPolicy policy_;
+  const fit::FitPolicy& policy_;
   SimulationFilter simulation_;
   ExtenderServiceOptions options_;
   CounterFamily& fit_outcomes_;

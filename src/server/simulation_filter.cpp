@@ -1,6 +1,5 @@
 #include "server/simulation_filter.h"
 
-#include <limits>
 #include <map>
 #include <set>
 
@@ -10,40 +9,21 @@
 namespace hamisim::server {
 namespace {
 
-struct NodeAnswer {
-  fit::FitClass fit_class = fit::FitClass::kFits;
-  std::string failed_text;  // FailedNodes value (HAMi-compatible)
-  std::string reason;       // Diagnostics.Reason
-  fit::DeviceSource source = fit::DeviceSource::kAnnotation;
-  std::string profile;
-  std::vector<std::string> notes;
-  std::map<std::string, std::string> annotations;
-};
+// The description behind a verdict; a node not looked at (the pod requests no device) reads
+// as an empty registration.
+const fit::NodeInventory& described(const engine::Verdict& v) {
+  static const fit::NodeInventory kNone;
+  return v.described ? v.described->inventory : kNone;
+}
 
 std::string pod_label(const model::Pod& pod) {
   if (pod.metadata.namespace_.empty()) return pod.metadata.name;
   return pod.metadata.namespace_ + "/" + pod.metadata.name;
 }
 
-Status check_quantity(const model::ResourceList& list, const std::string& name,
-                      const std::string& where) {
-  if (name.empty()) return ok_status();
-  auto it = list.find(name);
-  if (it == list.end()) return ok_status();
-  const model::Quantity& q = it->second;
-  if (q.sign() < 0) {
-    return make_error(where + "[" + name + "]: negative amount " + q.to_string());
-  }
-  if (q.value() > std::numeric_limits<int32_t>::max()) {
-    return make_error(where + "[" + name + "]: amount " + q.to_string() +
-                      " overflows the 32-bit device fields");
-  }
-  return ok_status();
-}
-
 // The ExtenderFilterResult; with `insertions`, the Nodes sent back are listed there instead of
 // written.
-std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnswer>& answers,
+std::string encode_response(const ExtenderArgs& args, const std::vector<engine::Verdict>& answers,
                             std::vector<SimulationResult::Insertion>* insertions) {
   model::JsonWriter w;
   size_t raw_bytes = 0;
@@ -52,7 +32,7 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
   }
   w.reserve(raw_bytes + 256 * answers.size() + 256);
 
-  std::map<std::string_view, const NodeAnswer*> by_name;  // Go writes map keys sorted
+  std::map<std::string_view, const engine::Verdict*> by_name;  // Go writes map keys sorted
   for (size_t i = 0; i < answers.size(); ++i)
     by_name.emplace(args.nodes[i].node().metadata.name, &answers[i]);
 
@@ -61,8 +41,7 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
   w.key("metadata").begin_object().end_object();
   w.key("items").begin_array();
   for (size_t i = 0; i < answers.size(); ++i) {
-    const fit::FitClass c = answers[i].fit_class;
-    if (c != fit::FitClass::kFits && c != fit::FitClass::kNotInterested) continue;
+    if (!answers[i].passes()) continue;
     if (insertions == nullptr) {
       w.raw(args.nodes[i].raw);
     } else {
@@ -83,7 +62,7 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
   for (const auto& [name, a] : by_name) {
     if (a->fit_class != fit::FitClass::kFits) continue;
     w.key(name).begin_object();
-    for (const auto& [k, v] : a->annotations) w.key(k).string(v);
+    for (const auto& [k, v] : a->fit.annotations) w.key(k).string(v);
     w.end_object();
   }
   w.end_object();
@@ -92,10 +71,11 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<NodeAnsw
     w.key(name).begin_object();
     w.key("Class").string(fit::to_string(a->fit_class));
     w.key("Reason").string(a->reason);
-    w.key("DeviceSource").string(fit::to_string(a->source));
-    w.key("Profile").string(a->profile);
+    const fit::NodeInventory& inv = described(*a);
+    w.key("DeviceSource").string(fit::to_string(inv.source));
+    w.key("Profile").string(inv.profile);
     w.key("Notes").begin_array();
-    for (const auto& n : a->notes) w.string(n);
+    for (const auto& n : inv.notes) w.string(n);
     w.end_array();
     w.end_object();
   }
@@ -112,60 +92,6 @@ SimulationResult invalid(std::string message) {
 }
 
 }  // namespace
-
-Status validate_device_resources(const model::Pod& pod, const device::DeviceRegistry& registry,
-                                 std::string_view where) {
-  // This runs on every request and nearly every pod passes: each quantity the pod carries is
-  // looked at once, and the checks below, in the order that decides which error is reported,
-  // run only when a managed resource's quantity is out of range.
-  auto out_of_range = [](const model::Quantity& q) {
-    return q.sign() < 0 || q.value() > std::numeric_limits<int32_t>::max();
-  };
-  auto managed = [&](const std::string& name) {
-    for (const auto& backend : registry.backends()) {
-      const device::ResourceNames& n = backend->resource_names();
-      if (name == n.count || name == n.memory || name == n.memory_percentage || name == n.cores)
-        return true;
-    }
-    return false;
-  };
-  bool failing = false;
-  for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const model::Container& c : *containers) {
-      for (const auto* list : {&c.resources.limits, &c.resources.requests}) {
-        for (const auto& [name, q] : *list) failing = failing || (out_of_range(q) && managed(name));
-      }
-    }
-  }
-  if (!failing) return ok_status();
-
-  auto check_containers = [&](const std::vector<model::Container>& containers,
-                              std::string_view field) -> Status {
-    auto check = [&](size_t i, const model::ResourceList& list, const std::string& name,
-                     std::string_view part) -> Status {
-      return check_quantity(list, name,
-                            std::string(where) + ".spec." + std::string(field) + "[" +
-                                std::to_string(i) + "].resources." + std::string(part));
-    };
-    for (size_t i = 0; i < containers.size(); ++i) {
-      for (const auto& backend : registry.backends()) {
-        const device::ResourceNames& n = backend->resource_names();
-        for (const std::string* name : {&n.count, &n.memory, &n.memory_percentage, &n.cores}) {
-          if (Status s = check(i, containers[i].resources.limits, *name, "limits"); !s) return s;
-          if (Status s = check(i, containers[i].resources.requests, *name, "requests"); !s)
-            return s;
-        }
-      }
-    }
-    return ok_status();
-  };
-  if (Status s = check_containers(pod.spec.init_containers, "initContainers"); !s) return s;
-  return check_containers(pod.spec.containers, "containers");
-}
-
-SimulationFilter::SimulationFilter(const device::DeviceRegistry& registry,
-                                   const fit::InventoryProvider& inventory, fit::FitPolicy policy)
-    : registry_(registry), inventory_(inventory), policy_(std::move(policy)) {}
 
 Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
   if (body.capacity() - body.size() >= model::kJsonPadding) {
@@ -206,25 +132,17 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require
     }
   }
   const model::Pod& pod = *args.pod;
-  if (Status s = validate_device_resources(pod, registry_, "Pod"); !s)
-    return invalid(s.error().message);
-  auto prepared = fit::prepare_pod(pod, registry_, policy_);
-  if (!prepared) return invalid("Pod: " + prepared.error().message);
+  auto prepared = engine_.prepare(pod, "Pod");
+  if (!prepared) return invalid(prepared.error().message);
 
   SimulationResult result;
-  std::vector<NodeAnswer> answers(args.nodes.size());
-  if (!prepared->requests_devices()) {
-    for (auto& a : answers) {
-      a.fit_class = fit::FitClass::kNotInterested;
-      a.reason = "pod requests no managed device";
-    }
-  } else {
-    // Usage of the pods the caller already placed, decoded once per node.
-    std::map<std::string_view, std::vector<fit::PodAllocation>> placed;
+  // Usage of the pods the caller already placed, decoded once per node.
+  std::map<std::string_view, std::vector<fit::PodAllocation>> placed;
+  if (prepared->requests_devices()) {
     for (const auto& [node, pods] : args.simulated_pods) {
       auto& list = placed[node];
       for (size_t i = 0; i < pods.size(); ++i) {
-        auto allocation = fit::decode_pod_allocation(pods[i], registry_);
+        auto allocation = engine_.allocation(pods[i]);
         if (!allocation) {
           return invalid("SimulatedPods[" + node + "][" + std::to_string(i) + "] (pod \"" +
                          pod_label(pods[i]) + "\"): " + allocation.error().message);
@@ -232,53 +150,20 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require
         list.push_back(std::move(allocation).value());
       }
     }
-    fit::NodeUsage usage;  // each node's in turn, in the same memory
-    for (size_t i = 0; i < args.nodes.size(); ++i) {
-      const model::Node& node = args.nodes[i].node();
-      NodeAnswer& a = answers[i];
-      const std::shared_ptr<const fit::InventoryResult> described =
-          inventory_.inventory_for(*args.nodes[i].decoded);
-      const fit::InventoryResult& inv = *described;
-      a.source = inv.inventory.source;
-      a.profile = inv.inventory.profile;
-      a.notes = inv.inventory.notes;
-      switch (inv.state) {
-        case fit::InventoryResult::State::kNoDescription:
-          a.fit_class = fit::FitClass::kNoDeviceDescription;
-          a.failed_text = std::string(fit::kNodeUnregistered);
-          a.reason = inv.message;
-          continue;
-        case fit::InventoryResult::State::kMalformed:
-          a.fit_class = fit::FitClass::kMalformedDeviceDescription;
-          a.failed_text = "malformed device registration: " + inv.message;
-          a.reason = inv.message;
-          continue;
-        case fit::InventoryResult::State::kRejected:
-          a.fit_class = fit::FitClass::kProfileRejected;
-          a.failed_text = "device profile rejected: " + inv.message;
-          a.reason = inv.message;
-          continue;
-        case fit::InventoryResult::State::kOk:
-          break;
-      }
-      fit::reset_usage(usage, inv.inventory);
-      if (auto it = placed.find(node.metadata.name); it != placed.end()) {
-        for (const auto& allocation : it->second) fit::add_pod_usage(usage, allocation);
-      }
-      fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry_, nullptr,
-                                    fit::AllocationSite{node.metadata.name, std::nullopt});
-      a.fit_class = f.fit_class;
-      if (f.fits) {
-        a.annotations = std::move(f.annotations);
-      } else {
-        a.failed_text = f.reason;
-        a.reason = f.reason;
-      }
-    }
+  }
+  std::vector<engine::Verdict> answers;
+  answers.reserve(args.nodes.size());
+  fit::NodeUsage usage;  // each node's in turn, in the same memory
+  for (const auto& node : args.nodes) {
+    auto it = placed.find(node.node().metadata.name);
+    answers.push_back(engine_.fit(
+        *prepared, *node.decoded,
+        it == placed.end() ? std::span<const fit::PodAllocation>{} : it->second, usage));
   }
   result.outcomes.reserve(answers.size());
   for (const auto& a : answers) {
-    result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, a.profile, a.notes.size()});
+    const fit::NodeInventory& inv = described(a);
+    result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, inv.profile, inv.notes.size()});
   }
   result.body = encode_response(args, answers,
                                 node_texts == NodeTexts::kLeftOut ? &result.insertions : nullptr);

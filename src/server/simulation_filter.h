@@ -9,9 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "device/registry.h"
-#include "fit/inventory.h"
-#include "fit/node_fit.h"
+#include "engine/engine.h"
 #include "server/decoded_cache.h"
 #include "server/extender_protocol.h"
 
@@ -39,8 +37,7 @@ struct SimulationResult {
 
 class SimulationFilter {
  public:
-  SimulationFilter(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory,
-                   fit::FitPolicy policy);
+  explicit SimulationFilter(const engine::Engine& engine) : engine_(engine) {}
 
   // `/filter-simulation`: body -> ExtenderFilterResult. Never throws for any input. With
   // kLeftOut, the Nodes it sends back are left out of the result's body and listed as
@@ -61,15 +58,8 @@ class SimulationFilter {
  private:
   SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names,
                           NodeTexts node_texts) const;
-  const device::DeviceRegistry& registry_;
-  const fit::InventoryProvider& inventory_;
-  fit::FitPolicy policy_;
+  const engine::Engine& engine_;
   mutable DecodedObjects decoded_;
 };
-
-// Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32
-// fields. Errors name the container and resource.
-Status validate_device_resources(const model::Pod& pod, const device::DeviceRegistry& registry,
-                                 std::string_view where);
 
 }  // namespace hamisim::server

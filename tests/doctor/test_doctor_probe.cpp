@@ -30,15 +30,15 @@ class Service {
  public:
   explicit Service(server::ServerConfig config = {})
       : registry_(fit::build_registry({})),
-        inventory_(registry_),
-        service_(registry_, inventory_, {}, metrics_, {}) {
+        engine_(registry_, nullptr),
+        service_(engine_, metrics_, {}) {
     start(std::move(config), service_.routes());
   }
   // A server with hand-written routes instead.
   Service(server::ServerConfig config, std::vector<server::Route> routes)
       : registry_(fit::build_registry({})),
-        inventory_(registry_),
-        service_(registry_, inventory_, {}, metrics_, {}) {
+        engine_(registry_, nullptr),
+        service_(engine_, metrics_, {}) {
     start(std::move(config), std::move(routes));
   }
   ~Service() { stop(); }
@@ -59,7 +59,7 @@ class Service {
     server_->start();
   }
   device::DeviceRegistry registry_;
-  fit::RegisteredInventoryProvider inventory_;
+  engine::Engine engine_;
   server::MetricsRegistry metrics_;
   server::ExtenderService service_;
   std::unique_ptr<server::HttpServer> server_;

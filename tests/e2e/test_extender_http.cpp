@@ -44,8 +44,8 @@ class Service {
  public:
   explicit Service(ServerConfig config, ExtenderServiceOptions options = {})
       : registry_(fit::build_registry({})),
-        inventory_(registry_),
-        service_(registry_, inventory_, {}, metrics_, options) {
+        engine_(registry_, nullptr),
+        service_(engine_, metrics_, options) {
     config.listen = "127.0.0.1:0";
     config.metrics_listen = "127.0.0.1:0";
     auto server = HttpServer::create(std::move(config), service_.routes(), &metrics_);
@@ -64,7 +64,7 @@ class Service {
 
  private:
   device::DeviceRegistry registry_;
-  fit::RegisteredInventoryProvider inventory_;
+  engine::Engine engine_;
   MetricsRegistry metrics_;
   ExtenderService service_;
   std::unique_ptr<HttpServer> server_;

@@ -32,7 +32,7 @@ class LiveServe {
                                             {.play_device_plugin = true})
                     .value()),
         live_(registry_, *source_, {}),
-        service_(registry_, inventory_, {}, metrics_,
+        service_(engine_, metrics_,
                  {.live = with_live ? &live_ : nullptr, .scheduler_name = "hami-scheduler"}) {
     server::ServerConfig config;
     config.listen = "127.0.0.1:0";
@@ -71,7 +71,7 @@ class LiveServe {
 
  private:
   device::DeviceRegistry registry_ = fit::build_registry({});
-  fit::RegisteredInventoryProvider inventory_{registry_};
+  engine::Engine engine_{registry_, nullptr};
   std::unique_ptr<state::SnapshotSource> source_;
   live::LiveScheduler live_;
   server::MetricsRegistry metrics_;

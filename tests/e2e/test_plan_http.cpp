@@ -9,6 +9,7 @@
 #include "fit/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
+#include "plan_http_support.h"
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
 #include "profile/profile_inventory.h"
@@ -22,6 +23,8 @@ namespace {
 
 using hamisim::testing::ClientOptions;
 using hamisim::testing::http_request;
+using testing::ca_config;
+using testing::Serve;
 
 std::string read(const std::string& name) {
   auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
@@ -48,64 +51,6 @@ struct Example {
     input.node_groups = std::move(groups).value();
   }
 };
-
-// `hamisim serve` as the CLI wires it: the extender routes and the what-if API, with the
-// example's device profiles.
-class Serve {
- public:
-  explicit Serve(const Example& e)
-      : inventory_(*e.registry, std::const_pointer_cast<profile::DeviceProfiles>(e.profiles)),
-        service_(*e.registry, inventory_, {}, metrics_, {}),
-        api_(Planning::create(e.registry, e.profiles, std::nullopt).value()) {
-    server::ServerConfig config;
-    config.listen = "127.0.0.1:0";
-    config.metrics_listen = "";
-    auto routes = service_.routes();
-    for (auto& r : api_.routes()) routes.push_back(std::move(r));
-    server_ = server::HttpServer::create(std::move(config), std::move(routes), &metrics_).value();
-    server_->start();
-  }
-  ~Serve() { server_->shutdown(std::chrono::seconds(5)); }
-  uint16_t port() const { return server_->port(); }
-  ClientOptions client() const {
-    ClientOptions o;
-    o.port = port();
-    return o;
-  }
-
- private:
-  profile::ProfileInventoryProvider inventory_;
-  server::MetricsRegistry metrics_;
-  server::ExtenderService service_;
-  server::PlanApi api_;
-  std::unique_ptr<server::HttpServer> server_;
-};
-
-// CA's scheduler configuration for hamisim, as deploy/ ships it.
-extender::SchedulerConfig ca_config(uint16_t port, const std::string& verb = "filter-simulation",
-                                    bool ignorable = false) {
-  const std::string text = R"(
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles: [{schedulerName: default-scheduler}]
-extenders:
-  - urlPrefix: http://127.0.0.1:)" +
-                           std::to_string(port) +
-                           R"(
-    filterVerb: )" + verb + R"(
-    nodeCacheCapable: false
-    ignorable: )" + (ignorable ? "true" : "false") +
-                           R"(
-    httpTimeout: 5s
-    managedResources:
-      - {name: nvidia.com/gpu, ignoredByScheduler: true}
-      - {name: nvidia.com/gpumem, ignoredByScheduler: true}
-      - {name: nvidia.com/gpucores, ignoredByScheduler: true}
-)";
-  auto config = extender::parse_scheduler_config(text, "ca-scheduler-config");
-  EXPECT_TRUE(config) << config.error().message;
-  return std::move(config).value();
-}
 
 Plan plan_with(const Example& e, std::optional<extender::SchedulerConfig> config,
                const PlanInput* input = nullptr) {
@@ -143,7 +88,7 @@ void expect_same_decision(const Plan& a, const Plan& b) {
 
 TEST(PlanOverHttp, SameDecisionInProcessAndThroughServe) {
   Example e;
-  Serve serve(e);
+  Serve serve(e.registry, e.profiles);
   Plan local = plan_with(e, std::nullopt);
   Plan remote = plan_with(e, ca_config(serve.port()));
   EXPECT_EQ(local.device_stage, "in-process");
@@ -162,7 +107,7 @@ TEST(PlanOverHttp, SameDecisionInProcessAndThroughServe) {
 // devices: 25 pods using 30% of a GPU each need two 8-GPU nodes, not one.
 TEST(PlanOverHttp, SimulatedPodsKeepDevicePackingRight) {
   Example e;
-  Serve serve(e);
+  Serve serve(e.registry, e.profiles);
   PlanInput input = e.input;
   input.pods.clear();
   input.nodes.clear();
@@ -238,7 +183,7 @@ TEST(PlanOverHttp, ExtenderFailuresAreReasonsOrWarnings) {
 // /v1/plan answers with exactly the JSON `hamisim plan -o json` prints for the same input.
 TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
   Example e;
-  Serve serve(e);
+  Serve serve(e.registry, e.profiles);
   auto yaml_json = [](const std::string& yaml) {
     auto j = model::yaml_to_json(yaml);
     EXPECT_TRUE(j) << j.error().message;
@@ -284,7 +229,7 @@ std::pair<boost::json::value, boost::json::value> k80_template_and_trainer() {
 // /v1/estimate packs pods onto copies of one template, standard resources and devices together.
 TEST(PlanOverHttp, EstimateRoute) {
   Example e;
-  Serve serve(e);
+  Serve serve(e.registry, e.profiles);
   auto [k80, trainer] = k80_template_and_trainer();
   boost::json::array pods;
   for (int i = 0; i < 5; ++i) {
@@ -316,7 +261,7 @@ TEST(PlanOverHttp, EstimateRoute) {
 // copies used to carry 40 node reasons each.
 TEST(PlanOverHttp, EstimateReasonsDoNotGrowWithTheNodeCount) {
   Example e;
-  Serve serve(e);
+  Serve serve(e.registry, e.profiles);
   auto [k80, trainer] = k80_template_and_trainer();
   boost::json::array pods;
   for (int i = 0; i < 600; ++i) {

@@ -25,6 +25,7 @@
 #include "fit/node_fit.h"
 #include "model/objects.h"
 #include "model/quantity.h"
+#include "registered_inventory.h"
 
 namespace hamisim::fit::testing {
 

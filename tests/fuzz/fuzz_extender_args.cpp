@@ -41,8 +41,8 @@ std::string describe(const Result<ExtenderArgs>& args) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const hamisim::device::DeviceRegistry registry = hamisim::fit::build_registry({});
-  static const hamisim::fit::RegisteredInventoryProvider inventory(registry);
-  static const hamisim::server::SimulationFilter filter(registry, inventory, {});
+  static const hamisim::engine::Engine engine(registry, nullptr);
+  static const hamisim::server::SimulationFilter filter(engine);
   static hamisim::server::DecodedObjects cache;
   // As HttpServer hands bodies over: with spare capacity for the parser's padding, so that the
   // body is decoded where it is (and its objects looked up in the filter's caches).

@@ -71,9 +71,9 @@ struct Kind {
 
 TEST(Load, SimulationAtSaturationWithBadBodiesMixedIn) {
   const device::DeviceRegistry registry = fit::build_registry({});
-  const fit::RegisteredInventoryProvider inventory(registry);
+  const engine::Engine engine(registry, nullptr);
   server::MetricsRegistry metrics;
-  server::ExtenderService service(registry, inventory, {}, metrics, {});
+  server::ExtenderService service(engine, metrics, {});
   server::ServerConfig config;
   config.listen = "127.0.0.1:0";
   config.metrics_listen = "";

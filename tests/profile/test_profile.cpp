@@ -267,8 +267,9 @@ class ProfileSimulationTest : public ProfileTest {
  protected:
   void use(const std::string& yaml) {
     profiles_ = std::make_shared<DeviceProfiles>(load(yaml));
-    provider_ = std::make_unique<ProfileInventoryProvider>(registry_, profiles_);
-    filter_ = std::make_unique<server::SimulationFilter>(registry_, *provider_, fit::FitPolicy{});
+    filter_.reset();
+    engine_ = std::make_unique<engine::Engine>(registry_, profiles_);
+    filter_ = std::make_unique<server::SimulationFilter>(*engine_);
   }
   boost::json::object run(const std::string& pod, const std::vector<std::string>& nodes) {
     testing::ArgsSpec spec;
@@ -281,7 +282,7 @@ class ProfileSimulationTest : public ProfileTest {
   }
 
   std::shared_ptr<DeviceProfiles> profiles_;
-  std::unique_ptr<ProfileInventoryProvider> provider_;
+  std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<server::SimulationFilter> filter_;
 };
 
@@ -393,7 +394,7 @@ TEST_P(OnMismatchTest, PolicyChangesSimulation) {
   auto before = run(pod, {testing::node_json("template-node-for-t4-77", {})});
   EXPECT_EQ(diag(before, "template-node-for-t4-77").at("Class").as_string(), "Fits");
   EXPECT_TRUE(diag(before, "template-node-for-t4-77").at("Notes").as_array().empty());
-  provider_->set_observations(
+  engine_->set_observations(
       std::make_shared<ProfileObservations>(observe(*profiles_, {member}, registry_)));
 
   auto r = run(pod, {testing::node_json("template-node-for-t4-77", {})});
@@ -415,12 +416,12 @@ TEST_P(OnMismatchTest, PolicyChangesSimulation) {
 
   // The reconciler observing the same again changes nothing; observing the contradiction gone
   // brings the profile's own answer back for the very same template bytes.
-  provider_->set_observations(
+  engine_->set_observations(
       std::make_shared<ProfileObservations>(observe(*profiles_, {member}, registry_)));
   EXPECT_EQ(diag(run(pod, {testing::node_json("template-node-for-t4-77", {})}),
                  "template-node-for-t4-77"),
             d);
-  provider_->set_observations(
+  engine_->set_observations(
       std::make_shared<ProfileObservations>(observe(*profiles_, {}, registry_)));
   auto after = run(pod, {testing::node_json("template-node-for-t4-77", {})});
   EXPECT_EQ(diag(after, "template-node-for-t4-77").at("Class").as_string(), "Fits");

@@ -24,9 +24,7 @@ constexpr const char* kRegister = "hami.io/node-nvidia-register";
 class SimulationFilterTest : public ::testing::Test {
  protected:
   SimulationFilterTest()
-      : registry_(fit::build_registry({})),
-        inventory_(registry_),
-        filter_(registry_, inventory_, {}) {}
+      : registry_(fit::build_registry({})), engine_(registry_, nullptr), filter_(engine_) {}
 
   boost::json::object run(const std::string& body) {
     last_ = filter_.filter(body);
@@ -46,7 +44,7 @@ class SimulationFilterTest : public ::testing::Test {
   }
 
   device::DeviceRegistry registry_;
-  fit::RegisteredInventoryProvider inventory_;
+  engine::Engine engine_;
   SimulationFilter filter_;
   SimulationResult last_;
 };

@@ -137,8 +137,8 @@ class Service {
   Service()
       : registry_(fit::build_registry(serve_device_config())),
         profiles_(std::make_shared<profile::DeviceProfiles>()),
-        inventory_(registry_, profiles_),
-        service_(registry_, inventory_, fit::FitPolicy{"spread", "binpack"}, metrics_, {}) {}
+        engine_(registry_, profiles_, fit::FitPolicy{"spread", "binpack"}),
+        service_(engine_, metrics_, {}) {}
 
   json::object post(const std::string& body) {
     HttpRequest request;
@@ -154,7 +154,7 @@ class Service {
  private:
   device::DeviceRegistry registry_;
   std::shared_ptr<profile::DeviceProfiles> profiles_;
-  profile::ProfileInventoryProvider inventory_;
+  engine::Engine engine_;
   MetricsRegistry metrics_;
   ExtenderService service_;
 };

@@ -12,18 +12,16 @@ using framework::PodInfoPtr;
 
 // ---- DeviceCache ----
 
-const fit::InventoryResult& DeviceCache::inventory(const model::Node& node) {
+const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const model::Node& node) {
   auto it = nodes_.find(node.metadata.name);
-  if (it == nodes_.end()) {
-    it = nodes_.emplace(node.metadata.name, inventory_.inventory_for(node)).first;
-  }
-  return *it->second;
+  if (it == nodes_.end()) it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
+  return it->second;
 }
 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
   auto it = pods_.find(pod.get());
   if (it == pods_.end()) {
-    auto decoded = fit::decode_pod_allocation(pod->pod(), registry_);
+    auto decoded = engine_.allocation(pod->pod());
     fit::PodAllocation allocation;
     if (decoded) {
       allocation = std::move(decoded).value();
@@ -62,25 +60,6 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
   return cached.state;
 }
 
-namespace {
-
-// The failure text /filter-simulation reports for a node without a usable description.
-std::string undescribed_reason(const fit::InventoryResult& inv) {
-  switch (inv.state) {
-    case fit::InventoryResult::State::kNoDescription:
-      return std::string(fit::kNodeUnregistered);
-    case fit::InventoryResult::State::kMalformed:
-      return "malformed device registration: " + inv.message;
-    case fit::InventoryResult::State::kRejected:
-      return "device profile rejected: " + inv.message;
-    case fit::InventoryResult::State::kOk:
-      break;
-  }
-  return {};
-}
-
-}  // namespace
-
 // ---- InProcessDeviceStage ----
 
 namespace {
@@ -102,7 +81,7 @@ std::string fit_input_key(const model::Pod& pod) {
 const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodInfo& pod) {
   if (prepared_.serial == pod.serial()) return prepared_;
   prepared_ = Prepared{pod.serial(), std::nullopt, {}, 0};
-  auto p = fit::prepare_pod(pod.pod(), cache_.registry(), policy_);
+  auto p = cache_.engine().prepare(pod.pod(), "pod " + pod.key());
   if (!p) {
     prepared_.error = p.error().message;
     return prepared_;
@@ -119,35 +98,37 @@ const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodIn
 }
 
 bool InProcessDeviceStage::interested(const PodInfo& pod) const {
-  return device::has_device_requests(cache_.registry().requests_for(pod.pod()));
+  return device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()));
 }
 
 Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
                                                     std::span<const NodeInfo* const> candidates) {
   const Prepared& p = prepared(pod);
-  if (!p.pod) return make_error("pod " + pod.key() + ": " + p.error);
+  if (!p.pod) return make_error(p.error);
   DeviceVerdicts out;
   out.rejections.resize(candidates.size());
   out.allocations.resize(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const NodeInfo& node = *candidates[i];
-    const fit::InventoryResult& inv = cache_.inventory(node.node());
-    if (inv.state != fit::InventoryResult::State::kOk) {
-      out.rejections[i] = undescribed_reason(inv);
+    const std::shared_ptr<const fit::InventoryResult>& described = cache_.described(node.node());
+    if (described->state != fit::InventoryResult::State::kOk) {
+      static const fit::NodeUsage kNoUsage;
+      out.rejections[i] =
+          cache_.engine().decide(*p.pod, node.node(), described, kNoUsage).failed_text;
       continue;
     }
-    DeviceCache::NodeState& state = cache_.state(node, inv.inventory);
+    DeviceCache::NodeState& state = cache_.state(node, described->inventory);
     auto known = std::find_if(state.rejections.begin(), state.rejections.end(),
                               [&](const auto& r) { return r.first == p.fit_id; });
     if (known != state.rejections.end()) {
       out.rejections[i] = known->second;
       continue;
     }
-    fit::NodeFit f = fit::fit_pod(*p.pod, state.usage, inv.inventory, cache_.registry());
-    if (f.fits) {
-      out.allocations[i].insert(f.annotations.begin(), f.annotations.end());
+    engine::Verdict v = cache_.engine().decide(*p.pod, node.node(), described, state.usage);
+    if (v.passes()) {
+      out.allocations[i].insert(v.fit.annotations.begin(), v.fit.annotations.end());
     } else {
-      out.rejections[i] = f.reason.empty() ? "rejected" : f.reason;
+      out.rejections[i] = std::move(v.failed_text);
       state.rejections.emplace_back(p.fit_id, out.rejections[i]);
     }
   }

@@ -1,9 +1,9 @@
 #pragma once
 // The device stage of the planner: after the framework filters, which candidate nodes can
 // take a pod's HAMi devices. Two implementations:
-// - InProcessDeviceStage links the Fit engine: the same code `/filter-simulation` runs, with
-//   the usage of every pod already on a candidate (real pods from the snapshot and pods the
-//   planner placed) counted from their allocation annotations;
+// - InProcessDeviceStage asks the simulation engine (engine::Engine), the same code
+//   `/filter-simulation` runs, with the usage of every pod already on a candidate (real pods
+//   from the snapshot and pods the planner placed) counted from their allocation annotations;
 // - ExtenderDeviceStage calls the configured scheduler extenders as a patched CA does
 //   (spec §6.3), sending the pods placed on each candidate as `SimulatedPods` so an extender
 //   that understands them (hamisim's /filter-simulation) counts their usage.
@@ -18,9 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "device/registry.h"
-#include "fit/inventory.h"
-#include "fit/node_fit.h"
+#include "engine/engine.h"
 #include "model/result.h"
 #include "model/string_hash.h"
 #include "planner/extender/extender_chain.h"
@@ -63,9 +61,10 @@ class DeviceStage {
 // node (template copies of one group are identical).
 class DeviceCache {
  public:
-  DeviceCache(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory)
-      : registry_(registry), inventory_(inventory) {}
-  const fit::InventoryResult& inventory(const model::Node& node);
+  explicit DeviceCache(const engine::Engine& engine) : engine_(engine) {}
+  // The engine's description of the node.
+  const std::shared_ptr<const fit::InventoryResult>& described(const model::Node& node);
+  const fit::InventoryResult& inventory(const model::Node& node) { return *described(node); }
   // The pod's allocation from its annotations; an undecodable one counts as nothing (the
   // live pod manager would not have admitted it either) and is remembered as a warning.
   const fit::PodAllocation& allocation(const framework::PodInfoPtr& pod);
@@ -87,12 +86,11 @@ class DeviceCache {
                               const fit::NodeInventory& inventory) {
     return state(node, inventory).usage;
   }
-  const device::DeviceRegistry& registry() const { return registry_; }
+  const engine::Engine& engine() const { return engine_; }
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
  private:
-  const device::DeviceRegistry& registry_;
-  const fit::InventoryProvider& inventory_;
+  const engine::Engine& engine_;
   model::StringHashMap<std::shared_ptr<const fit::InventoryResult>> nodes_;
   std::unordered_map<const framework::PodInfo*,
                      std::pair<framework::PodInfoPtr, fit::PodAllocation>>
@@ -109,8 +107,7 @@ class DeviceCache {
 
 class InProcessDeviceStage final : public DeviceStage {
  public:
-  InProcessDeviceStage(DeviceCache& cache, fit::FitPolicy policy)
-      : cache_(cache), policy_(std::move(policy)) {}
+  explicit InProcessDeviceStage(DeviceCache& cache) : cache_(cache) {}
   bool interested(const framework::PodInfo& pod) const override;
   Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                 std::span<const framework::NodeInfo* const> candidates) override;
@@ -130,7 +127,6 @@ class InProcessDeviceStage final : public DeviceStage {
   const Prepared& prepared(const framework::PodInfo& pod);
 
   DeviceCache& cache_;
-  fit::FitPolicy policy_;
   Prepared prepared_;
   std::map<uint64_t, uint32_t> fit_id_by_serial_;
   std::map<std::string, uint32_t, std::less<>> fit_ids_;

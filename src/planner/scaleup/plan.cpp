@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "fit/device_compare.h"
 #include "fit/quota.h"
 #include "planner/expander/expander.h"
 #include "planner/framework/pipeline.h"
@@ -97,7 +98,7 @@ class Planner {
         env_(env),
         pipeline_(framework::FilterPipeline::make_default(env.fit_args)),
         fitter_(pipeline_, *env.devices),
-        quota_(env.cache->registry()) {}
+        quota_(env.cache->engine().registry()) {}
 
   // PlannerEnv::cancelled, remembered once true.
   bool stop_requested() {
@@ -427,23 +428,13 @@ class Planner {
     return out;
   }
 
-  // HAMi devices are not node capacity CA compares: two groups whose templates register
-  // different GPUs are not similar (deviation: CA's comparator sees only capacity).
+  // HAMi devices are not node capacity CA compares: two groups whose templates describe
+  // different devices are not similar (deviation: CA's comparator sees only capacity). The
+  // same rule as profile reconciliation (fit::same_devices).
   bool same_devices(const model::Node& a, const model::Node& b) {
     const fit::InventoryResult& ia = env_.cache->inventory(a);
     const fit::InventoryResult& ib = env_.cache->inventory(b);
-    if (ia.state != ib.state) return false;
-    const auto& da = ia.inventory.devices;
-    const auto& db = ib.inventory.devices;
-    if (da.size() != db.size()) return false;
-    for (size_t k = 0; k < da.size(); ++k) {
-      if (da[k].type != db[k].type || da[k].devmem != db[k].devmem ||
-          da[k].devcore != db[k].devcore || da[k].count != db[k].count ||
-          da[k].device_vendor != db[k].device_vendor) {
-        return false;
-      }
-    }
-    return true;
+    return ia.state == ib.state && fit::same_devices(ia.inventory.devices, ib.inventory.devices);
   }
 
   // ComputeExpansionOption for every valid group with schedulable pods.

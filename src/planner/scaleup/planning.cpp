@@ -22,15 +22,18 @@ Result<std::shared_ptr<const Planning>> Planning::create(
     std::shared_ptr<const device::DeviceRegistry> registry,
     std::shared_ptr<const profile::DeviceProfiles> profiles,
     std::optional<extender::SchedulerConfig> scheduler_config, fit::FitPolicy policy) {
+  auto own =
+      std::make_shared<const engine::Engine>(*registry, std::move(profiles), std::move(policy));
+  auto planning = create(std::move(own), std::move(scheduler_config));
+  if (planning) std::const_pointer_cast<Planning>(*planning)->registry_ = std::move(registry);
+  return planning;
+}
+
+Result<std::shared_ptr<const Planning>> Planning::create(
+    std::shared_ptr<const engine::Engine> engine,
+    std::optional<extender::SchedulerConfig> scheduler_config) {
   std::shared_ptr<Planning> p(new Planning());
-  p->registry_ = std::move(registry);
-  p->profiles_ = profiles;
-  p->policy_ = std::move(policy);
-  if (profiles) {
-    p->inventory_ = std::make_unique<profile::ProfileInventoryProvider>(*p->registry_, profiles);
-  } else {
-    p->inventory_ = std::make_unique<fit::RegisteredInventoryProvider>(*p->registry_);
-  }
+  p->engine_ = std::move(engine);
   if (scheduler_config) {
     auto args = extender::effective_node_resources_fit(*scheduler_config);
     if (!args) return args.error();
@@ -44,7 +47,7 @@ Result<std::shared_ptr<const Planning>> Planning::create(
       p->chain_.emplace(std::move(chain).value());
     }
   } else {
-    p->fit_args_.ignored_resources = managed_resource_names(*p->registry_);
+    p->fit_args_.ignored_resources = managed_resource_names(p->engine_->registry());
   }
   return std::shared_ptr<const Planning>(std::move(p));
 }
@@ -53,19 +56,18 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
                             std::function<void(size_t, size_t)> progress,
                             std::function<bool()> cancelled) const {
   struct RunState {
-    RunState(const device::DeviceRegistry& registry, const fit::InventoryProvider& inventory)
-        : cache(registry, inventory) {}
+    explicit RunState(const engine::Engine& engine) : cache(engine) {}
     DeviceCache cache;
     std::optional<InProcessDeviceStage> in_process;
     std::optional<ExtenderDeviceStage> extenders;
   };
-  auto run = std::make_shared<RunState>(*registry_, *inventory_);
+  auto run = std::make_shared<RunState>(*engine_);
   PlannerEnv env;
   env.cache = &run->cache;
   if (chain_) {
     env.devices = &run->extenders.emplace(*chain_, run->cache);
   } else {
-    env.devices = &run->in_process.emplace(run->cache, policy_);
+    env.devices = &run->in_process.emplace(run->cache);
   }
   env.fit_args = fit_args_;
   env.progress = std::move(progress);
@@ -76,11 +78,11 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
 }
 
 Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const {
-  DeviceCache cache(*registry_, *inventory_);
+  DeviceCache cache(*engine_);
   std::optional<InProcessDeviceStage> in_process;
   std::optional<ExtenderDeviceStage> extenders;
   DeviceStage& stage = chain_ ? static_cast<DeviceStage&>(extenders.emplace(*chain_, cache))
-                              : in_process.emplace(cache, policy_);
+                              : in_process.emplace(cache);
   framework::FilterPipeline pipeline = framework::FilterPipeline::make_default(fit_args_);
   DeviceAwareFitter fitter(pipeline, stage);
   estimator::SteadyClock clock;

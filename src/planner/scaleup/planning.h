@@ -7,13 +7,10 @@
 #include <memory>
 #include <optional>
 
-#include "device/registry.h"
-#include "fit/node_fit.h"
+#include "engine/engine.h"
 #include "planner/extender/extender_chain.h"
 #include "planner/extender/scheduler_config.h"
 #include "planner/scaleup/plan.h"
-#include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 
 namespace hamisim::planner::scaleup {
 
@@ -40,10 +37,15 @@ struct EstimateResult {
 
 class Planning {
  public:
-  // `profiles` may be null. With a scheduler configuration, its NodeResourcesFit args are
-  // used (CA-exp's ignored-resource derivation) and its extenders decide device fit; without
-  // one, or when it configures no extender, the in-process Fit engine does, with every
-  // managed HAMi resource ignored by NodeResourcesFit (as HAMi's chart configures it).
+  // With a scheduler configuration, its NodeResourcesFit args are used (CA-exp's
+  // ignored-resource derivation) and its extenders decide device fit; without one, or when it
+  // configures no extender, `engine` does (the one `serve` answers /filter-simulation with),
+  // with every managed HAMi resource ignored by NodeResourcesFit (as HAMi's chart configures
+  // it).
+  static Result<std::shared_ptr<const Planning>> create(
+      std::shared_ptr<const engine::Engine> engine,
+      std::optional<extender::SchedulerConfig> scheduler_config);
+  // The same over an engine of its own (`profiles` may be null).
   static Result<std::shared_ptr<const Planning>> create(
       std::shared_ptr<const device::DeviceRegistry> registry,
       std::shared_ptr<const profile::DeviceProfiles> profiles,
@@ -57,18 +59,15 @@ class Planning {
   // Errors are internal failures of the estimation.
   Result<EstimateResult> estimate(const EstimateRequest& request) const;
 
-  const device::DeviceRegistry& registry() const { return *registry_; }
-  const profile::DeviceProfiles* profiles() const { return profiles_.get(); }
+  const device::DeviceRegistry& registry() const { return engine_->registry(); }
   bool uses_extenders() const { return chain_.has_value(); }
 
  private:
   Planning() = default;
-  std::shared_ptr<const device::DeviceRegistry> registry_;
-  std::shared_ptr<const profile::DeviceProfiles> profiles_;
-  std::unique_ptr<fit::InventoryProvider> inventory_;
+  std::shared_ptr<const device::DeviceRegistry> registry_;  // the own engine's, when it has one
+  std::shared_ptr<const engine::Engine> engine_;
   std::optional<extender::ExtenderChain> chain_;
   framework::NodeResourcesFitArgs fit_args_;
-  fit::FitPolicy policy_;
 };
 
 // The resource names NodeResourcesFit ignores when the in-process engine judges devices.

@@ -62,8 +62,8 @@ std::vector<RecordedRequest> ScriptedExtender::requests() const {
 
 LiveService::LiveService(server::ServerConfig config)
     : registry_(fit::build_registry({})),
-      inventory_(registry_),
-      service_(registry_, inventory_, {}, metrics_, {}) {
+      engine_(registry_, nullptr),
+      service_(engine_, metrics_, {}) {
   server_ = start(std::move(config), service_.routes(), &metrics_);
 }
 

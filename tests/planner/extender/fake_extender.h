@@ -56,7 +56,7 @@ class LiveService {
 
  private:
   device::DeviceRegistry registry_;
-  fit::RegisteredInventoryProvider inventory_;
+  engine::Engine engine_;
   server::MetricsRegistry metrics_;
   server::ExtenderService service_;
   std::unique_ptr<server::HttpServer> server_;

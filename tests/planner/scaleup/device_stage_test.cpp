@@ -52,9 +52,9 @@ model::Pod pod_with_memory(const std::string& name, int mib) {
 }
 
 struct Stage {
-  fit::RegisteredInventoryProvider inventory{registry()};
-  DeviceCache cache{registry(), inventory};
-  InProcessDeviceStage stage{cache, fit::FitPolicy{}};
+  engine::Engine engine{registry(), nullptr};
+  DeviceCache cache{engine};
+  InProcessDeviceStage stage{cache};
   ClusterSnapshot snapshot;
 
   Stage() { EXPECT_TRUE(snapshot.add_node(one_gpu_node()).ok()); }
