@@ -227,6 +227,8 @@ bool go_is_space(uint32_t r) {
   }
 }
 
+}  // namespace
+
 // strings.TrimSpace.
 std::string_view go_trim_space(std::string_view s) {
   size_t first = s.size();
@@ -246,6 +248,8 @@ std::string_view go_trim_space(std::string_view s) {
   if (first == s.size()) return {};
   return s.substr(first, last_end - first);
 }
+
+namespace {
 
 // ------------------------------------------------------------------------------------------
 // Step 1: Go's acceptance rules (encoding/json scanner) plus string normalisation.

@@ -99,6 +99,31 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
   return {};
 }
 
+// HAMi pads the pod's device map with an empty entry per container under every device Type
+// present on the node (reference: hami-other-vendors.md A.5), and then calls every backend's
+// PatchAnnotations and, for every key of the map, ScoreNode. A vendor whose devices are typed
+// exactly with its vendor key (Cambricon's MLU, Ascend's chip names, AWSNeuron, ...) therefore
+// writes its annotations and adds its node score for a pod that asks none of its devices, on a
+// node it shares with the vendor the pod does ask for. These are those vendors: registered,
+// present on the node under exactly their key, not in `allocated`; ascending vendor key.
+std::vector<const device::DeviceBackend*> unrequested_vendors(
+    const NodeInventory& inventory, const device::DeviceRegistry& registry,
+    const device::PodDevices& allocated) {
+  std::vector<const device::DeviceBackend*> out;
+  if (allocated.empty()) return out;  // HAMi writes nothing for a pod without devices
+  const std::string* previous = nullptr;
+  for (const device::DeviceInfo& d : inventory.devices) {
+    if (previous && *previous == d.type) continue;  // a node's devices mostly share a type
+    previous = &d.type;
+    if (allocated.contains(d.type)) continue;
+    const device::DeviceBackend* backend = registry.find(d.type);
+    if (backend && std::find(out.begin(), out.end(), backend) == out.end()) out.push_back(backend);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto* a, const auto* b) { return a->vendor() < b->vendor(); });
+  return out;
+}
+
 // The devices in registration order, as the backends take them. DeviceBackend::fit never
 // writes through these pointers; only fit_container's committed add_usage does, and only on
 // the working copy.
@@ -188,6 +213,13 @@ FitClass classify_failure(std::string_view reason) {
 void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
               const device::DeviceRegistry& registry, const AllocationSite& site) {
   const device::AnnotationContext context{pod.pod, site.node, inventory.devices, site.unix_nanos};
+  // The padded vendors first: should two backends write one key, the requested vendor's value
+  // is the one that stays (HAMi's order is Go map order).
+  const device::PodSingleDevice padding(pod.requests.size());
+  for (const device::DeviceBackend* backend :
+       unrequested_vendors(inventory, registry, fit.devices)) {
+    backend->annotate_allocation(padding, context, fit.annotations);
+  }
   for (const auto& [vendor, list] : fit.devices) {
     if (const device::DeviceBackend* backend = registry.find(vendor)) {
       backend->annotate_allocation(list, context, fit.annotations);
@@ -251,6 +283,14 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   for (const auto& [vendor, list] : out.devices) {
     if (const device::DeviceBackend* backend = registry.find(vendor)) {
       out.node_score += backend->score_node(base.devices, list, pod.node_policy);
+    }
+  }
+  const std::vector<const device::DeviceBackend*> padded =
+      unrequested_vendors(inventory, registry, out.devices);
+  if (!padded.empty()) {
+    const device::PodSingleDevice padding(total);
+    for (const device::DeviceBackend* backend : padded) {
+      out.node_score += backend->score_node(base.devices, padding, pod.node_policy);
     }
   }
   if (with_annotations) annotate(out, pod, inventory, registry, site);

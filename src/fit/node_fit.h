@@ -64,8 +64,14 @@ struct NodeFit {
   FitClass fit_class = FitClass::kFits;
   std::string reason;          // HAMi-compatible failure string when !fits
   device::PodDevices devices;  // per vendor, one entry per container (init first)
-  float node_score = 0;        // HAMi node score before the pod (plus vendor scores)
-  // The vendor annotations the live path writes for this allocation.
+  // HAMi node score before the pod, plus the ScoreNode of every vendor in `devices` and of
+  // every vendor HAMi pads in for the pod on this node (see `annotations`).
+  float node_score = 0;
+  // The vendor annotations the live path writes for this allocation: those of the vendors in
+  // `devices`, and, as HAMi does, the all-empty ones (one ';' per container) of every other
+  // vendor present on the node under exactly its vendor key (Cambricon's
+  // `hami.io/cambricon-mlu-devices-allocated: ";"` and `CAMBRICON_DSMLU_ASSIGNED: "false"` for
+  // a DCU pod on a DCU + MLU node). Such vendors never appear in `devices`.
   std::map<std::string, std::string> annotations;
   // On failure: the container that did not fit and why each device was passed over.
   int failed_container = -1;

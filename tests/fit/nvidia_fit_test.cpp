@@ -167,15 +167,22 @@ TEST(NvidiaFitChecks, UseGpuTypeIsCaseInsensitiveSubstring) {
   EXPECT_EQ(reason_of(h, t4), "1/1 CardTypeMismatch");
 }
 
-// §2.5: blank use-gputype items mean no constraint.
+// §2.5: a blank use-gputype value means no constraint; a value that is not blank is one, even
+// when all its items are blank (they match nothing), as HAMi v2.10 reads it (issue #22; this
+// test used to accept " , ," too).
 TEST(NvidiaFitChecks, BlankUseGpuTypeIsNoConstraint) {
   FitHarness h({gpu("GPU-a")});
-  for (const char* value : {"", " ", " , ,"}) {
-    model::Pod pod = PodBuilder()
-                         .annotate(std::string(kUseGpuTypeAnnotation), value)
-                         .app(gpu_container("main", 1, 1000))
-                         .build();
-    EXPECT_TRUE(h.fit(pod).fits) << "'" << value << "'";
+  auto with_type = [](const char* v) {
+    return PodBuilder()
+        .annotate(std::string(kUseGpuTypeAnnotation), v)
+        .app(gpu_container("main", 1, 1000))
+        .build();
+  };
+  for (const char* value : {"", " ", "\t \n"}) {
+    EXPECT_TRUE(h.fit(with_type(value)).fits) << "'" << value << "'";
+  }
+  for (const char* value : {" , ,", ",", " , "}) {
+    EXPECT_EQ(reason_of(h, with_type(value)), "1/1 CardTypeMismatch") << "'" << value << "'";
   }
 }
 
@@ -209,7 +216,9 @@ TEST(NvidiaFitChecks, UseGpuUuidIsExact) {
   EXPECT_EQ(reason_of(h, with_uuid("gpu-ab")), "1/1 CardUuidMismatch");
   EXPECT_TRUE(h.fit(with_uuid(" GPU-ab ")).fits);
   EXPECT_TRUE(h.fit(with_uuid("GPU-x,GPU-ab")).fits);
-  EXPECT_TRUE(h.fit(with_uuid(" , ")).fits);  // blank = no constraint
+  EXPECT_TRUE(h.fit(with_uuid("  ")).fits);  // blank = no constraint
+  // Not blank, every item blank: a constraint no GPU meets (issue #22; this used to fit).
+  EXPECT_EQ(reason_of(h, with_uuid(" , ")), "1/1 CardUuidMismatch");
 }
 
 // §2.5: nouse-gpuuuid rejects exact UUIDs only.

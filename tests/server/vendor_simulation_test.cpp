@@ -1059,15 +1059,20 @@ TEST(MixedNvidiaAscendNode, EachVendorPacksIndependently) {
   EXPECT_EQ(gpus_again.allocations.front(), gpus.allocations.front());
 }
 
-// HAMi pads an all-empty list for a CommonWord-typed vendor the pod does not ask for, so on
-// this node its NVIDIA pod would also carry `hami.io/Ascend910B3-devices-*: ;` and
-// `huawei.com/Ascend910B3: null` (reference A.5, inferred). hamisim deliberately writes only
-// the requested vendors' annotations (docs/deviations.md #23): nothing a device plugin reads.
-TEST(MixedNvidiaAscendNode, OnlyTheRequestedVendorWritesAnnotations) {
+// HAMi pads an all-empty list for a vendor the pod does not ask for whose devices are typed
+// with its vendor key (reference A.5), so on this node its NVIDIA pod also carries
+// `hami.io/Ascend910B3-devices-*: ;` and `huawei.com/Ascend910B3: null`. hamisim used to write
+// only the requested vendors' annotations (the former deviation 23); since issue #22 it
+// writes what HAMi writes, in the simulation's Allocations as on the live path.
+TEST(MixedNvidiaAscendNode, UnrequestedVendorsWriteHamisEmptyAnnotations) {
   const NodeSpec n = mixed_node();
   const Answer gpu = ask(pod_json("cuda", kNvidiaPod), node_json(n), n.name);
   ASSERT_TRUE(gpu.in_nodes) << describe(gpu);
-  EXPECT_EQ(gpu.allocations, kNvidiaFirst);
+  Strings want = kNvidiaFirst;
+  want.merge(both_keys("hami.io/Ascend910B3-devices-to-allocate",
+                       "hami.io/Ascend910B3-devices-allocated", ";"));
+  want["huawei.com/Ascend910B3"] = "null";
+  EXPECT_EQ(gpu.allocations, want);
 }
 
 }  // namespace

@@ -30,25 +30,6 @@ BackendIdentity amd_identity(const AmdConfig& c) {
   return id;
 }
 
-struct AmdPreparedPod final : StandardPreparedPod {
-  // device.CheckType: a use-gputype value that is not blank constrains the type even when
-  // all its items are blank (", " then accepts no device).
-  bool use_types_given = false;
-};
-
-bool blank(std::string_view s) {
-  return s.find_first_not_of(" \t\n\v\f\r") == std::string_view::npos;
-}
-
-bool type_accepted(const AmdPreparedPod& pod, std::string_view type) {
-  if (pod.use_types_given &&
-      std::none_of(pod.use_types.begin(), pod.use_types.end(),
-                   [&](const std::string& t) { return contains_ignore_case(type, t); })) {
-    return false;
-  }
-  return type_allowed_by({}, pod.nouse_types, type);
-}
-
 bool equal_ignore_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && contains_ignore_case(a, b);
 }
@@ -128,18 +109,10 @@ NodeDevices AmdBackend::node_devices(const model::Node& node) const {
   return out;
 }
 
-std::unique_ptr<PreparedPod> AmdBackend::prepare(const model::Pod& pod) const {
-  auto p = std::make_unique<AmdPreparedPod>();
-  prepare_standard(pod, *p);
-  const std::string* use = model::find_annotation(pod.metadata, kUseTypeAnnotation);
-  p->use_types_given = use && !blank(*use);
-  return p;
-}
-
 // AMDDevices.Fit (B.1 §4): its own checks, not the standard template's.
 FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
                            const ContainerDeviceRequest& request, const FitContext& ctx) const {
-  const auto& pod = static_cast<const AmdPreparedPod&>(*ctx.prepared);
+  const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
   FitOutcome out;
   int32_t nums = request.nums;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
@@ -153,11 +126,11 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardNotHealth");
       continue;
     }
-    if (!equal_ignore_case(request.type, kVendor) || !type_accepted(pod, d.type)) {
+    if (!equal_ignore_case(request.type, kVendor) || !pod.types.allows(d.type)) {
       fail(d, "CardTypeMismatch", "type \"" + d.type + "\" not selected by the pod");
       continue;
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(d, "CardUuidMismatch");
       continue;
     }

@@ -32,7 +32,6 @@ class AmdBackend final : public StandardBackend {
   AmdAdmission admission(const model::Container& container) const;
   ContainerDeviceRequest request_for(const model::Container& container) const override;
   NodeDevices node_devices(const model::Node& node) const override;
-  std::unique_ptr<PreparedPod> prepare(const model::Pod& pod) const override;
   FitOutcome fit(std::span<DeviceUsage* const> devices, const ContainerDeviceRequest& request,
                  const FitContext& context) const override;
   // Capacity of the count resource; HAMi reports a backend without a count name healthy.

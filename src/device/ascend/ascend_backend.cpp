@@ -279,7 +279,7 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
       fail(kCardTypeMismatch, [&] { return "request type \"" + k.type + "\""; });
       continue;
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(kCardUuidMismatch, no_detail);
       continue;
     }

@@ -250,7 +250,7 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardTypeMismatch", no_detail);
       continue;
     }
-    if (pod && !uuid_allowed(pod->use_uuids, pod->nouse_uuids, d.id)) {
+    if (pod && !pod->uuids.allows(d.id)) {
       fail(d, "CardUuidMismatch", no_detail);
       continue;
     }

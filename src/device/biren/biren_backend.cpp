@@ -56,7 +56,7 @@ FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardTypeMismatch");
       continue;
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(d, "CardUuidMismatch");
       continue;
     }

@@ -22,12 +22,6 @@ constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
 constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
 constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
 
-std::vector<std::string> annotation_list(const model::Pod& pod, const std::string& key) {
-  if (key.empty()) return {};
-  const std::string* v = model::find_annotation(pod.metadata, key);
-  return v ? split_comma_list(*v) : std::vector<std::string>{};
-}
-
 template <class Decode>
 NodeDevices decode_registration(const model::Node& node, std::string_view key,
                                 std::string_view vendor, Decode&& decode) {
@@ -73,23 +67,6 @@ const model::Quantity* find_resource(const model::Container& c, const std::strin
 int32_t saturate_int32(int64_t v) {
   return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
                                                   std::numeric_limits<int32_t>::max()));
-}
-
-bool uuid_allowed(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
-                  std::string_view uuid) {
-  if (!use.empty() && std::find(use.begin(), use.end(), uuid) == use.end()) return false;
-  return std::find(nouse.begin(), nouse.end(), uuid) == nouse.end();
-}
-
-bool type_allowed_by(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
-                     std::string_view type) {
-  if (!use.empty() && std::none_of(use.begin(), use.end(), [&](const std::string& t) {
-        return contains_ignore_case(type, t);
-      })) {
-    return false;
-  }
-  return std::none_of(nouse.begin(), nouse.end(),
-                      [&](const std::string& t) { return contains_ignore_case(type, t); });
 }
 
 bool namespace_quota_allows(const FitContext& ctx, std::string_view vendor,
@@ -150,10 +127,10 @@ int64_t capacity_count(const model::Node& node, const std::string& name) {
 StandardBackend::StandardBackend(BackendIdentity identity) : identity_(std::move(identity)) {}
 
 void StandardBackend::prepare_standard(const model::Pod& pod, StandardPreparedPod& out) const {
-  out.use_uuids = annotation_list(pod, identity_.use_uuid_annotation);
-  out.nouse_uuids = annotation_list(pod, identity_.nouse_uuid_annotation);
-  out.use_types = annotation_list(pod, identity_.use_type_annotation);
-  out.nouse_types = annotation_list(pod, identity_.nouse_type_annotation);
+  out.uuids = UuidSelection::read(pod.metadata, identity_.use_uuid_annotation,
+                                  identity_.nouse_uuid_annotation);
+  out.types = TypeSelection::read(pod.metadata, identity_.use_type_annotation,
+                                  identity_.nouse_type_annotation);
 }
 
 std::unique_ptr<PreparedPod> StandardBackend::prepare(const model::Pod& pod) const {
@@ -164,7 +141,7 @@ std::unique_ptr<PreparedPod> StandardBackend::prepare(const model::Pod& pod) con
 
 bool StandardBackend::type_allowed(const DeviceUsage& device,
                                    const StandardPreparedPod& pod) const {
-  return type_allowed_by(pod.use_types, pod.nouse_types, device.type);
+  return pod.types.allows(device.type);
 }
 
 FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
@@ -193,7 +170,7 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kCardTypeMismatch, [&] { return "type \"" + d.type + "\" not selected by the pod"; });
       continue;
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(kCardUuidMismatch, no_detail);
       continue;
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device/backend.h"
+#include "device/selection.h"
 
 namespace hamisim::device {
 
@@ -23,20 +24,18 @@ struct BackendIdentity {
   std::string cleanup_annotation;      // deleted when the vendor turns unhealthy
   HealthCheck health = HealthCheck::kHandshake;
   bool locks_node = true;
-  // device.CheckUUID keys: comma lists of exact UUIDs (empty key = not read).
+  // device.CheckUUID keys (empty = not read), read with the shared rule of selection.h.
   std::string use_uuid_annotation;
   std::string nouse_uuid_annotation;
-  // device.CheckType keys: comma lists of case-insensitive substrings of the device type.
+  // device.CheckType keys (empty = not read), read with the shared rule of selection.h.
   std::string use_type_annotation;
   std::string nouse_type_annotation;
 };
 
 // The pod facts the standard Fit reads, parsed once per pod.
 struct StandardPreparedPod : PreparedPod {
-  std::vector<std::string> use_uuids;
-  std::vector<std::string> nouse_uuids;
-  std::vector<std::string> use_types;
-  std::vector<std::string> nouse_types;
+  UuidSelection uuids;
+  TypeSelection types;
 };
 
 class StandardBackend : public DeviceBackend {
@@ -100,12 +99,6 @@ int32_t saturate_int32(int64_t v);
 // True when the comma list `policy` (hami.io/gpu-scheduler-policy) holds `token` ("mutex",
 // "topology-aware", ...).
 bool policy_has_token(std::string_view policy, std::string_view token);
-
-// device.CheckUUID / device.CheckType over prepared lists.
-bool uuid_allowed(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
-                  std::string_view uuid);
-bool type_allowed_by(const std::vector<std::string>& use, const std::vector<std::string>& nouse,
-                     std::string_view type);
 
 // The namespace quota check with the pod's hypothetical devices: fitted containers, the
 // current container's selection and the candidate, collapsed with init-container peaks.

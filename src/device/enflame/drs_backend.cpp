@@ -27,52 +27,7 @@ int32_t clamp_int32(int64_t v) {
   return static_cast<int32_t>(std::clamp(v, kInt32Min, kInt32Max));
 }
 
-// --- Go string helpers -------------------------------------------------------------------
-
-bool is_go_space(uint32_t r) {
-  switch (r) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return r >= 0x2000 && r <= 0x200A;
-  }
-}
-
-// strings.TrimSpace: Unicode White_Space at both ends (an invalid byte stops the trim).
-std::string_view go_trim_space(std::string_view s) {
-  while (!s.empty()) {
-    uint32_t r = 0;
-    const size_t n = model::decode_utf8_rune(s, 0, &r);
-    if (n == 0 || !is_go_space(r)) break;
-    s.remove_prefix(n);
-  }
-  while (!s.empty()) {
-    // The last rune starts at the last byte that is not a continuation byte.
-    size_t start = s.size() - 1;
-    while (start > 0 && s.size() - start < 4 &&
-           (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) {
-      --start;
-    }
-    uint32_t r = 0;
-    const size_t n = model::decode_utf8_rune(s, start, &r);
-    if (n != s.size() - start || !is_go_space(r)) break;
-    s.remove_suffix(n);
-  }
-  return s;
-}
+// --- Go string helpers (strings.TrimSpace is go_trim_space, codec.h) ----------------------
 
 // strconv.Atoi on a 64-bit platform: optional sign, ASCII digits, int64 range.
 std::optional<int64_t> go_atoi(std::string_view s) {
@@ -602,7 +557,7 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardTypeMismatch", no_detail);
       continue;
     }
-    if (pod && !uuid_allowed(pod->use_uuids, pod->nouse_uuids, d.id)) {
+    if (pod && !pod->uuids.allows(d.id)) {
       fail(d, "CardUuidMismatch", no_detail);
       continue;
     }

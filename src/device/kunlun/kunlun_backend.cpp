@@ -28,11 +28,6 @@ BackendIdentity kunlun_identity(const KunlunConfig& c) {
   return id;
 }
 
-std::vector<std::string> annotation_list(const model::Pod& pod, std::string_view key) {
-  const std::string* v = model::find_annotation(pod.metadata, key);
-  return v ? split_comma_list(*v) : std::vector<std::string>{};
-}
-
 // Go's strings.Contains (case-sensitive), which ScoreNode uses on types.
 bool has(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
@@ -46,15 +41,14 @@ void add_index(std::vector<int64_t>& list, int64_t v) {
 }  // namespace
 
 bool KunlunPreparedPod::uuid_allowed(std::string_view id) const {
-  return device::uuid_allowed(use_uuids, nouse_uuids, id) &&
-         device::uuid_allowed(baidu_use_uuids, baidu_nouse_uuids, id);
+  return uuids.allows(id) && baidu_uuids.allows(id);
 }
 
 std::unique_ptr<PreparedPod> TopologyBackend::prepare(const model::Pod& pod) const {
   auto p = std::make_unique<KunlunPreparedPod>();
   prepare_standard(pod, *p);
-  p->baidu_use_uuids = annotation_list(pod, kBaiduUseUuidAnnotation);
-  p->baidu_nouse_uuids = annotation_list(pod, kBaiduNouseUuidAnnotation);
+  p->baidu_uuids =
+      UuidSelection::read(pod.metadata, kBaiduUseUuidAnnotation, kBaiduNouseUuidAnnotation);
   return p;
 }
 

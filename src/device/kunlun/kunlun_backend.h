@@ -37,8 +37,7 @@ struct KunlunConfig {
 
 // The pod's UUID filters: the standard pair (hami.io/...) plus Baidu's.
 struct KunlunPreparedPod : StandardPreparedPod {
-  std::vector<std::string> baidu_use_uuids;
-  std::vector<std::string> baidu_nouse_uuids;
+  UuidSelection baidu_uuids;
   bool uuid_allowed(std::string_view id) const;
 };
 

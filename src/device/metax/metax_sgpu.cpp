@@ -596,7 +596,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
         continue;
       }
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(kCardUuidMismatch, no_detail);
       continue;
     }

@@ -8,6 +8,7 @@
 #include "device/codec.h"
 #include "device/common/standard_backend.h"
 #include "device/nvidia/mig.h"
+#include "device/selection.h"
 
 namespace hamisim::device::nvidia {
 namespace {
@@ -36,24 +37,14 @@ constexpr uint64_t kMaxTopologyCombinations = 1'000'000;
 constexpr int kMaxMigRevisits = 64;
 
 struct NvidiaPreparedPod final : PreparedPod {
-  std::vector<std::string> use_types;
-  std::vector<std::string> nouse_types;
-  std::vector<std::string> use_uuids;
-  std::vector<std::string> nouse_uuids;
+  TypeSelection types;
+  UuidSelection uuids;
   std::optional<std::string> vgpu_mode;
   std::string namespace_;
 };
 
 bool type_allowed(const NvidiaPreparedPod& p, const DeviceUsage& d) {
-  if (!p.use_types.empty()) {
-    const bool any = std::any_of(p.use_types.begin(), p.use_types.end(), [&](const std::string& t) {
-      return contains_ignore_case(d.type, t);
-    });
-    if (!any) return false;
-  }
-  for (const std::string& t : p.nouse_types) {
-    if (contains_ignore_case(d.type, t)) return false;
-  }
+  if (!p.types.allows(d.type)) return false;
   // vgpu-mode: the annotation must contain the device mode (an empty mode always matches).
   if (p.vgpu_mode && p.vgpu_mode->find(d.mode) == std::string::npos) return false;
   return true;
@@ -272,14 +263,8 @@ NodeDevices NvidiaBackend::node_devices(const model::Node& node) const {
 
 std::unique_ptr<PreparedPod> NvidiaBackend::prepare(const model::Pod& pod) const {
   auto p = std::make_unique<NvidiaPreparedPod>();
-  auto list = [&](std::string_view key) {
-    const std::string* v = model::find_annotation(pod.metadata, key);
-    return v ? split_comma_list(*v) : std::vector<std::string>{};
-  };
-  p->use_types = list(kUseGpuTypeAnnotation);
-  p->nouse_types = list(kNoUseGpuTypeAnnotation);
-  p->use_uuids = list(kUseGpuUuidAnnotation);
-  p->nouse_uuids = list(kNoUseGpuUuidAnnotation);
+  p->types = TypeSelection::read(pod.metadata, kUseGpuTypeAnnotation, kNoUseGpuTypeAnnotation);
+  p->uuids = UuidSelection::read(pod.metadata, kUseGpuUuidAnnotation, kNoUseGpuUuidAnnotation);
   if (const std::string* mode = model::find_annotation(pod.metadata, kVgpuModeAnnotation)) {
     p->vgpu_mode = *mode;
   }
@@ -342,7 +327,7 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       selected.clear();
       selected_usage.clear();
     }
-    if (!uuid_allowed(pod.use_uuids, pod.nouse_uuids, d.id)) {
+    if (!pod.uuids.allows(d.id)) {
       fail(kCardUuidMismatch, no_detail);
       continue;
     }

@@ -715,8 +715,12 @@ TEST(Ascend, EngineSubstringTypeMatchingMixesChips) {
   ASSERT_TRUE(fit.fits) << fit.reason;
   ASSERT_EQ(fit.devices.at("Ascend910B4")[0].size(), 2u);
   EXPECT_THAT(fit.annotations.at("hami.io/Ascend910B4-devices-allocated"), HasSubstr("b4-1,"));
-  // Only the requested chip's annotations are written.
-  EXPECT_EQ(fit.annotations.count("hami.io/Ascend910B4-1-devices-allocated"), 0u);
+  // The other chip's backend is given nothing, although its NPU went to this request: it
+  // writes only HAMi's all-empty padding (issue #22; this test used to assert no key at all,
+  // the former deviation 23).
+  EXPECT_EQ(fit.annotations.at("hami.io/Ascend910B4-1-devices-allocated"), ";");
+  EXPECT_EQ(fit.annotations.at("huawei.com/Ascend910B4-1"), "null");
+  EXPECT_FALSE(fit.devices.contains("Ascend910B4-1"));
 
   // NetworkID grouping reads the requested chip's own registration: the other chip's NPU has
   // no group there and is dropped, although it would make the largest group.

@@ -242,7 +242,10 @@ TEST(Iluvatar, ChipsOnOneNodeStayApart) {
              node, registry);
   ASSERT_TRUE(fit.fits) << fit.reason;
   EXPECT_EQ(fit.annotations.at("hami.io/BI-V150-devices-allocated"), "bi-0,BI-V150,16384,0:;");
-  EXPECT_FALSE(fit.annotations.contains("hami.io/MR-V100-devices-allocated"));
+  // The MR-V100 on the node is not the pod's: as in HAMi, it writes only its all-empty list
+  // (issue #22; this test used to assert no MR-V100 key at all, the former deviation 23).
+  EXPECT_EQ(fit.annotations.at("hami.io/MR-V100-devices-allocated"), ";");
+  EXPECT_EQ(fit.annotations.at("hami.io/MR-V100-devices-to-allocate"), ";");
   // Too much for the BI-V150; the MR-V100 is not a candidate.
   fit = fit_on(pod_with({{"iluvatar.ai/BI-V150-vgpu", "1"}, {"iluvatar.ai/BI-V150.vMem", "200"}}),
                node, registry);
