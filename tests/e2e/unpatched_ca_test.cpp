@@ -2,6 +2,8 @@
 // - `serve` recognises a caller that asks about the same template copy again for another pod
 //   without the pods it placed there: a counter, a rate-limited warning and a note on that
 //   copy; the planner, which sends them (ExtenderDeviceStage), triggers none of it.
+// - `/v1/plan` and the planner through serve plan as such a CA would when asked, next to the
+//   correct plan (the hand-derived numbers are in tests/planner/scaleup/plan_test.cpp).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "fit/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
+#include "model/encode.h"
 #include "plan_http_support.h"
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
@@ -166,6 +169,97 @@ TEST(UnpatchedCa, ThePlannerThroughServeIsNeverReported) {
   EXPECT_EQ(plan->scale_ups[0].delta(), 3);
   EXPECT_EQ(missing_counter(serve), "absent");
   EXPECT_THAT(log.text(), Not(HasSubstr("SimulatedPods")));
+}
+
+// The example's A100 template has 95 allocatable CPUs: such a CA packs floor(95 / 4) = 23 pods
+// per node, 40 pods on 2 nodes; with devices counted a node takes 16 (2 per GPU by memory), so
+// 40 pods need 3 and 8 stay pending after its 2-node scale-up.
+void expect_a100_comparison(const UnpatchedCaPlan& u) {
+  EXPECT_EQ(u.decision, Plan::Decision::kScaleUp);
+  ASSERT_EQ(u.scale_ups.size(), 1u);
+  EXPECT_EQ(u.scale_ups[0].group, "gpu-a100");
+  EXPECT_EQ(u.scale_ups[0].delta(), 2);
+  bool found = false;
+  for (const auto& g : u.groups) {
+    if (g.name != "gpu-a100") continue;
+    found = true;
+    EXPECT_EQ(g.estimated_nodes, 3);
+    EXPECT_EQ(g.unpatched_estimated_nodes, 2);
+  }
+  EXPECT_TRUE(found);
+  ASSERT_EQ(u.left_pending.size(), 8u);
+  EXPECT_EQ(u.left_pending[0].pod, "ml/job-32");
+}
+
+TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  PlanInput input = a100_workload(e, 40);
+  boost::json::array pending;
+  for (const model::Pod& p : *input.pending) {
+    pending.push_back(boost::json::parse(model::encode_pod_json(p)));
+  }
+  auto groups = model::yaml_to_json(read("node-groups.yaml"));
+  ASSERT_TRUE(groups);
+  auto body = [&](bool compare) {
+    boost::json::object o{{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},
+                          {"nodeGroups", boost::json::parse(*groups)},
+                          {"pendingPods", pending}};
+    if (compare) o["options"] = boost::json::object{{"compareUnpatchedCa", true}};
+    return boost::json::serialize(o);
+  };
+  auto plain = http_request(serve.client(), "POST", "/v1/plan", body(false));
+  ASSERT_TRUE(plain) << plain.error().message;
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  EXPECT_TRUE(boost::json::parse(plain->body).at("unpatchedCa").is_null());
+
+  auto r = http_request(serve.client(), "POST", "/v1/plan", body(true));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto doc = boost::json::parse(r->body).as_object();
+  const auto& u = doc.at("unpatchedCa").as_object();
+  EXPECT_EQ(u.at("decision"), "scale-up");
+  EXPECT_EQ(u.at("scaleUps").at(0).at("delta"), 2);
+  for (const auto& g : u.at("groups").as_array()) {
+    if (g.at("name") != "gpu-a100") continue;
+    EXPECT_EQ(g.at("estimatedNodes"), 3);
+    EXPECT_EQ(g.at("unpatchedEstimatedNodes"), 2);
+    EXPECT_EQ(g.at("newNodes"), 3);
+    EXPECT_EQ(g.at("unpatchedNewNodes"), 2);
+  }
+  EXPECT_EQ(u.at("leftPending").as_array().size(), 8u);
+  EXPECT_EQ(doc.at("scaleUps").at(0).at("delta"), 3);  // the plan itself is the correct one
+
+  auto bad =
+      http_request(serve.client(), "POST", "/v1/plan",
+                   "{\"cluster\":{\"kind\":\"List\",\"items\":[]},\"nodeGroups\":" + *groups +
+                       ",\"options\":{\"compareUnpatchedCa\":1}}");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("options.compareUnpatchedCa: must be true or false"));
+}
+
+// Through extenders, the comparison asks serve exactly as such a CA does (no SimulatedPods),
+// gets the in-process numbers, and serve reports it as such a caller.
+TEST(UnpatchedCa, ComparedThroughServeTheUnpatchedRunIsWhatServeReports) {
+  Example e;
+  CapturedLog log;
+  Serve serve(e.registry, e.profiles);
+  PlanInput input = a100_workload(e, 40);
+  PlannerOptions o;
+  o.compare_unpatched_ca = true;
+  for (bool remote : {false, true}) {
+    auto planning = Planning::create(
+        e.registry, e.profiles, remote ? std::optional(ca_config(serve.port())) : std::nullopt);
+    ASSERT_TRUE(planning) << planning.error().message;
+    auto plan = (*planning)->plan(input, o);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_NE(plan->unpatched_ca, nullptr);
+    EXPECT_EQ(plan->scale_ups[0].delta(), 3);
+    expect_a100_comparison(*plan->unpatched_ca);
+  }
+  EXPECT_NE(missing_counter(serve), "absent");
+  EXPECT_THAT(log.text(), HasSubstr("does not send SimulatedPods"));
 }
 
 }  // namespace
