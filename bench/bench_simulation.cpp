@@ -136,6 +136,27 @@ void BM_FilterSimulation(benchmark::State& state) {
 }
 BENCHMARK(BM_FilterSimulation)->Args({1, 0})->Args({10, 0})->Args({100, 0})->Args({10, 8});
 
+// The same body about one estimator copy of a template (`...-e-0`), as CA asks about the new
+// node of an estimate: SimulatedPodsWatch looks at every such request (issue #33).
+void BM_FilterSimulationTemplateCopy(benchmark::State& state) {
+  const device::DeviceRegistry registry = fit::build_registry({});
+  const engine::Engine engine(registry, nullptr);
+  const server::SimulationFilter filter(engine);
+  std::string body = request(1, static_cast<int>(state.range(1)));
+  for (std::string_view name : {"\"template-node-for-gpu-h100-0\""}) {
+    for (size_t at = body.find(name); at != std::string::npos; at = body.find(name, at + 1)) {
+      body.replace(at + name.size() - 1, 0, "-e-0");
+    }
+  }
+  body.reserve(body.size() + model::kJsonPadding);
+  for (auto _ : state) {
+    auto result = filter.filter(body);
+    benchmark::DoNotOptimize(result.body.data());
+  }
+  report(state, body);
+}
+BENCHMARK(BM_FilterSimulationTemplateCopy)->Args({1, 0})->Args({1, 8});
+
 // Every body seen for the first time (a fresh filter and provider each time, outside the
 // timing): what a request of new templates costs, decoding and describing included.
 void BM_FilterSimulationFirstSight(benchmark::State& state) {

@@ -79,6 +79,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--expendable-pods-priority-cutoff", o.planner.expendable_pods_priority_cutoff)
       ->capture_default_str();
   app.add_option("--seed", o.planner.seed, "Seed of the random expander")->capture_default_str();
+  app.add_flag("--compare-unpatched-ca", o.planner.compare_unpatched_ca,
+               "Also plan as a Cluster Autoscaler whose extender calls carry no SimulatedPods "
+               "would (it sees every node's devices unused), and show its node counts and the "
+               "pods its scale-up leaves pending next to this plan (docs/ca-side.md)");
   app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
 }
 

@@ -106,6 +106,7 @@ class Checker {
       check_tls(i, e);
       check_timeout(i, e);
       check_other_verbs(i, e);
+      check_simulated_pods(i, e);
     }
     check_node_resources_fit();
   }
@@ -425,6 +426,22 @@ class Checker {
           "that long.",
           "httpTimeout: 5s");
     }
+  }
+
+  // Issue #33: what the CA build must do cannot be read from its configuration, so it is
+  // said for every CA extender that filters.
+  void check_simulated_pods(size_t i, const ExtenderConfig& e) {
+    if (!ca() || !e.is_filter()) return;
+    add(Severity::kInfo, "simulated-pods", at(i),
+        "the Cluster Autoscaler build must send SimulatedPods and keep Allocations "
+        "(docs/ca-side.md); this file cannot show whether it does",
+        "The simulation route keeps no state: the pods already on a node are the ones the caller "
+        "sends. A CA build that calls the extender with kube-scheduler's standard client (the "
+        "feat/extender-managed-resources branch as it is) sends none, so every node looks empty "
+        "to it: it asks for too few nodes when device memory or cores bound the packing, and for "
+        "none when the pods would go to GPUs already in use (on the bundled example: no node "
+        "instead of one). `hamisim plan --compare-unpatched-ca` shows how far off it is on a "
+        "snapshot; `hamisim serve` counts such a caller in hamisim_simulated_pods_missing_total.");
   }
 
   void check_other_verbs(size_t i, const ExtenderConfig& e) {

@@ -24,19 +24,35 @@ bool strip_copy_suffix(std::string_view& s, std::string_view marker) {
   return true;
 }
 
-}  // namespace
-
-std::optional<std::string> node_group_from_template_name(std::string_view name) {
+// The group id in a template name, as a view into `name`.
+std::optional<std::string_view> group_of(std::string_view name) {
   if (!name.starts_with(kPrefix)) return std::nullopt;
   std::string_view rest = name.substr(kPrefix.size());
   if (!strip_copy_suffix(rest, "-e")) strip_copy_suffix(rest, "-upcoming");
   if (!strip_number_suffix(rest) || rest.empty()) return std::nullopt;
-  return std::string(rest);
+  return rest;
+}
+
+}  // namespace
+
+std::optional<std::string> node_group_from_template_name(std::string_view name) {
+  auto group = group_of(name);
+  if (!group) return std::nullopt;
+  return std::string(*group);
 }
 
 bool is_template_node(const model::Node& node) {
   if (model::find_label(node.metadata, kTemplateNodeLabel)) return true;
-  return node_group_from_template_name(node.metadata.name).has_value();
+  return group_of(node.metadata.name).has_value();
+}
+
+bool has_template_copy_suffix(std::string_view name) {
+  std::string_view s = name;
+  return strip_copy_suffix(s, "-e") || strip_copy_suffix(s, "-upcoming");
+}
+
+bool is_template_copy(const model::Node& node) {
+  return has_template_copy_suffix(node.metadata.name) && is_template_node(node);
 }
 
 }  // namespace hamisim::profile

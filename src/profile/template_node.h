@@ -19,4 +19,11 @@ std::optional<std::string> node_group_from_template_name(std::string_view name);
 // A template: CA's template label, or a name in CA's template scheme (spec §7.2).
 bool is_template_node(const model::Node& node);
 
+// A copy of a template that CA's simulation puts pods on: a template node whose name ends in
+// `-e-<k>` (a binpacking estimate's new node) or `-upcoming-<k>` (a node on its way). The
+// template itself is not a copy: CA asks about it once per pod group, each time empty (its
+// feasibility check adds it to a fork of the snapshot and reverts it). Allocates nothing.
+bool has_template_copy_suffix(std::string_view name);
+bool is_template_copy(const model::Node& node);
+
 }  // namespace hamisim::profile

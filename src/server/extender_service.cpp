@@ -1,5 +1,7 @@
 #include "server/extender_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include "device/allocation.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
@@ -86,7 +88,13 @@ ExtenderService::ExtenderService(const engine::Engine& engine, MetricsRegistry& 
           "diverging from its profile, a profile that real nodes do not match), by profile",
           {"profile"})),
       webhook_outcomes_(metrics.counter("hamisim_webhook_admissions_total",
-                                        "Admission reviews answered, by outcome", {"outcome"})) {
+                                        "Admission reviews answered, by outcome", {"outcome"})),
+      unsent_placements_(metrics.counter(
+          "hamisim_simulated_pods_missing_total",
+          "Simulation requests that asked about a Cluster Autoscaler template copy again for "
+          "another pod without SimulatedPods after it was answered Fits: the caller does not send "
+          "the pods it placed, and its node counts are too low (docs/ca-side.md)",
+          {"route"})) {
   if (options_.live != nullptr) export_live_metrics(*options_.live, metrics);
 }
 
@@ -120,16 +128,45 @@ void ExtenderService::record_outcome(std::string_view route, fit::FitClass fit_c
   for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
 }
 
-void ExtenderService::record(std::string_view route, const SimulationResult& result) {
+void ExtenderService::record(std::string_view route, const SimulationResult& result,
+                             const HttpRequest& request) {
   for (const NodeOutcome& o : result.outcomes) {
     if (o.notes > 0) profile_notes_.labels({o.profile}).inc();
     record_outcome(route, o.fit_class, o.reason);
   }
+  if (!result.unsent_placements_node.empty()) report_unsent_placements(route, result, request);
+}
+
+void ExtenderService::report_unsent_placements(std::string_view route,
+                                               const SimulationResult& result,
+                                               const HttpRequest& request) {
+  unsent_placements_.labels({route}).inc();
+  const uint64_t since = unsent_since_warning_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_unsent_warning_.load(std::memory_order_relaxed);
+  const int64_t interval =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kUnsentPlacementsLogInterval).count();
+  if (last != 0 && now - last < interval) return;
+  // One thread wins the right to log for this interval.
+  if (!last_unsent_warning_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  unsent_since_warning_.fetch_sub(since, std::memory_order_relaxed);
+  spdlog::warn(
+      "simulation caller {} ({}) does not send SimulatedPods: on /{} it asked about template "
+      "copy {} again for another pod without the pods it placed there after it was answered "
+      "Fits ({} such request(s) since the last warning). Its node counts are too low when "
+      "device memory or cores bound the packing: the Cluster Autoscaler build must send "
+      "SimulatedPods, see docs/ca-side.md",
+      request.client_identity.empty() ? std::string_view("without a client certificate")
+                                      : std::string_view(request.client_identity),
+      request.remote_address, route, result.unsent_placements_node, since);
 }
 
 HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
-  SimulationResult result = simulation_.filter(request.body, SimulationFilter::NodeTexts::kLeftOut);
-  record("filter-simulation", result);
+  SimulationResult result = simulation_.filter(request.body, SimulationFilter::NodeTexts::kLeftOut,
+                                               request.client_identity);
+  record("filter-simulation", result, request);
   HttpResponse response = filter_reply(std::move(result.body), result.invalid_request);
   // The Nodes sent back go out from the request's bytes (HttpResponse::pieces).
   if (result.insertions.empty()) return response;
@@ -165,8 +202,9 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
                               "Cluster Autoscaler must call /filter-simulation"),
           true);
     }
-    SimulationResult result = simulation_.filter(*args, /*require_no_node_names=*/true);
-    record("filter", result);
+    SimulationResult result =
+        simulation_.filter(*args, /*require_no_node_names=*/true, request.client_identity);
+    record("filter", result, request);
     return filter_reply(std::move(result.body), result.invalid_request);
   }
   // Live request (NodeNames). A pod without managed devices passes every node without

@@ -3,6 +3,9 @@
 // /webhook, /healthz, /readyz, wired to the simulation filter and (when configured) the live
 // scheduler. Only the wire format lives here; the decisions are in src/fit and src/live.
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,7 +48,11 @@ class ExtenderService {
   HttpResponse readyz(const HttpRequest& request);
 
  private:
-  void record(std::string_view route, const SimulationResult& result);
+  void record(std::string_view route, const SimulationResult& result, const HttpRequest& request);
+  // A caller that does not send SimulatedPods (SimulatedPodsWatch): counted, and logged at most
+  // once per kUnsentPlacementsLogInterval.
+  void report_unsent_placements(std::string_view route, const SimulationResult& result,
+                                const HttpRequest& request);
   void record_outcome(std::string_view route, fit::FitClass fit_class, std::string_view reason);
   HttpResponse live_filter(const fit::PreparedPod& pod, const std::vector<std::string>& names);
 
@@ -56,6 +63,11 @@ class ExtenderService {
   CounterFamily& fit_outcomes_;
   CounterFamily& profile_notes_;
   CounterFamily& webhook_outcomes_;
+  CounterFamily& unsent_placements_;
+  std::atomic<int64_t> last_unsent_warning_{0};  // steady clock, ns; 0: never
+  std::atomic<uint64_t> unsent_since_warning_{0};
 };
+
+inline constexpr std::chrono::seconds kUnsentPlacementsLogInterval{60};
 
 }  // namespace hamisim::server

@@ -94,7 +94,8 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
                                                 "balanceSimilarNodeGroups",
                                                 "fastpathBinpackingEnabled",
                                                 "expendablePodsPriorityCutoff",
-                                                "seed"};
+                                                "seed",
+                                                "compareUnpatchedCa"};
   for (const auto& kv : opts) {
     if (std::find(std::begin(kKnown), std::end(kKnown), kv.key()) == std::end(kKnown)) {
       return make_error("options." + std::string(kv.key()) + ": unknown option");
@@ -147,6 +148,10 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
     return fail(n.error());
   else
     o.seed = static_cast<uint64_t>(*n);
+  if (auto b = bool_at(opts, "compareUnpatchedCa", false); !b)
+    return fail(b.error());
+  else
+    o.compare_unpatched_ca = *b;
   return ok_status();
 }
 

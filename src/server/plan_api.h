@@ -12,7 +12,7 @@
 //                             "maxNodesPerScaleup", "maxNodegroupBinpackingDuration",
 //                             "maxBinpackingTime", "balanceSimilarNodeGroups",
 //                             "fastpathBinpackingEnabled", "expendablePodsPriorityCutoff",
-//                             "seed"} (all optional, CA's defaults)}
+//                             "seed", "compareUnpatchedCa"} (all optional, CA's defaults)}
 // Errors: 400 {"error": "invalid request: <what and where>"}, 500 {"error": "internal: ..."},
 // 503 {"error": "overloaded: ..."} when a request runs past PlanApiOptions::max_request_time.
 //

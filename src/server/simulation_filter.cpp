@@ -5,6 +5,7 @@
 
 #include "model/decode.h"
 #include "model/json_writer.h"
+#include "profile/template_node.h"
 
 namespace hamisim::server {
 namespace {
@@ -22,9 +23,9 @@ std::string pod_label(const model::Pod& pod) {
 }
 
 // The ExtenderFilterResult; with `insertions`, the Nodes sent back are listed there instead of
-// written.
+// written. The answer at `noted` (unless npos) gets kUnsentPlacementsNote.
 std::string encode_response(const ExtenderArgs& args, const std::vector<engine::Verdict>& answers,
-                            std::vector<SimulationResult::Insertion>* insertions) {
+                            std::vector<SimulationResult::Insertion>* insertions, size_t noted) {
   model::JsonWriter w;
   size_t raw_bytes = 0;
   if (insertions == nullptr) {
@@ -76,6 +77,7 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<engine::
     w.key("Profile").string(inv.profile);
     w.key("Notes").begin_array();
     for (const auto& n : inv.notes) w.string(n);
+    if (noted < answers.size() && a == &answers[noted]) w.string(kUnsentPlacementsNote);
     w.end_array();
     w.end_object();
   }
@@ -100,21 +102,46 @@ Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
   return decode_extender_args(body, &decoded_);
 }
 
-SimulationResult SimulationFilter::filter(const std::string& body, NodeTexts node_texts) const {
+SimulationResult SimulationFilter::filter(const std::string& body, NodeTexts node_texts,
+                                          std::string_view caller) const {
   auto args = decode(body);
   if (!args) return invalid(args.error().message);
   // A copied body (ExtenderArgs::buffer) dies with `args`: its texts cannot be left out.
   if (args->buffer) node_texts = NodeTexts::kCopied;
-  return filter(*args, /*require_no_node_names=*/true, node_texts);
-}
-
-SimulationResult SimulationFilter::filter(const ExtenderArgs& args,
-                                          bool require_no_node_names) const {
-  return filter(args, require_no_node_names, NodeTexts::kCopied);
+  return filter(*args, /*require_no_node_names=*/true, node_texts, caller);
 }
 
 SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require_no_node_names,
-                                          NodeTexts node_texts) const {
+                                          std::string_view caller) const {
+  return filter(args, require_no_node_names, NodeTexts::kCopied, caller);
+}
+
+size_t SimulationFilter::watch(const ExtenderArgs& args,
+                               const std::vector<engine::Verdict>& answers,
+                               std::string_view caller) const {
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  if (args.nodes.size() != 1) {
+    // Several nodes: nothing tells which one the caller will place the pod on, so only the
+    // pods it did send count (CA's SchedulePodOnAnyNodeMatching).
+    for (const auto& [node, pods] : args.simulated_pods) {
+      if (!pods.empty() && profile::has_template_copy_suffix(node)) {
+        watch_.placements_sent(caller, node);
+      }
+    }
+    return kNone;
+  }
+  const model::Node& node = args.nodes[0].node();
+  if (!profile::is_template_copy(node)) return kNone;
+  auto placed = args.simulated_pods.find(node.metadata.name);
+  const bool sent = placed != args.simulated_pods.end() && !placed->second.empty();
+  const bool unsent = watch_.observe(
+      caller, node.metadata.name, SimulatedPodsWatch::pod_identity(*args.pod), sent,
+      answers[0].fit_class == fit::FitClass::kFits, SimulatedPodsWatch::Clock::now());
+  return unsent ? 0 : kNone;
+}
+
+SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require_no_node_names,
+                                          NodeTexts node_texts, std::string_view caller) const {
   if (!args.pod) return invalid("Pod is required");
   if (require_no_node_names && args.node_names_present) {
     return invalid("NodeNames is not accepted by the simulation filter");
@@ -165,8 +192,13 @@ SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require
     const fit::NodeInventory& inv = described(a);
     result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, inv.profile, inv.notes.size()});
   }
-  result.body = encode_response(args, answers,
-                                node_texts == NodeTexts::kLeftOut ? &result.insertions : nullptr);
+  // Only pods that request devices are the convention's business (a caller sends no
+  // SimulatedPods for a pod no extender is interested in).
+  const size_t noted = prepared->requests_devices() ? watch(args, answers, caller) : size_t(-1);
+  if (noted < answers.size())
+    result.unsent_placements_node = args.nodes[noted].node().metadata.name;
+  result.body = encode_response(
+      args, answers, node_texts == NodeTexts::kLeftOut ? &result.insertions : nullptr, noted);
   return result;
 }
 

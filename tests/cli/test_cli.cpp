@@ -158,7 +158,7 @@ TEST_F(CliTest, PlanJsonFollowsTheDocumentedSchema) {
 
   for (const char* key :
        {"apiVersion", "kind", "decision", "summary", "scaleUps", "warnings", "clusterNodes",
-        "clusterPods", "deviceStage", "groups", "pods", "newNodes"}) {
+        "clusterPods", "deviceStage", "groups", "pods", "newNodes", "unpatchedCa"}) {
     EXPECT_TRUE(plan.contains(key)) << "missing top-level key " << key;
   }
   EXPECT_EQ(plan.at("apiVersion"), "hamisim.io/v1");

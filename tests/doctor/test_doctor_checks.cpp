@@ -47,9 +47,21 @@ std::vector<Finding> live_check(const std::string& yaml) {
   return check_config(parse(yaml, false), ConfigRole::kKubeScheduler, default_options());
 }
 
-TEST(DoctorChecks, CorrectCaConfigIsClean) {
+// Nothing is wrong; doctor only notes what the file cannot show: the CA build must send
+// SimulatedPods (issue #33).
+TEST(DoctorChecks, CorrectCaConfigOnlyNotesTheSimulatedPodsContract) {
   auto f = ca_check(ca_yaml("    httpTimeout: 5s\n"));
-  EXPECT_TRUE(f.empty()) << describe(f);
+  ASSERT_EQ(f.size(), 1u) << describe(f);
+  EXPECT_EQ(f[0].check, "simulated-pods");
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(f[0].field, "extenders[0]");
+  EXPECT_THAT(f[0].message, HasSubstr("must send SimulatedPods and keep Allocations"));
+  EXPECT_THAT(f[0].message, HasSubstr("docs/ca-side.md"));
+  EXPECT_THAT(f[0].why, HasSubstr("--compare-unpatched-ca"));
+  // Not for kube-scheduler, and not for an extender that does not filter.
+  EXPECT_FALSE(find(live_check(live_yaml()), "simulated-pods"));
+  EXPECT_FALSE(
+      find(ca_check(ca_yaml("    httpTimeout: 5s\n", "https://h:8443", "")), "simulated-pods"));
 }
 
 TEST(DoctorChecks, CorrectLiveConfigOnlyNotesLoopbackHttp) {

@@ -38,6 +38,7 @@ class Serve {
   }
   ~Serve() { server_->shutdown(std::chrono::seconds(5)); }
   uint16_t port() const { return server_->port(); }
+  server::MetricsRegistry& metrics() { return metrics_; }
   hamisim::testing::ClientOptions client() const {
     hamisim::testing::ClientOptions o;
     o.port = port();

@@ -187,6 +187,113 @@ TEST_F(SimulationFilterTest, SimulatedPodsPackATemplateUntilItIsFull) {
   EXPECT_EQ(fitted, 6);
 }
 
+// Issue #33: a caller that asks about the same template copy again for another pod, without
+// sending the pod it placed there, is noted on that copy; the answers stay those of an empty
+// copy (the note changes no answer).
+class UnsentPlacementsTest : public SimulationFilterTest {
+ protected:
+  static constexpr const char* kCopy = "template-node-for-gpu-k80-0-e-0";
+  std::string ask(const std::string& pod_name, const std::string& node_name = kCopy,
+                  const std::vector<std::string>& placed = {}, int nodes = 1) {
+    ArgsSpec spec;
+    spec.pod = pod_json(
+        pod_name,
+        {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}, {"nvidia.com/gpucores", "30"}});
+    spec.nodes = {node_json(node_name, {{kRegister, k80_register()}})};
+    for (int i = 1; i < nodes; ++i) {
+      spec.nodes.push_back(
+          node_json(node_name + "-other-" + std::to_string(i), {{kRegister, k80_register()}}));
+    }
+    if (!placed.empty()) spec.simulated_pods[node_name] = placed;
+    return args_json(spec);
+  }
+  std::vector<std::string> notes(const boost::json::object& r, const std::string& node) {
+    std::vector<std::string> out;
+    for (const auto& n :
+         r.at("Diagnostics").as_object().at(node).as_object().at("Notes").as_array()) {
+      out.emplace_back(n.as_string());
+    }
+    return out;
+  }
+  std::string allocated(const boost::json::object& r, const std::string& node) {
+    return std::string(r.at("Allocations")
+                           .as_object()
+                           .at(node)
+                           .as_object()
+                           .at("hami.io/vgpu-devices-allocated")
+                           .as_string());
+  }
+};
+
+TEST_F(UnsentPlacementsTest, TheSameCopyAskedForAnotherPodWithoutSimulatedPodsIsNoted) {
+  auto first = run(ask("job-0"));
+  EXPECT_TRUE(notes(first, kCopy).empty());
+  EXPECT_EQ(last_.unsent_placements_node, "");
+  const std::string answer = allocated(first, kCopy);
+  for (const char* pod : {"job-1", "job-2"}) {
+    auto r = run(ask(pod));
+    EXPECT_EQ(notes(r, kCopy), std::vector<std::string>{std::string(kUnsentPlacementsNote)});
+    EXPECT_EQ(last_.unsent_placements_node, kCopy);
+    // The answer is still the empty copy's: the note changes nothing else.
+    EXPECT_EQ(node_names(r), std::vector<std::string>{kCopy});
+    EXPECT_EQ(allocated(r, kCopy), answer);
+  }
+}
+
+TEST_F(UnsentPlacementsTest, ACallerThatSendsWhatItPlacedIsNeverNoted) {
+  std::vector<std::string> placed;
+  for (int i = 0; i < 4; ++i) {
+    auto r = run(ask("job-" + std::to_string(i), kCopy, placed));
+    EXPECT_TRUE(notes(r, kCopy).empty()) << i;
+    EXPECT_EQ(last_.unsent_placements_node, "");
+    placed.push_back(placed_pod_json("job-" + std::to_string(i),
+                                     {{"hami.io/vgpu-devices-allocated", allocated(r, kCopy)}}));
+  }
+}
+
+// CA checks each pod group against the empty template itself (fork, add, revert): asking
+// about the template for several pods is the convention, not a breach of it.
+TEST_F(UnsentPlacementsTest, TheTemplateItselfAndRealNodesAreNeverNoted) {
+  for (const char* node : {"template-node-for-gpu-k80-0", "k80-node-1"}) {
+    for (int i = 0; i < 3; ++i) {
+      auto r = run(ask("job-" + std::to_string(i), node));
+      EXPECT_TRUE(notes(r, node).empty()) << node;
+    }
+  }
+}
+
+TEST_F(UnsentPlacementsTest, RetriesOfOnePodAndRequestsAboutSeveralNodesAreNotNoted) {
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(notes(run(ask("job-0")), kCopy).empty());
+  // Several candidates: which one the caller places the pod on is unknown.
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_TRUE(notes(run(ask("job-" + std::to_string(i), kCopy, {}, 2)), kCopy).empty());
+  }
+}
+
+TEST(SimulatedPodsWatch, RemembersOnlyFitsWithinItsWindowPerCallerAndNode) {
+  SimulatedPodsWatch w;
+  const auto t0 = SimulatedPodsWatch::Clock::time_point{} + std::chrono::hours(1);
+  const auto soon = t0 + std::chrono::seconds(1);
+  const auto late = soon + SimulatedPodsWatch::kWindow + std::chrono::seconds(1);
+  // A rejection is not remembered.
+  EXPECT_FALSE(w.observe("ca", "c-e-0", 1, false, false, t0));
+  EXPECT_FALSE(w.observe("ca", "c-e-0", 2, false, true, soon));
+  // Another pod within the window: noted; another caller or node: not.
+  EXPECT_TRUE(w.observe("ca", "c-e-0", 3, false, true, soon));
+  EXPECT_FALSE(w.observe("planner", "c-e-0", 4, false, true, soon));
+  EXPECT_FALSE(w.observe("ca", "c-e-1", 4, false, true, soon));
+  // Past the window: a fresh start (CA's next loop may reuse the name).
+  EXPECT_FALSE(w.observe("ca", "c-e-1", 5, false, true, late));
+  // SimulatedPods for the node forget it, in either form.
+  EXPECT_FALSE(w.observe("ca", "c-e-0", 6, true, true, soon));
+  EXPECT_FALSE(w.observe("ca", "c-e-0", 7, false, true, soon));
+  w.placements_sent("ca", "c-e-0");
+  EXPECT_FALSE(w.observe("ca", "c-e-0", 8, false, true, soon));
+  // Pods without any identity are never told apart.
+  EXPECT_FALSE(w.observe("ca", "c-e-2", 0, false, true, soon));
+  EXPECT_FALSE(w.observe("ca", "c-e-2", 0, false, true, soon));
+}
+
 TEST_F(SimulationFilterTest, SameRequestGivesByteIdenticalResponses) {
   ArgsSpec spec;
   spec.pod = seed_pod("300");

@@ -19,6 +19,7 @@ using scaleup::Plan;
 using scaleup::PlannedNode;
 using scaleup::PodOutcome;
 using scaleup::ScaleUp;
+using scaleup::UnpatchedCaPlan;
 
 namespace {
 
@@ -315,6 +316,7 @@ class TableWriter {
   std::string run() {
     decision();
     warnings();
+    unpatched_ca();
     groups();
     pods();
     new_nodes();
@@ -365,6 +367,46 @@ class TableWriter {
     if (plan_.warnings.empty()) return;
     heading("Warnings", plan_.warnings.size());
     for (const auto& w : plan_.warnings) line("  " + paint_("! " + printable(w), ansi::kYellow));
+  }
+
+  // Issue #33: what a CA that does not send SimulatedPods decides instead.
+  void unpatched_ca() {
+    if (!plan_.unpatched_ca) return;
+    const UnpatchedCaPlan& u = *plan_.unpatched_ca;
+    line();
+    line(
+        paint_("Compared with a Cluster Autoscaler that does not send SimulatedPods", ansi::kBold));
+    line("  its decision: " + paint_(u.summary.empty() ? std::string(scaleup::to_string(u.decision))
+                                                       : printable(u.summary),
+                                     decision_style(u.decision)));
+    auto nodes = [](const std::optional<int64_t>& n) {
+      return n ? plural(*n, "node", "nodes") : std::string("-");
+    };
+    auto added = [](int64_t n) { return (n > 0 ? "+" : "") + std::to_string(n); };
+    Columns t;
+    t.add({left("node group"), left("estimate"), left("its estimate"), left("adds"),
+           left("it adds")});
+    for (const auto& g : u.groups) {
+      const bool differs =
+          g.estimated_nodes != g.unpatched_estimated_nodes || g.new_nodes != g.unpatched_new_nodes;
+      t.add({left(printable(g.name)), left(nodes(g.estimated_nodes)),
+             left(nodes(g.unpatched_estimated_nodes), differs ? ansi::kYellow : std::string_view{}),
+             left(added(g.new_nodes)),
+             left(added(g.unpatched_new_nodes), differs ? ansi::kYellow : std::string_view{})});
+    }
+    lines(t.render(paint_), "  ");
+    if (u.left_pending.empty()) {
+      line("  left pending by its decision: none");
+      return;
+    }
+    line("  " + paint_("left pending by its decision: " +
+                           plural(static_cast<int64_t>(u.left_pending.size()), "pod", "pods"),
+                       ansi::kRed));
+    Columns p;
+    for (const auto& l : u.left_pending) {
+      p.add({left(printable(l.pod)), left(printable(l.reason), ansi::kRed)});
+    }
+    lines(p.render(paint_), "    ");
   }
 
   // One header line per group (aligned across groups: name, sizes, status), then its details
@@ -587,6 +629,54 @@ void json_pod(JsonWriter& w, const PodOutcome& p) {
   w.end_object();
 }
 
+void json_scale_ups(JsonWriter& w, const std::vector<ScaleUp>& scale_ups) {
+  w.begin_array();
+  for (const ScaleUp& s : scale_ups) {
+    w.begin_object();
+    w.key("group").string(s.group);
+    w.key("currentSize").number(s.current_size);
+    w.key("newSize").number(s.new_size);
+    w.key("delta").number(s.delta());
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void json_optional(JsonWriter& w, const std::optional<int64_t>& n) {
+  if (n) {
+    w.number(*n);
+  } else {
+    w.null();
+  }
+}
+
+void json_unpatched_ca(JsonWriter& w, const UnpatchedCaPlan& u) {
+  w.begin_object();
+  w.key("decision").string(scaleup::to_string(u.decision));
+  w.key("summary").string(u.summary);
+  w.key("scaleUps");
+  json_scale_ups(w, u.scale_ups);
+  w.key("groups").begin_array();
+  for (const auto& g : u.groups) {
+    w.begin_object();
+    w.key("name").string(g.name);
+    w.key("estimatedNodes");
+    json_optional(w, g.estimated_nodes);
+    w.key("unpatchedEstimatedNodes");
+    json_optional(w, g.unpatched_estimated_nodes);
+    w.key("newNodes").number(g.new_nodes);
+    w.key("unpatchedNewNodes").number(g.unpatched_new_nodes);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("leftPending").begin_array();
+  for (const auto& l : u.left_pending) {
+    w.begin_object().key("pod").string(l.pod).key("reason").string(l.reason).end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void json_node(JsonWriter& w, const PlannedNode& n) {
   w.begin_object();
   w.key("name").string(n.name);
@@ -716,6 +806,7 @@ class HtmlWriter {
             "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
     header();
     warnings();
+    unpatched_ca();
     groups();
     pods();
     new_nodes();
@@ -757,6 +848,43 @@ class HtmlWriter {
     out_ += "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";
     for (const auto& w : plan_.warnings) out_ += "<li>" + html(w) + "</li>\n";
     out_ += "</ul>\n";
+  }
+
+  // Issue #33: what a CA that does not send SimulatedPods decides instead.
+  void unpatched_ca() {
+    if (!plan_.unpatched_ca) return;
+    const UnpatchedCaPlan& u = *plan_.unpatched_ca;
+    const std::string_view decision = scaleup::to_string(u.decision);
+    out_ +=
+        "<h2 id=\"unpatched-ca\">Compared with a Cluster Autoscaler that does not send "
+        "SimulatedPods</h2>\n<p class=\"decision\" data-decision=\"" +
+        css_class(decision) + "\">its decision: ";
+    badge(decision);
+    out_ += " " + html(u.summary) + "</p>\n";
+    auto nodes = [](const std::optional<int64_t>& n) {
+      return n ? plural(*n, "node", "nodes") : std::string("-");
+    };
+    out_ +=
+        "<table class=\"compact\"><thead><tr><th>node group</th><th>estimate</th>"
+        "<th>its estimate</th><th class=\"num\">adds</th><th class=\"num\">it adds</th></tr>"
+        "</thead><tbody>\n";
+    for (const auto& g : u.groups) {
+      out_ += "<tr><td>" + html(g.name) + "</td><td>" + nodes(g.estimated_nodes) + "</td><td>" +
+              nodes(g.unpatched_estimated_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.new_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.unpatched_new_nodes) + "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+    if (u.left_pending.empty()) {
+      out_ += "<p class=\"meta\">Left pending by its decision: none.</p>\n";
+      return;
+    }
+    out_ += "<p>Left pending by its decision: " +
+            plural(static_cast<int64_t>(u.left_pending.size()), "pod", "pods") + "</p>";
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto& l : u.left_pending) rows.emplace_back(l.pod, l.reason);
+    pod_reason_list(rows);
+    out_ += "\n";
   }
 
   void pod_reason_list(const std::vector<std::pair<std::string, std::string>>& rows) {
@@ -956,16 +1084,8 @@ std::string render_json(const Plan& plan) {
   w.key("kind").string(kPlanKind);
   w.key("decision").string(scaleup::to_string(plan.decision));
   w.key("summary").string(plan.summary);
-  w.key("scaleUps").begin_array();
-  for (const ScaleUp& s : plan.scale_ups) {
-    w.begin_object();
-    w.key("group").string(s.group);
-    w.key("currentSize").number(s.current_size);
-    w.key("newSize").number(s.new_size);
-    w.key("delta").number(s.delta());
-    w.end_object();
-  }
-  w.end_array();
+  w.key("scaleUps");
+  json_scale_ups(w, plan.scale_ups);
   w.key("warnings");
   strings(w, plan.warnings);
   w.key("clusterNodes").number(plan.cluster_nodes);
@@ -980,6 +1100,12 @@ std::string render_json(const Plan& plan) {
   w.key("newNodes").begin_array();
   for (const PlannedNode& n : plan.new_nodes) json_node(w, n);
   w.end_array();
+  w.key("unpatchedCa");
+  if (plan.unpatched_ca) {
+    json_unpatched_ca(w, *plan.unpatched_ca);
+  } else {
+    w.null();
+  }
   w.end_object();
   std::string out = w.take();
   out += '\n';

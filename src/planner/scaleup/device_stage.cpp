@@ -97,6 +97,16 @@ const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodIn
   return prepared_;
 }
 
+DeviceCache::NodeState& InProcessDeviceStage::empty_state(const NodeInfo& node,
+                                                          const fit::NodeInventory& inventory) {
+  auto it = empty_states_.find(node.name());
+  if (it == empty_states_.end()) {
+    it = empty_states_.emplace(node.name(), DeviceCache::NodeState{fit::fresh_usage(inventory), {}})
+             .first;
+  }
+  return it->second;
+}
+
 bool InProcessDeviceStage::interested(const PodInfo& pod) const {
   return device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()));
 }
@@ -117,7 +127,9 @@ Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
           cache_.engine().decide(*p.pod, node.node(), described, kNoUsage).failed_text;
       continue;
     }
-    DeviceCache::NodeState& state = cache_.state(node, described->inventory);
+    DeviceCache::NodeState& state = placed_ == PlacedPods::kIgnored
+                                        ? empty_state(node, described->inventory)
+                                        : cache_.state(node, described->inventory);
     auto known = std::find_if(state.rejections.begin(), state.rejections.end(),
                               [&](const auto& r) { return r.first == p.fit_id; });
     if (known != state.rejections.end()) {
@@ -173,6 +185,7 @@ Result<DeviceVerdicts> ExtenderDeviceStage::filter(const PodInfo& pod,
   extender::SimulatedPods simulated;
   for (const NodeInfo* node : candidates) {
     nodes.push_back({node->name(), node_json(node->node())});
+    if (placed_ == PlacedPods::kIgnored) continue;
     for (const PodInfoPtr& placed : node->pods()) {
       if (cache_.allocation(placed).empty()) continue;
       simulated[node->name()].push_back(pod_json(placed));

@@ -9,6 +9,8 @@
 //   that understands them (hamisim's /filter-simulation) counts their usage.
 // Both keep every rejection reason, and hand back the allocation annotations of the node
 // chosen so the placed pod carries them (later fits on that node see its usage).
+// Either can also judge as a Cluster Autoscaler whose extender calls carry no SimulatedPods
+// does (PlacedPods::kIgnored, issue #33): every candidate is then an empty node to it.
 
 #include <map>
 #include <memory>
@@ -27,6 +29,11 @@
 namespace hamisim::planner::scaleup {
 
 using Annotations = std::map<std::string, std::string, std::less<>>;
+
+// Whether a device stage counts the pods already on a candidate. kIgnored is what an extender
+// asked without SimulatedPods sees of every node, real or template copy: no pod at all (the
+// Cluster Autoscaler build of `docs/running-with-ca.md` before it implements docs/ca-side.md).
+enum class PlacedPods { kCounted, kIgnored };
 
 struct DeviceVerdicts {
   // Per candidate, in candidate order: empty when it survived, else why not.
@@ -107,7 +114,8 @@ class DeviceCache {
 
 class InProcessDeviceStage final : public DeviceStage {
  public:
-  explicit InProcessDeviceStage(DeviceCache& cache) : cache_(cache) {}
+  explicit InProcessDeviceStage(DeviceCache& cache, PlacedPods placed = PlacedPods::kCounted)
+      : cache_(cache), placed_(placed) {}
   bool interested(const framework::PodInfo& pod) const override;
   Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                 std::span<const framework::NodeInfo* const> candidates) override;
@@ -126,7 +134,13 @@ class InProcessDeviceStage final : public DeviceStage {
   };
   const Prepared& prepared(const framework::PodInfo& pod);
 
+  // kIgnored: a node as an empty node (its rejections cached as DeviceCache::state's are).
+  DeviceCache::NodeState& empty_state(const framework::NodeInfo& node,
+                                      const fit::NodeInventory& inventory);
+
   DeviceCache& cache_;
+  PlacedPods placed_;
+  model::StringHashMap<DeviceCache::NodeState> empty_states_;
   Prepared prepared_;
   std::map<uint64_t, uint32_t> fit_id_by_serial_;
   std::map<std::string, uint32_t, std::less<>> fit_ids_;
@@ -134,9 +148,11 @@ class InProcessDeviceStage final : public DeviceStage {
 
 class ExtenderDeviceStage final : public DeviceStage {
  public:
-  // `cache` tells which pods on a candidate hold devices: they go out as SimulatedPods.
-  ExtenderDeviceStage(const extender::ExtenderChain& chain, DeviceCache& cache)
-      : chain_(chain), cache_(cache) {}
+  // `cache` tells which pods on a candidate hold devices: they go out as SimulatedPods
+  // (unless `placed` is kIgnored: then SimulatedPods are never sent).
+  ExtenderDeviceStage(const extender::ExtenderChain& chain, DeviceCache& cache,
+                      PlacedPods placed = PlacedPods::kCounted)
+      : chain_(chain), cache_(cache), placed_(placed) {}
   bool interested(const framework::PodInfo& pod) const override;
   Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                 std::span<const framework::NodeInfo* const> candidates) override;
@@ -149,6 +165,7 @@ class ExtenderDeviceStage final : public DeviceStage {
 
   const extender::ExtenderChain& chain_;
   DeviceCache& cache_;
+  PlacedPods placed_;
   std::map<const framework::PodInfo*, std::pair<framework::PodInfoPtr, std::string>> pod_json_;
   std::map<std::string, std::string, std::less<>> node_json_;
 };

@@ -110,6 +110,15 @@ class Planner {
   }
 
   Result<Plan> run() {
+    Result<Plan> plan = decide();
+    if (!plan || env_.unpatched_ca == nullptr) return plan;
+    plan->unpatched_ca = compare_unpatched_ca(*plan, *env_.unpatched_ca);
+    if (stop_requested()) return cancelled_error();
+    return plan;
+  }
+
+ private:
+  Result<Plan> decide() {
     if (Status s = check_unique_pending(); !s) return s.error();
     auto chain = make_chain();
     if (!chain) return chain.error();
@@ -120,6 +129,7 @@ class Planner {
     build_templates();
     if (Status s = add_upcoming_nodes(); !s) return s.error();
     std::vector<PodInfoPtr> remaining = filter_out_schedulable();
+    remaining_ = remaining;
     if (stop_requested()) return cancelled_error();
     collect_warnings();
     if (remaining.empty()) {
@@ -150,7 +160,101 @@ class Planner {
     return scale_up(*best, remaining);
   }
 
- private:
+  // Issue #33: `blind` is this input planned by a CA whose extender calls carry no
+  // SimulatedPods. Its node counts next to ours, and what its scale-up leaves pending: the pods
+  // no existing node takes (ours, devices counted), packed as the estimator packs them onto the
+  // nodes it adds, each group taking the pod groups whose exemplar fits its empty template.
+  std::shared_ptr<const UnpatchedCaPlan> compare_unpatched_ca(Plan& plan, const Plan& blind) {
+    auto out = std::make_shared<UnpatchedCaPlan>();
+    out->decision = blind.decision;
+    out->summary = blind.summary;
+    out->scale_ups = blind.scale_ups;
+    auto added = [](const Plan& p, std::string_view group) {
+      int64_t n = 0;
+      for (const ScaleUp& s : p.scale_ups) {
+        if (s.group == group) n += s.delta();
+      }
+      return n;
+    };
+    for (size_t i = 0; i < plan.groups.size(); ++i) {
+      UnpatchedCaPlan::GroupCounts c;
+      c.name = plan.groups[i].name;
+      c.estimated_nodes = plan.groups[i].estimated_nodes;
+      if (i < blind.groups.size() && blind.groups[i].name == c.name) {
+        c.unpatched_estimated_nodes = blind.groups[i].estimated_nodes;
+      }
+      c.new_nodes = added(plan, c.name);
+      c.unpatched_new_nodes = added(blind, c.name);
+      out->groups.push_back(std::move(c));
+    }
+
+    std::set<std::string, std::less<>> left;
+    for (const PodInfoPtr& pod : remaining_) left.insert(pod->key());
+    const estimator::Clock& clock = env_.clock ? *env_.clock : steady_;
+    int64_t blind_nodes = 0;
+    std::string blind_groups;
+    for (const ScaleUp& s : blind.scale_ups) {
+      const size_t i = index_of(s.group);
+      if (s.delta() <= 0 || i == states_.size() || !states_[i].tmpl) continue;
+      blind_nodes += s.delta();
+      blind_groups += (blind_groups.empty() ? "" : ", ") + s.group;
+      const GroupState& g = states_[i];
+      estimator::EstimateInput ei;
+      for (size_t k : g.schedulable) {
+        estimator::PodGroup pg;
+        for (const PodInfoPtr& pod : groups_[k].pods) {
+          if (left.count(pod->key())) pg.pods.push_back(pod);
+        }
+        if (!pg.pods.empty()) ei.groups.push_back(std::move(pg));
+      }
+      if (ei.groups.empty()) continue;
+      ei.template_node = g.tmpl->node;
+      ei.template_pods = g.tmpl->pods;
+      ei.group = {g.spec->name, g.target, g.target + s.delta()};
+      ei.template_index = static_cast<int64_t>(i);
+      estimator::StaticLimits limits{s.delta(), o_.max_nodegroup_binpacking_duration,
+                                     env_.cancelled};
+      estimator::BinpackingEstimator est(fitter_, clock, limits, o_.fastpath_binpacking);
+      estimator::Estimate r = est.estimate(snap_, ei);
+      if (r.internal_error) {
+        plan.warnings.push_back(
+            "comparison with a CA that does not send SimulatedPods: node "
+            "group " +
+            s.group + ": estimation failed: " + r.internal_error->message);
+      }
+      for (const estimator::Placement& p : r.placements) left.erase(p.pod);
+    }
+    (void)fitter_.take_warnings();
+
+    std::map<std::string_view, const PodOutcome*> blind_pods;
+    for (const PodOutcome& p : blind.pods) blind_pods.emplace(p.pod, &p);
+    for (const PodOutcome& p : plan.pods) {
+      if (p.state != PodOutcome::State::kTriggersScaleUp &&
+          p.state != PodOutcome::State::kFitsExistingNode) {
+        continue;
+      }
+      if (!left.count(p.pod)) continue;
+      auto b = blind_pods.find(p.pod);
+      const PodOutcome* theirs = b == blind_pods.end() ? nullptr : b->second;
+      std::string why;
+      if (theirs && theirs->state == PodOutcome::State::kFitsExistingNode) {
+        why = "such a CA counts it on existing node " + theirs->node +
+              ", whose devices it sees unused, and adds no node for it";
+      } else if (blind_nodes == 0) {
+        why = "such a CA adds no node (" + blind.summary + ")";
+      } else if (theirs && theirs->state == PodOutcome::State::kTriggersScaleUp) {
+        why = "such a CA counts it on its new node " + theirs->node +
+              "; with devices counted, the " + nodes_word(blind_nodes) + " it adds (" +
+              blind_groups + ") have no room for it";
+      } else {
+        why = "with devices counted, the " + nodes_word(blind_nodes) + " such a CA adds (" +
+              blind_groups + ") have no room for it";
+      }
+      out->left_pending.push_back({p.pod, std::move(why)});
+    }
+    return out;
+  }
+
   Result<expander::Chain> make_chain() {
     expander::ChainConfig cc;
     cc.seed = o_.seed;
@@ -699,6 +803,7 @@ class Planner {
   std::vector<EquivalenceGroup> groups_;
   std::map<std::string, size_t, std::less<>> outcome_index_;
   std::map<std::string_view, PodInfoPtr, std::less<>> remaining_by_key_;  // keys live in the pods
+  std::vector<PodInfoPtr> remaining_;  // left after filter-out-schedulable, in that order
   size_t ready_nodes_ = 0;
   size_t pending_ = 0;
   bool cancelled_ = false;

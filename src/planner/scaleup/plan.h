@@ -45,6 +45,9 @@ struct PlannerOptions {
   double max_allocatable_difference_ratio = 0.05;
   double max_free_difference_ratio = 0.05;
   uint64_t seed = 0;
+  // Also plan as a Cluster Autoscaler whose extender calls carry no SimulatedPods would (its
+  // device stage sees every node empty) and set Plan::unpatched_ca (issue #33).
+  bool compare_unpatched_ca = false;
   // Never free the run's state (snapshot, caches, stages): for a process that exits right
   // after the plan. Freeing a 1,000-node plan's hundreds of MB of small objects took a fifth
   // of its time. Never set in a long-running process.
@@ -128,6 +131,8 @@ struct ScaleUp {
   int64_t delta() const { return new_size - current_size; }
 };
 
+struct UnpatchedCaPlan;
+
 struct Plan {
   enum class Decision { kNoScaleUpNeeded, kScaleUp, kNoScaleUpPossible };
   Decision decision = Decision::kNoScaleUpNeeded;
@@ -141,8 +146,40 @@ struct Plan {
   int64_t cluster_nodes = 0;
   int64_t cluster_pods = 0;
   std::string device_stage;  // "in-process" or "extenders: <urls>"
+  // With PlannerOptions::compare_unpatched_ca: what a CA that does not send SimulatedPods
+  // would decide instead, and what that leaves pending. Null otherwise.
+  std::shared_ptr<const UnpatchedCaPlan> unpatched_ca;
 };
 std::string_view to_string(Plan::Decision decision);
+
+// The same input planned as a Cluster Autoscaler whose extender calls carry no SimulatedPods
+// plans it (issue #33; docs/ca-side.md): the extender sees every node, existing or a template
+// copy of an estimate, without the pods on it, so device memory and cores never run out and
+// only CPU, memory, pod count and unignored resources bound its packing. Set next to the
+// correct plan it is compared with.
+struct UnpatchedCaPlan {
+  Plan::Decision decision = Plan::Decision::kNoScaleUpNeeded;
+  std::string summary;
+  std::vector<ScaleUp> scale_ups;
+  // Every node group, in node-groups file order: the estimate and scale-up of both plans.
+  struct GroupCounts {
+    std::string name;
+    std::optional<int64_t> estimated_nodes;  // the correct plan's (null: no estimate)
+    std::optional<int64_t> unpatched_estimated_nodes;
+    int64_t new_nodes = 0;  // nodes the correct plan adds to the group
+    int64_t unpatched_new_nodes = 0;
+  };
+  std::vector<GroupCounts> groups;
+  // Pods the correct plan places (on an existing node or a new one) that stay pending after
+  // such a CA's scale-up: the pending pods no existing node takes, packed with devices counted
+  // onto the nodes that CA adds, as the binpacking estimator packs them. In the correct plan's
+  // pod order.
+  struct PendingPod {
+    std::string pod;
+    std::string reason;
+  };
+  std::vector<PendingPod> left_pending;
+};
 
 // Everything the planner needs besides the input. The device stage decides HAMi device fit
 // (in process or through the configured extenders); the cache reads device descriptions and
@@ -157,6 +194,10 @@ struct PlannerEnv {
   // Asked between pods and between node groups (and before each new node of an estimate);
   // true ends the plan with an error starting "cancelled:". May be empty.
   std::function<bool()> cancelled;
+  // The plan of a CA that does not send SimulatedPods for this input (made with a device stage
+  // that ignores placed pods): when set, the plan made is the correct one and carries the
+  // comparison in Plan::unpatched_ca.
+  const Plan* unpatched_ca = nullptr;
 };
 
 // Errors are input errors (an invalid expander chain or priority config) or internal ones;

@@ -61,17 +61,34 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
     std::optional<InProcessDeviceStage> in_process;
     std::optional<ExtenderDeviceStage> extenders;
   };
-  auto run = std::make_shared<RunState>(*engine_);
-  PlannerEnv env;
-  env.cache = &run->cache;
-  if (chain_) {
-    env.devices = &run->extenders.emplace(*chain_, run->cache);
-  } else {
-    env.devices = &run->in_process.emplace(run->cache);
+  auto start = [&](const std::shared_ptr<RunState>& run, PlacedPods placed) {
+    PlannerEnv env;
+    env.cache = &run->cache;
+    if (chain_) {
+      env.devices = &run->extenders.emplace(*chain_, run->cache, placed);
+    } else {
+      env.devices = &run->in_process.emplace(run->cache, placed);
+    }
+    env.fit_args = fit_args_;
+    env.cancelled = cancelled;
+    return env;
+  };
+  // Issue #33: first the plan of a CA whose extender calls carry no SimulatedPods, then the
+  // correct one, which compares itself with it.
+  std::optional<Plan> unpatched;
+  if (options.compare_unpatched_ca) {
+    auto blind_run = std::make_shared<RunState>(*engine_);
+    PlannerOptions blind_options = options;
+    blind_options.compare_unpatched_ca = false;
+    blind_options.keep_state_until_exit = false;
+    Result<Plan> blind = make_plan(input, blind_options, start(blind_run, PlacedPods::kIgnored));
+    if (!blind) return blind.error();
+    unpatched = std::move(blind).value();
   }
-  env.fit_args = fit_args_;
+  auto run = std::make_shared<RunState>(*engine_);
+  PlannerEnv env = start(run, PlacedPods::kCounted);
   env.progress = std::move(progress);
-  env.cancelled = std::move(cancelled);
+  if (unpatched) env.unpatched_ca = &*unpatched;
   Result<Plan> plan = make_plan(input, options, env);
   if (options.keep_state_until_exit) keep_until_exit(std::move(run));
   return plan;

@@ -206,6 +206,20 @@ size_t count(std::string_view text, std::string_view needle) {
 // Declared here, defined with the JSON tests: a plan using every optional field.
 Plan small_plan();
 
+// scale_up_plan() compared with a CA that does not send SimulatedPods (issue #33).
+Plan unpatched_plan() {
+  Plan plan = scale_up_plan();
+  auto u = std::make_shared<scaleup::UnpatchedCaPlan>();
+  u->decision = Plan::Decision::kScaleUp;
+  u->summary = "scale up gpu-a100 by 1 node (3 -> 4): 3 pods placed on new nodes";
+  u->scale_ups.push_back({"gpu-a100", 3, 4});
+  u->groups.push_back({"gpu-a100", 2, 1, 2, 1});
+  u->groups.push_back({"cpu-pool", std::nullopt, std::nullopt, 0, 0});
+  u->left_pending.push_back({"ml/train-2", "no <room>"});
+  plan.unpatched_ca = std::move(u);
+  return plan;
+}
+
 // ---- table ----
 
 TEST(Table, FirstLineIsTheDecisionWithItsNumbers) {
@@ -240,6 +254,22 @@ TEST(Table, SectionsComeInOrder) {
   EXPECT_LT(groups, pods);
   EXPECT_LT(pods, nodes);
   EXPECT_THAT(t, HasSubstr("! expander: price: no price for node group cpu-pool"));
+}
+
+TEST(Table, TheUnpatchedCaComparisonFollowsTheDecision) {
+  EXPECT_THAT(render_table(scale_up_plan()), Not(HasSubstr("SimulatedPods")));
+  const std::string t = render_table(unpatched_plan());
+  const size_t at = t.find("Compared with a Cluster Autoscaler that does not send SimulatedPods");
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_LT(t.find("Warnings (1)"), at);
+  EXPECT_LT(at, t.find("Node groups (2)"));
+  EXPECT_THAT(t, HasSubstr("\n  its decision: scale up gpu-a100 by 1 node (3 -> 4): 3 pods placed "
+                           "on new nodes\n"
+                           "  node group  estimate  its estimate  adds  it adds\n"
+                           "  gpu-a100    2 nodes   1 node        +2    +1\n"
+                           "  cpu-pool    -         -             0     0\n"
+                           "  left pending by its decision: 1 pod\n"
+                           "    ml/train-2  no <room>\n"));
 }
 
 TEST(Table, GroupsShowSizesTemplateStatusAndReasons) {
@@ -479,7 +509,7 @@ TEST(Json, SmallPlanIsExact) {
       R"("newNodes":[{"name":"n-0","group":"g","pods":["ns/p"],"cpuRequestedMilli":500,)"
       R"("cpuAllocatableMilli":4000,"memoryRequestedBytes":1024,"memoryAllocatableBytes":4096,)"
       R"("devices":[{"id":"GPU-1","type":"A100","usedMemoryMiB":300,"totalMemoryMiB":40960,)"
-      R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}]}]})"
+      R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}]}],"unpatchedCa":null})"
       "\n";
   EXPECT_EQ(render_json(small_plan()), expected);
 }
@@ -533,7 +563,8 @@ TEST(Json, EveryKeyIsDocumented) {
   const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::set<std::string> keys;
   simdjson::dom::parser parser;
-  for (const Plan& plan : {scale_up_plan(), small_plan(), no_scale_up_possible_plan()}) {
+  for (const Plan& plan :
+       {scale_up_plan(), small_plan(), no_scale_up_possible_plan(), unpatched_plan()}) {
     simdjson::dom::element root;
     const std::string json = render_json(plan);
     ASSERT_EQ(parser.parse(json).get(root), simdjson::SUCCESS);
@@ -559,8 +590,21 @@ TEST(Json, EmptyPlanHasEveryTopLevelKey) {
   EXPECT_EQ(render_json(Plan{}),
             R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"no-scale-up-needed",)"
             R"("summary":"","scaleUps":[],"warnings":[],"clusterNodes":0,"clusterPods":0,)"
-            R"("deviceStage":"","groups":[],"pods":[],"newNodes":[]})"
+            R"("deviceStage":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null})"
             "\n");
+}
+
+TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {
+  EXPECT_THAT(render_json(scale_up_plan()), HasSubstr(R"("unpatchedCa":null})"));
+  EXPECT_THAT(
+      render_json(unpatched_plan()),
+      HasSubstr(R"("unpatchedCa":{"decision":"scale-up","summary":"scale up gpu-a100 by 1 node )"
+                R"((3 -\u003e 4): 3 pods placed on new nodes","scaleUps":[{"group":"gpu-a100",)"
+                R"("currentSize":3,"newSize":4,"delta":1}],"groups":[{"name":"gpu-a100",)"
+                R"("estimatedNodes":2,"unpatchedEstimatedNodes":1,"newNodes":2,)"
+                R"("unpatchedNewNodes":1},{"name":"cpu-pool","estimatedNodes":null,)"
+                R"("unpatchedEstimatedNodes":null,"newNodes":0,"unpatchedNewNodes":0}],)"
+                R"("leftPending":[{"pod":"ml/train-2","reason":"no \u003croom\u003e"}]}})"));
 }
 
 TEST(Json, InvalidUtf8IsReplacedAndStillParses) {
@@ -577,8 +621,8 @@ TEST(Json, InvalidUtf8IsReplacedAndStillParses) {
 // ---- HTML ----
 
 TEST(Html, IsOneSelfContainedDocument) {
-  for (const Plan& plan :
-       {scale_up_plan(), no_scale_up_possible_plan(), no_scale_up_needed_plan()}) {
+  for (const Plan& plan : {scale_up_plan(), no_scale_up_possible_plan(), no_scale_up_needed_plan(),
+                           unpatched_plan()}) {
     const std::string h = render_html(plan);
     EXPECT_THAT(h, StartsWith("<!DOCTYPE html>\n"));
     EXPECT_THAT(h, HasSubstr("<meta charset=\"utf-8\">"));
@@ -612,6 +656,19 @@ TEST(Html, ShowsDecisionGroupsAndPods) {
   EXPECT_THAT(h, HasSubstr("<span class=\"badge no-scale-up-helps\">no-scale-up-helps</span>"));
   EXPECT_THAT(h, HasSubstr("no node group&#39;s template can take it"));
   EXPECT_THAT(h, HasSubstr("GPU-0001,NVIDIA,40000,50:;"));  // the allocation, per pod
+}
+
+TEST(Html, ShowsTheUnpatchedCaComparison) {
+  EXPECT_THAT(render_html(scale_up_plan()), Not(HasSubstr("unpatched-ca")));
+  const std::string h = render_html(unpatched_plan());
+  EXPECT_THAT(h, HasSubstr("<h2 id=\"unpatched-ca\">Compared with a Cluster Autoscaler that "
+                           "does not send SimulatedPods</h2>"));
+  EXPECT_THAT(h, HasSubstr("its decision: <span class=\"badge scale-up\">scale-up</span> scale "
+                           "up gpu-a100 by 1 node (3 -&gt; 4)"));
+  EXPECT_THAT(h, HasSubstr("<tr><td>gpu-a100</td><td>2 nodes</td><td>1 node</td>"
+                           "<td class=\"num\">2</td><td class=\"num\">1</td></tr>"));
+  EXPECT_THAT(h, HasSubstr("Left pending by its decision: 1 pod"));
+  EXPECT_THAT(h, HasSubstr("<span class=\"mono\">ml/train-2</span>: no &lt;room&gt;"));
 }
 
 TEST(Html, OneDevicePicturePerDevice) {

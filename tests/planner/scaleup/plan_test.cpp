@@ -267,6 +267,86 @@ TEST(Planner, FractionalPodsPackByMemory) {
   EXPECT_EQ(p.new_nodes[1].pods.size(), 9u);
 }
 
+// Issue #33: the same pods planned as a Cluster Autoscaler that does not send SimulatedPods
+// plans them. 40 pods, each 1 GPU with 30000 MiB and 10% of its cores, 4 CPUs and 8 GiB, on
+// the cold A100 group (8 GPUs of 81920 MiB, split 10; 96 CPUs, 1900 GiB, 110 pods). By hand:
+// - correct: a GPU holds floor(81920 / 30000) = 2 pods (cores would allow 10, slots 10), so a
+//   node holds 8 x 2 = 16 pods, using 64 of its 96 CPUs: memory-bound. 40 pods need
+//   16 + 16 + 8 = 3 nodes.
+// - unpatched CA: its extender sees every copy empty, so each pod "fits" wherever the CPUs
+//   do (HAMi's resources are ignored by NodeResourcesFit): floor(96 / 4) = 24 pods per node,
+//   40 pods on 24 + 16 = 2 nodes.
+// - after its 2-node scale-up, with devices counted, 2 x 16 = 32 pods fit (job-0..job-31 in
+//   the estimator's order) and 40 - 32 = 8 stay pending: job-32..job-39.
+TEST(Planner, AnUnpatchedCaAsksForTooFewNodesWhenDeviceMemoryBoundsThePacking) {
+  std::string pods = "apiVersion: v1\nkind: List\nitems:\n";
+  for (int i = 0; i < 40; ++i) {
+    pods += "- apiVersion: v1\n  kind: Pod\n  metadata: {name: job-" + std::to_string(i) +
+            ", namespace: ml}\n  spec:\n    containers:\n    - name: c\n      resources:\n"
+            "        requests: {cpu: '4', memory: 8Gi}\n"
+            "        limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 30000, "
+            "nvidia.com/gpucores: 10}\n";
+  }
+  const Scenario s = from_yaml(pods, kColdGpuGroup, kA100Profile);
+  PlannerOptions o;
+  o.compare_unpatched_ca = true;
+  Plan p = plan(s, o);
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  ASSERT_EQ(p.scale_ups.size(), 1u);
+  EXPECT_EQ(p.scale_ups[0].delta(), 3);
+  ASSERT_EQ(p.new_nodes.size(), 3u);
+  EXPECT_EQ(p.new_nodes[0].pods.size(), 16u);
+  EXPECT_EQ(p.new_nodes[2].pods.size(), 8u);
+
+  ASSERT_NE(p.unpatched_ca, nullptr);
+  const UnpatchedCaPlan& u = *p.unpatched_ca;
+  EXPECT_EQ(u.decision, Plan::Decision::kScaleUp);
+  EXPECT_EQ(u.summary, "scale up gpu by 2 nodes (0 -> 2): 40 pods placed on new nodes");
+  ASSERT_EQ(u.scale_ups.size(), 1u);
+  EXPECT_EQ(u.scale_ups[0].delta(), 2);
+  ASSERT_EQ(u.groups.size(), 1u);
+  EXPECT_EQ(u.groups[0].name, "gpu");
+  EXPECT_EQ(u.groups[0].estimated_nodes, 3);
+  EXPECT_EQ(u.groups[0].unpatched_estimated_nodes, 2);
+  EXPECT_EQ(u.groups[0].new_nodes, 3);
+  EXPECT_EQ(u.groups[0].unpatched_new_nodes, 2);
+  ASSERT_EQ(u.left_pending.size(), 8u);
+  for (size_t i = 0; i < u.left_pending.size(); ++i) {
+    EXPECT_EQ(u.left_pending[i].pod, "ml/job-" + std::to_string(32 + i));
+    EXPECT_EQ(u.left_pending[i].reason,
+              "such a CA counts it on its new node template-node-for-gpu-0-e-1; with devices "
+              "counted, the 2 nodes it adds (gpu) have no room for it");
+  }
+  // The comparison changes nothing in the plan itself.
+  Plan alone = plan(s);
+  EXPECT_EQ(alone.unpatched_ca, nullptr);
+  EXPECT_EQ(alone.summary, p.summary);
+  EXPECT_EQ(alone.new_nodes.size(), p.new_nodes.size());
+}
+
+// On the bundled example such a CA asks for no node at all: its extender sees k80-node-1's
+// K80s unused (trainer-0 and trainer-1 hold 8000 of their 11441 MiB), so trainer-2 "fits"
+// there, and trainer-2 stays pending where the correct plan adds a gpu-k80 node.
+TEST(Planner, AnUnpatchedCaSeesExistingNodesEmptyToo) {
+  PlannerOptions o;
+  o.compare_unpatched_ca = true;
+  Plan p = plan(bundled_example(), o);
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp);
+  ASSERT_NE(p.unpatched_ca, nullptr);
+  const UnpatchedCaPlan& u = *p.unpatched_ca;
+  EXPECT_EQ(u.decision, Plan::Decision::kNoScaleUpNeeded);
+  EXPECT_TRUE(u.scale_ups.empty());
+  ASSERT_EQ(u.groups.size(), 3u);
+  EXPECT_EQ(u.groups[0].name, "gpu-k80");
+  EXPECT_EQ(u.groups[0].new_nodes, 1);
+  EXPECT_EQ(u.groups[0].unpatched_new_nodes, 0);
+  ASSERT_EQ(u.left_pending.size(), 1u);
+  EXPECT_EQ(u.left_pending[0].pod, "ml/trainer-2");
+  EXPECT_EQ(u.left_pending[0].reason,
+            "such a CA counts it on existing node k80-node-1, whose devices it sees unused, and "
+            "adds no node for it");
+}
+
 // The group's max size caps the estimate; pods beyond it wait, with the limiter's reason.
 TEST(Planner, MaxSizeCapsTheEstimate) {
   std::string groups = kColdGpuGroup;
