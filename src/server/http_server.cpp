@@ -389,6 +389,11 @@ struct RouteTable {
     for (const auto& [path, idx] : t.by_path) {
       std::vector<std::string> methods;
       for (size_t j : idx) methods.push_back(t.routes[j].method);
+      // A GET route answers HEAD too (RFC 9110 §9.3.2), unless HEAD has a route of its own.
+      if (std::count(methods.begin(), methods.end(), "GET") > 0 &&
+          std::count(methods.begin(), methods.end(), "HEAD") == 0) {
+        methods.push_back("HEAD");
+      }
       std::sort(methods.begin(), methods.end());
       t.allow_header[path] = fmt::format("{}", fmt::join(methods, ", "));
     }
@@ -889,6 +894,9 @@ class Connection final : public ConnectionBase,
       write_head(500, 11, "application/json", {}, {}, keep, body_size, path);
     }
 
+    // The answer to HEAD is the head GET would send, Content-Length included, and no body
+    // (RFC 9110 §9.3.2), whatever its status.
+    const bool head_only = method == "HEAD";
     double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
     server_.record(route, r.status, outcome, seconds);
@@ -897,7 +905,7 @@ class Connection final : public ConnectionBase,
           "http request id={} method={} path={} status={} outcome={} duration_us={} "
           "bytes_out={} client={} remote={}",
           request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          body_size, identity.empty() ? "-" : identity, remote_);
+          head_only ? 0 : body_size, identity.empty() ? "-" : identity, remote_);
     }
 
     state_ = State::kWriting;
@@ -905,7 +913,9 @@ class Connection final : public ConnectionBase,
     // Head and body in one gathered write; the body is not copied.
     out_buffers_.clear();
     out_buffers_.push_back(net::buffer(head_));
-    if (out_pieces_.empty()) {
+    if (head_only) {
+      // the head alone
+    } else if (out_pieces_.empty()) {
       out_buffers_.push_back(net::buffer(out_body_));
     } else {
       for (const HttpResponse::Piece& p : out_pieces_) {
@@ -1379,6 +1389,12 @@ HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, Htt
   const Route* route = nullptr;
   for (size_t i : it->second) {
     if (table.routes[i].method == req.method) route = &table.routes[i];
+  }
+  if (route == nullptr && req.method == "HEAD") {
+    // Answered as GET; the connection sends the head only (Connection::send).
+    for (size_t i : it->second) {
+      if (table.routes[i].method == "GET") route = &table.routes[i];
+    }
   }
   if (route == nullptr) {
     a.response = HttpResponse::error(

@@ -205,8 +205,52 @@ TEST(HttpServer, WrongMethodGets405WithAllow) {
   EXPECT_EQ(r.header("Allow"), "POST");
   r = must(testing::http_request(plain_client(*server), "DELETE", "/multi"));
   EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(r.header("Allow"), "GET, PUT");
+  EXPECT_EQ(r.header("Allow"), "GET, HEAD, PUT");
   EXPECT_THAT(r.body, HasSubstr("method DELETE not allowed on /multi"));
+}
+
+// HEAD on a GET route is answered as GET without the body: the same status and headers,
+// Content-Length included (RFC 9110 §9.3.2). On both listeners.
+TEST(HttpServer, HeadIsAnsweredAsGetWithoutABody) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  for (const ClientOptions& o : {plain_client(*server), metrics_client(*server)}) {
+    auto client = must_connect(o);
+    ASSERT_TRUE(client);
+    auto head = must(client->request("HEAD", "/healthz"));
+    EXPECT_EQ(head.status, 200);
+    EXPECT_EQ(head.header("Content-Length"), "2");
+    EXPECT_EQ(head.header("Content-Type"), "text/plain");
+    EXPECT_FALSE(head.header("X-Request-Id").empty());
+    EXPECT_TRUE(head.keep_alive);
+    // Had a body been sent, it would be read as the start of this response.
+    auto get = must(client->request("GET", "/healthz"));
+    EXPECT_EQ(get.status, 200);
+    EXPECT_EQ(get.body, "ok");
+  }
+  auto metrics = must_connect(metrics_client(*server));
+  ASSERT_TRUE(metrics);
+  auto scrape = must(metrics->request("HEAD", "/metrics"));
+  EXPECT_EQ(scrape.status, 200);
+  EXPECT_NE(scrape.header("Content-Length"), "0");
+
+  // Byte for byte: the head and nothing after it.
+  auto raw_client = must_connect(plain_client(*server));
+  ASSERT_TRUE(raw_client);
+  ASSERT_TRUE(
+      raw_client->write_raw("HEAD /multi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok());
+  auto raw = raw_client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(*raw, ::testing::EndsWith("\r\nContent-Length: 3\r\n\r\n"));
+
+  // HEAD where no GET is served: 405, and no body either.
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto refused = must(client->request("HEAD", "/filter"));
+  EXPECT_EQ(refused.status, 405);
+  EXPECT_EQ(refused.header("Allow"), "POST");
+  EXPECT_EQ(must(client->request("GET", "/healthz")).body, "ok");
 }
 
 TEST(HttpServer, RejectsInvalidRoutes) {
