@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
@@ -1527,6 +1528,121 @@ TEST(HttpServer, Http11RequestWithoutHostIsRejected) {
   auto r = must(client->read_response());
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body, HasSubstr("invalid request: an HTTP/1.1 request needs a Host header"));
+}
+
+// Answers given before a request is whole (413, 431, 400 for bad framing) carry the request's
+// own X-Request-Id like every other answer, whether the parser had stored the field or not.
+TEST(HttpServer, EarlyErrorAnswersEchoTheRequestId) {
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  config.max_header_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  const std::string id = "X-Request-Id: early-1\r\n";
+  struct Case {
+    std::string request;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      // Content-Length over the limit: refused at the end of the header.
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Content-Length: 5000000\r\n\r\n", "413"},
+      {"POST /echo HTTP/1.1\r\nContent-Length: 5000000\r\nHost: x\r\n" + id + "\r\n", "413"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: chunked\r\n\r\n7d0\r\n" +
+           std::string(2000, 'z') + "\r\n",
+       "413"},
+      // A header over the limit: the parser stores no field at all.
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n" + id + "X-Big: " + std::string(4096, 'h') +
+           "\r\n\r\n",
+       "431"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: gzip\r\n\r\n", "400"},
+      {"GET /healthz HTTP/1.1\r\n" + id + "\r\n", "400"},
+      // A malformed field after the id, and one before it.
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n" + id + "Bad Field\r\n\r\n", "400"},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Field\r\n" + id + "\r\n", "400"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: chunked\r\n\r\n5\nhello",
+       "400"},
+  };
+  for (const Case& c : cases) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(c.request).ok());
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_THAT(*raw, StartsWith("HTTP/1.1 " + c.status)) << c.request.substr(0, 100);
+    EXPECT_THAT(*raw, HasSubstr("\r\nX-Request-Id: early-1\r\n")) << c.request.substr(0, 100);
+  }
+}
+
+// RFC 9112 §7.1: chunk lines end with CRLF. One ending in a bare LF would never end for the
+// parser, which would wait out the body timeout (60 s here; the client gives up after 10):
+// it is answered 400 at once and the connection closed. Trailers too.
+TEST(HttpServer, ChunkLineEndingInABareLfIsRejectedAtOnce) {
+  auto config = test_config();
+  config.body_timeout = 60s;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& body :
+       {std::string("5\nhello"), std::string("5;ext=1\nhel"), std::string("3\r\nabc\r\n2\nde\r\n"),
+        std::string("3\r\nabc\r\n0\n"), std::string("3\r\nabc\r\n0\r\nX-Trailer: 1\n\n")}) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(head + body).ok());
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400"));
+    EXPECT_THAT(*raw, HasSubstr("invalid request: malformed HTTP"));
+  }
+}
+
+// A chunk line that never ends is bounded like a header instead of filling memory until the
+// body timeout.
+TEST(HttpServer, EndlessChunkLineIsRejected) {
+  auto config = test_config();
+  config.body_timeout = 60s;
+  config.max_header_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "5;ext=" +
+                              std::string(4096, 'a'))
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(*raw, HasSubstr("chunk line too long"));
+}
+
+// A chunked body (extensions, trailers) that arrives a few bytes at a time is read whole.
+TEST(HttpServer, ChunkedBodySplitAcrossManyWritesIsReadWhole) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  std::string raw = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string expected;
+  for (size_t size : {1, 7, 300, 20000, 2}) {
+    const std::string chunk = pattern(size, int(size));
+    expected += chunk;
+    raw += fmt::format("{:x};name=value\r\n", size) + chunk + "\r\n";
+  }
+  raw += "0\r\nX-Trailer: t\r\n\r\n";
+  size_t pos = 0, step = 1;
+  int writes = 0;
+  while (pos < raw.size()) {
+    size_t n = std::min(raw.size() - pos, step);
+    ASSERT_TRUE(client->write_raw(std::string_view(raw).substr(pos, n)).ok());
+    pos += n;
+    step = (step * 5 + 3) % 1009 + 1;
+    if (++writes % 8 == 0) std::this_thread::sleep_for(1ms);
+  }
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body == expected) << r.body.size() << " bytes";
+  EXPECT_EQ(must(client->request("POST", "/echo", "next")).body, "next");
 }
 
 }  // namespace
