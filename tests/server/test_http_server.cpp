@@ -18,10 +18,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
+#include <simdjson.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "http_test_client.h"
+#include "server/logging.h"
 #include "server/metrics.h"
 #include "test_certs.h"
 
@@ -343,6 +345,43 @@ TEST(HttpServer, LogsOneDebugLinePerRequest) {
   server->shutdown(5s);
   std::string logs = out.str();
   EXPECT_THAT(logs, HasSubstr("id=req-42 method=POST path=/echo status=200"));
+}
+
+// A request path is whatever bytes the client sent; the JSON request log stays valid JSON.
+TEST(HttpServer, JsonRequestLogsStayValidWithNonUtf8Paths) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  logger->set_formatter(make_json_formatter());
+  logger->set_level(spdlog::level::debug);
+  auto config = test_config();
+  config.logger = logger;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("GET /caf\xc3\xa9/\xff\xc3?q=\x80 HTTP/1.1\r\nHost: x\r\n"
+                              "X-Request-Id: utf8\r\nConnection: close\r\n\r\n")
+                  .ok());
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 404);
+  client->close();
+  server->shutdown(5s);
+  std::istringstream lines(out.str());
+  std::string line;
+  int request_lines = 0;
+  simdjson::dom::parser parser;
+  while (std::getline(lines, line)) {
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+    std::string_view msg;
+    ASSERT_EQ(doc["msg"].get(msg), simdjson::SUCCESS) << line;
+    if (msg.find("id=utf8 ") == std::string_view::npos) continue;
+    ++request_lines;
+    EXPECT_THAT(std::string(msg), HasSubstr("path=/caf\xc3\xa9/\uFFFD\uFFFD status=404"));
+  }
+  EXPECT_EQ(request_lines, 1) << out.str();
 }
 
 // --- limits --------------------------------------------------------------------------------
