@@ -335,7 +335,8 @@ TEST(ExtenderArgsTest, MalformedJsonIsRefusedWhereverItIs) {
       valid,
       " \n" + valid + " \r\n\t",
       R"({"Pod":)" + pod + "," + nodes +
-          R"(,"x":{"a":[1,-2.5e3,0.5E-2,true,false,null,"\u00e9\n\"",{},[]]},"y":null})",
+          R"(,"x":{"a":[1,-2.5e3,0.5E-2,true,false,null,"\u00e9\n\"",{},[]]},"y":null,)"
+          R"("z":"a b, c} ]","n":-0.0e+1,"t":true })",
       R"({"Pod":)" + pod + "," + nodes + R"(,"SimulatedPods":{"a":[)" + placed + R"(],"b":null}})",
   };
   DecodedObjects warm;
