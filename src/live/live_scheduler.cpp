@@ -525,6 +525,40 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
   if (!source_synced_) {
     return std::string(kNotReady) + "the cluster source has not delivered its initial lists yet";
   }
+  // One bind of a pod at a time. Two at once both take the pod's node lock (the second finds
+  // it already the pod's), and the one whose Binding loses could release the lock the
+  // winner's device plugin still needs. The second is answered at once (kube-scheduler
+  // retries, and then finds the pod bound or the lock free), so no thread waits here.
+  const std::string pod_key = request.pod_namespace + "/" + request.pod_name;
+  {
+    std::lock_guard lock(binding_mutex_);
+    if (!binding_.insert(pod_key).second) {
+      return fmt::format("{}another /bind of pod {} is in progress", kNotReady, pod_key);
+    }
+  }
+  struct BindingDone {
+    LiveScheduler& self;
+    const std::string& key;
+    ~BindingDone() {
+      std::lock_guard lock(self.binding_mutex_);
+      self.binding_.erase(key);
+    }
+  } binding_done{*this, pod_key};
+  return bind_pod(request);
+}
+
+bool LiveScheduler::bound_to(const model::Pod& pod, const std::string& node) {
+  auto current = source_.get_pod(pod.metadata.namespace_, pod.metadata.name);
+  if (!current) {
+    if (current.code() == state::ApiCode::kNotFound) return false;
+    spdlog::warn("bind cleanup: cannot read pod {}/{} ({}); its node lock on {} is kept",
+                 pod.metadata.namespace_, pod.metadata.name, current.error().message, node);
+    return true;
+  }
+  return current->metadata.uid == pod.metadata.uid && current->spec.node_name == node;
+}
+
+std::string LiveScheduler::bind_pod(const LiveBindRequest& request) {
   auto fetched = source_.get_pod(request.pod_namespace, request.pod_name);
   if (!fetched) {
     pods_.evict(request.pod_uid);
@@ -589,10 +623,12 @@ std::string LiveScheduler::bind(const LiveBindRequest& request) {
 
   // Only a lock this call wrote is released on failure: one found already this pod's was left
   // by an earlier bind for the device plugin, and releasing it would let the next pod allocate
-  // on the node before the plugin ran.
+  // on the node before the plugin ran. Even one this call wrote is kept when the pod turns
+  // out bound to the node all the same (a Binding that reported an error may have applied):
+  // it is then the device plugin's to release.
   bool lock_written = false;
   auto fail = [&](const std::string& error, bool transient) {
-    if (lock_written) {
+    if (lock_written && !bound_to(pod, request.node)) {
       // Owner-checked: a lock someone else holds is left alone.
       auto released = node_lock_.release(request.node, pod.metadata.namespace_, pod.metadata.name);
       if (!released.ok) spdlog::warn("bind cleanup: {}", released.error);

@@ -137,6 +137,11 @@ class LiveScheduler final : public state::ClusterHandler {
   // Sleeps unless stopping; false when stopping.
   bool sleep_unless_stopping(std::chrono::milliseconds d);
   LockStatus lock_with_pod_group_retry(const model::Pod& pod, const std::string& node);
+  // bind() once no other bind of the same pod runs.
+  std::string bind_pod(const LiveBindRequest& request);
+  // Whether `pod` (this incarnation) is bound to `node` as the API server says now; true when
+  // that cannot be read (a failed bind then keeps the node lock it set).
+  bool bound_to(const model::Pod& pod, const std::string& node);
 
   const device::DeviceRegistry& registry_;
   state::ClusterSource& source_;
@@ -166,6 +171,10 @@ class LiveScheduler final : public state::ClusterHandler {
     fit::NodeUsage usage;
   };
   std::unordered_map<const LiveNode*, CachedUsage> usage_cache_;
+
+  // Pods ("ns/name") a bind is running for; one bind per pod at a time.
+  std::mutex binding_mutex_;
+  std::unordered_set<std::string> binding_;
 
   std::mutex register_mutex_;  // serializes passes (held across their API calls)
   std::mutex reported_mutex_;  // never held across an API call: the source thread takes it

@@ -36,6 +36,79 @@ std::string json_error(std::string_view where, simdjson::error_code code) {
 
 using model::json::type_name;
 
+// Strictness. simdjson On-Demand validates what a decoder reads (the keys and values it
+// visits, the commas and colons between them) but not what it skips: an ignored value, an
+// ignored field inside a Pod or a Node, or anything after the top-level object is only
+// counted through by its brackets, so `"x": tru`, `[1 2]` or a second document would pass.
+// Each skipped stretch is therefore checked here, once: by simdjson's DOM parser (which
+// validates everything) for an ignored value, for each Pod and Node text not already kept by
+// the cache (kept texts are strictly valid), and for the SimulatedPods value as a whole.
+
+// Whether `text`, inside a buffer with simdjson's padding after it, is one well-formed JSON
+// value (whitespace around it allowed).
+Status check_well_formed(std::string_view text, std::string_view where) {
+  // A parser keeps buffers of ~14x the largest text it parsed: the thread's own is kept for
+  // texts up to a Node's usual size, larger ones get a parser of their own.
+  constexpr size_t kKeptCapacity = size_t(512) << 10;
+  thread_local simdjson::dom::parser kept(kKeptCapacity);
+  simdjson::dom::parser own;
+  simdjson::dom::parser& parser = text.size() <= kKeptCapacity ? kept : own;
+  simdjson::dom::element root;
+  if (auto e = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/false).get(root)) {
+    return make_error(json_error(where, e));
+  }
+  return ok_status();
+}
+
+// The text of a value from `start` (its first byte) to where the iterator is now: just after
+// the value once it was decoded or skipped, with the whitespace up to the next token. Empty
+// when the document ends there: the object around the value is then cut short, which its own
+// iteration reports.
+Result<std::string_view> text_since(const char* start, od::value& v, std::string_view where) {
+  const char* end = nullptr;
+  if (auto e = v.current_location().get(end)) {
+    if (e == simdjson::OUT_OF_BOUNDS) return std::string_view();
+    return make_error(json_error(where, e));
+  }
+  return std::string_view(start, static_cast<size_t>(end - start));
+}
+
+// check_well_formed for a text_since (nothing to check when it is empty).
+Status check_text_since(const char* start, od::value& v, std::string_view where) {
+  auto text = text_since(start, v, where);
+  if (!text) return text.error();
+  if (text->empty()) return ok_status();
+  return check_well_formed(*text, where);
+}
+
+// A value that was typed null by its first byte: it must be exactly `null`.
+Status check_null(od::value& v, std::string_view where) {
+  bool is_null = false;
+  if (v.is_null().get(is_null) || !is_null) {
+    return make_error(json_error(where, simdjson::N_ATOM_ERROR));
+  }
+  return ok_status();
+}
+
+// Skips a value nothing reads (an unknown key's), checking that it is well-formed.
+Status skip_checked(od::value& v, std::string_view where) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return make_error(json_error(where, e));
+  std::string_view text;
+  if (t == od::json_type::object) {
+    od::object o;
+    if (auto e = v.get_object().get(o)) return make_error(json_error(where, e));
+    if (auto e = o.raw_json().get(text)) return make_error(json_error(where, e));
+  } else if (t == od::json_type::array) {
+    od::array a;
+    if (auto e = v.get_array().get(a)) return make_error(json_error(where, e));
+    if (auto e = a.raw_json().get(text)) return make_error(json_error(where, e));
+  } else {
+    text = v.raw_json_token();  // a scalar: up to the next token
+  }
+  return check_well_formed(text, where);
+}
+
 // How the Pod, each Node and each simulated pod are decoded. In place: from the body's own
 // document as it is iterated, so their bytes go through simdjson's first stage once. From their
 // own bytes: each item is skipped in the body to find its end, then parsed again as a document
@@ -81,18 +154,37 @@ Status decode_pod(od::value& v, std::string_view where, Items how, model::Pod& o
   return ok_status();
 }
 
+// The object whose text is `raw`, from the cache (decoded and offered to it on a miss), and
+// checked to be well-formed unless the cache holds it: it keeps only strictly valid texts
+// (DecodedCache::get), so neither a hit nor a text it kept just now needs a check. An entry
+// the cache holds is shared with it; one it did not keep was just made for this call and is
+// ours alone, so a use count of 1 is the one case to check (the cache starting over
+// meanwhile only makes a kept text checked once more).
+template <class T>
+Result<std::shared_ptr<const T>> get_checked(DecodedCache<T>& cache, std::string_view raw,
+                                             std::string_view where) {
+  auto entry = cache.get(raw, where);
+  if (!entry) return entry.error();
+  if (entry->use_count() == 1) {
+    if (Status s = check_well_formed(raw, where); !s) return s.error();
+  }
+  return entry;
+}
+
 // The body's "Pod"; with a cache, looked up by its bytes first and decoded from them on a miss.
 Status decode_args_pod(od::value& v, Items how, PodCache* cache,
                        std::shared_ptr<const model::Pod>& out) {
   if (cache == nullptr) {
+    const char* start = v.raw_json_token().data();
     auto pod = std::make_shared<model::Pod>();
     if (Status s = decode_pod(v, "Pod", how, *pod); !s) return s;
+    if (Status s = check_text_since(start, v, "Pod"); !s) return s;
     out = std::move(pod);
     return ok_status();
   }
   auto raw = raw_object(v, "Pod");
   if (!raw) return raw.error();
-  auto cached = cache->get(*raw, "Pod");
+  auto cached = get_checked(*cache, *raw, "Pod");
   if (!cached) return cached.error();
   out = std::move(cached).value();
   return ok_status();
@@ -110,21 +202,23 @@ Status decode_node(od::value& v, std::string_view where, Items how, NodeCache* c
     if (Status s = model::json::decode_node(v, where, node); !s) return s;
     const char* end = nullptr;
     if (auto e = v.current_location().get(end)) return make_error(json_error(where, e));
-    out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node));
     out.raw = std::string_view(start, static_cast<size_t>(end - start));
+    if (Status s = check_well_formed(out.raw, where); !s) return s;
+    out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node));
     return ok_status();
   }
   auto raw = raw_object(v, where);
   if (!raw) return raw.error();
   out.raw = *raw;
   if (cache != nullptr) {
-    auto cached = cache->get(*raw, where);
+    auto cached = get_checked(*cache, *raw, where);
     if (!cached) return cached.error();
     out.decoded = std::move(cached).value();
     return ok_status();
   }
   auto node = model::decode_node_json_in_buffer(*raw, where);
   if (!node) return node.error();
+  if (Status s = check_well_formed(*raw, where); !s) return s;
   out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node).value());
   return ok_status();
 }
@@ -132,7 +226,7 @@ Status decode_node(od::value& v, std::string_view where, Items how, NodeCache* c
 Status decode_nodes(od::value& v, Items how, NodeCache* cache, ExtenderArgs& args) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("Nodes", e));
-  if (t == od::json_type::null) return ok_status();
+  if (t == od::json_type::null) return check_null(v, "Nodes");
   if (t != od::json_type::object) {
     return make_error("Nodes: expected a NodeList object, got " + std::string(type_name(t)));
   }
@@ -142,12 +236,18 @@ Status decode_nodes(od::value& v, Items how, NodeCache* cache, ExtenderArgs& arg
   for (auto field : list) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return make_error(json_error("Nodes", e));
-    if (!key_is(key, "items")) continue;
-    args.nodes.clear();  // the last duplicate key wins
     od::value items = field.value();
+    if (!key_is(key, "items")) {
+      if (Status s = skip_checked(items, "Nodes." + std::string(key)); !s) return s;
+      continue;
+    }
+    args.nodes.clear();  // the last duplicate key wins
     od::json_type it;
     if (auto e = items.type().get(it)) return make_error(json_error("Nodes.items", e));
-    if (it == od::json_type::null) continue;
+    if (it == od::json_type::null) {
+      if (Status s = check_null(items, "Nodes.items"); !s) return s;
+      continue;
+    }
     if (it != od::json_type::array) {
       return make_error("Nodes.items: expected a list of Node objects, got " +
                         std::string(type_name(it)));
@@ -169,7 +269,7 @@ Status decode_nodes(od::value& v, Items how, NodeCache* cache, ExtenderArgs& arg
 Status decode_node_names(od::value& v, ExtenderArgs& args) {
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("NodeNames", e));
-  if (t == od::json_type::null) return ok_status();
+  if (t == od::json_type::null) return check_null(v, "NodeNames");
   if (t != od::json_type::array) {
     return make_error("NodeNames: expected a list of strings, got " + std::string(type_name(t)));
   }
@@ -189,10 +289,13 @@ Status decode_node_names(od::value& v, ExtenderArgs& args) {
   return ok_status();
 }
 
+// The pods are decoded as they come, then the whole value's text is checked once (a check
+// per pod would cost more than decoding these small objects).
 Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
+  const char* start = v.raw_json_token().data();
   od::json_type t;
   if (auto e = v.type().get(t)) return make_error(json_error("SimulatedPods", e));
-  if (t == od::json_type::null) return ok_status();
+  if (t == od::json_type::null) return check_null(v, "SimulatedPods");
   if (t != od::json_type::object) {
     return make_error("SimulatedPods: expected an object of node name -> list of pods, got " +
                       std::string(type_name(t)));
@@ -210,7 +313,10 @@ Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
     if (auto e = pods.type().get(pt)) return make_error(json_error(where, e));
     std::vector<model::Pod>& list = args.simulated_pods[node];
     list.clear();
-    if (pt == od::json_type::null) continue;
+    if (pt == od::json_type::null) {
+      if (Status s = check_null(pods, where); !s) return s;
+      continue;
+    }
     if (pt != od::json_type::array) {
       return make_error(where + ": expected a list of pods, got " + std::string(type_name(pt)));
     }
@@ -225,7 +331,7 @@ Status decode_simulated_pods(od::value& v, Items how, ExtenderArgs& args) {
       ++index;
     }
   }
-  return ok_status();
+  return check_text_since(start, v, "SimulatedPods");
 }
 
 // `body` is followed by simdjson's padding.
@@ -247,6 +353,12 @@ Status for_each_top_level_field(od::parser& parser, std::string_view body, Fn&& 
     od::value v;
     if (auto e = field.value().get(v)) return make_error(json_error(key, e));
     if (Status s = fn(key, v); !s) return s;
+  }
+  // The object must be the whole document: On-Demand stops at its end, so a second document
+  // (`{...}{...}`) or other bytes after it would pass unseen.
+  const char* after = nullptr;
+  if (doc.current_location().get(after) == simdjson::SUCCESS) {
+    return make_error("body: malformed JSON (unexpected content after the top-level object)");
   }
   return ok_status();
 }
@@ -275,7 +387,7 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
           if (auto e = v.type().get(t)) return make_error(json_error("Pod", e));
           if (t == od::json_type::null) {
             args.pod.reset();
-            return ok_status();
+            return check_null(v, "Pod");
           }
           return decode_args_pod(v, how, cache ? &cache->pods : nullptr, args.pod);
         }
@@ -283,7 +395,7 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
           return decode_nodes(v, how, cache ? &cache->nodes : nullptr, args);
         if (key_is(key, "NodeNames")) return decode_node_names(v, args);
         if (key_is(key, "SimulatedPods")) return decode_simulated_pods(v, how, args);
-        return ok_status();  // unknown keys are ignored, as Go does
+        return skip_checked(v, key);  // unknown keys are ignored, as Go does
       });
   if (!s) return s.error();
   return args;
@@ -453,12 +565,12 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
           target = &args.pod_uid;
         else if (key_is(key, "Node"))
           target = &args.node;
-        if (!target) return ok_status();
+        if (!target) return skip_checked(v, key);
         od::json_type t;
         if (auto e = v.type().get(t)) return make_error(json_error(key, e));
         if (t == od::json_type::null) {
           target->clear();
-          return ok_status();
+          return check_null(v, key);
         }
         std::string_view value;
         if (v.get_string().get(value)) {

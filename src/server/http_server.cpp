@@ -389,6 +389,11 @@ struct RouteTable {
     for (const auto& [path, idx] : t.by_path) {
       std::vector<std::string> methods;
       for (size_t j : idx) methods.push_back(t.routes[j].method);
+      // A GET route answers HEAD too (RFC 9110 §9.3.2), unless HEAD has a route of its own.
+      if (std::count(methods.begin(), methods.end(), "GET") > 0 &&
+          std::count(methods.begin(), methods.end(), "HEAD") == 0) {
+        methods.push_back("HEAD");
+      }
       std::sort(methods.begin(), methods.end());
       t.allow_header[path] = fmt::format("{}", fmt::join(methods, ", "));
     }
@@ -726,11 +731,8 @@ class Connection final : public ConnectionBase,
   void read_body() {
     lowest().expires_after(cfg().body_timeout);
     if (parser_->chunked() || !parser_->content_length()) {
-      return http::async_read(stream_, buffer_, *parser_,
-                              [self = this->shared_from_this()](error_code ec, size_t) {
-                                if (ec) return self->on_read_error(ec);
-                                self->handle_request();
-                              });
+      parser_->eager(true);
+      return read_chunked_body();
     }
     // Content-Length (already checked against the body limit by the parser): the bytes that
     // came with the header are copied, the rest is read in as few reads as the kernel allows
@@ -749,6 +751,36 @@ class Connection final : public ConnectionBase,
                       if (ec) return self->on_read_error(ec);
                       self->handle_request();
                     });
+  }
+
+  // A chunked body, fed to the parser as it arrives. The parser takes chunk data whole, so
+  // what it leaves unread is a chunk line or trailer waiting for its CRLF: one that holds a
+  // bare LF never gets it (Beast would wait out the body timeout), so it is refused at once
+  // (RFC 9112 §7.1), and such lines are bounded like a header.
+  void read_chunked_body() {
+    if (buffer_.size() > 0) {
+      error_code ec;
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (ec && ec != http::error::need_more) return on_read_error(ec);
+      if (parser_->is_done()) return handle_request();
+      const std::string_view pending(static_cast<const char*>(buffer_.data().data()),
+                                     buffer_.size());
+      for (size_t lf = pending.find('\n'); lf != std::string_view::npos;
+           lf = pending.find('\n', lf + 1)) {
+        if (lf == 0 || pending[lf - 1] != '\r') {
+          return send_error(400, "invalid request: malformed HTTP: a chunk line ends without CR");
+        }
+      }
+      if (pending.size() > cfg().max_header_bytes) {
+        return send_error(400, "invalid request: malformed HTTP: chunk line too long");
+      }
+    }
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = this->shared_from_this()](error_code ec, size_t n) {
+                              if (ec) return self->on_read_error(ec);
+                              self->buffer_.commit(n);
+                              self->read_chunked_body();
+                            });
   }
 
   void on_read_error(error_code ec) {
@@ -790,16 +822,42 @@ class Connection final : public ConnectionBase,
     HttpResponse res = HttpResponse::error(status, message);
     std::string_view path, method;
     std::string request_id;
-    if (parser_ && parser_->is_header_done()) {
+    if (parser_) {
+      // The request line and the fields read before an error are in the message even when
+      // the header was refused (a Content-Length over the limit is refused at its end).
       const auto& msg = parser_->get();
       std::string_view target = to_sv(msg.target());
       path = target.substr(0, target.find('?'));
       method = to_sv(msg.method_string());
       std::string_view rid = to_sv(msg["X-Request-Id"]);
       if (valid_request_id(rid)) request_id = rid;
+      if (request_id.empty() && !parser_->is_header_done()) request_id = raw_request_id();
     }
     if (request_id.empty()) request_id = server_.next_request_id();
     send(std::move(res), table_.label_for(path), method, path, request_id, "", false, 11, true);
+  }
+
+  // X-Request-Id from the buffered bytes of a header the parser refused before it stored
+  // that field (too large, or a malformed line before it); empty when none is whole there.
+  std::string raw_request_id() const {
+    std::string_view raw(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    raw = raw.substr(0, std::min(raw.size(), cfg().max_header_bytes));
+    if (size_t end = raw.find("\r\n\r\n"); end != std::string_view::npos) {
+      raw = raw.substr(0, end + 2);
+    }
+    constexpr std::string_view kName = "x-request-id:";
+    for (size_t lf = raw.find('\n'); lf != std::string_view::npos; lf = raw.find('\n', lf + 1)) {
+      std::string_view line = raw.substr(lf + 1);
+      const size_t end = line.find_first_of("\r\n");
+      if (end == std::string_view::npos || !iequals(line.substr(0, kName.size()), kName)) continue;
+      std::string_view value = line.substr(kName.size(), end - kName.size());
+      while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+        value.remove_prefix(1);
+      while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+        value.remove_suffix(1);
+      if (valid_request_id(value)) return std::string(value);
+    }
+    return {};
   }
 
   void handle_request() {
@@ -889,6 +947,9 @@ class Connection final : public ConnectionBase,
       write_head(500, 11, "application/json", {}, {}, keep, body_size, path);
     }
 
+    // The answer to HEAD is the head GET would send, Content-Length included, and no body
+    // (RFC 9110 §9.3.2), whatever its status.
+    const bool head_only = method == "HEAD";
     double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
     server_.record(route, r.status, outcome, seconds);
@@ -897,7 +958,7 @@ class Connection final : public ConnectionBase,
           "http request id={} method={} path={} status={} outcome={} duration_us={} "
           "bytes_out={} client={} remote={}",
           request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          body_size, identity.empty() ? "-" : identity, remote_);
+          head_only ? 0 : body_size, identity.empty() ? "-" : identity, remote_);
     }
 
     state_ = State::kWriting;
@@ -905,7 +966,9 @@ class Connection final : public ConnectionBase,
     // Head and body in one gathered write; the body is not copied.
     out_buffers_.clear();
     out_buffers_.push_back(net::buffer(head_));
-    if (out_pieces_.empty()) {
+    if (head_only) {
+      // the head alone
+    } else if (out_pieces_.empty()) {
       out_buffers_.push_back(net::buffer(out_body_));
     } else {
       for (const HttpResponse::Piece& p : out_pieces_) {
@@ -1379,6 +1442,12 @@ HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, Htt
   const Route* route = nullptr;
   for (size_t i : it->second) {
     if (table.routes[i].method == req.method) route = &table.routes[i];
+  }
+  if (route == nullptr && req.method == "HEAD") {
+    // Answered as GET; the connection sends the head only (Connection::send).
+    for (size_t i : it->second) {
+      if (table.routes[i].method == "GET") route = &table.routes[i];
+    }
   }
   if (route == nullptr) {
     a.response = HttpResponse::error(

@@ -90,7 +90,7 @@ struct HttpResponse {
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct Route {
-  std::string method;  // exact, upper case
+  std::string method;  // exact, upper case; a GET route also answers HEAD, without the body
   std::string path;    // exact match on the path
   AuthGroup group = AuthGroup::kNone;
   Handler handler;

@@ -96,6 +96,39 @@ TEST(ExtenderHttp, SeedScenariosOverLoopback) {
 }
 
 // Spec §4.1: /filter with Nodes is served by the simulation path (HAMi >= #2046).
+// Strict JSON on the simulation path: a body that is not well-formed JSON is `invalid request:`
+// naming where, the first time and once its well-formed objects are kept (issue #23).
+TEST(ExtenderHttp, MalformedJsonIsAnInvalidRequest) {
+  Service svc({});
+  const std::string good = seed_args("300");
+  ASSERT_EQ(good.back(), '}');
+  const std::string open = good.substr(0, good.size() - 1);
+  struct Case {
+    std::string body, error;
+  };
+  const std::vector<Case> cases = {
+      {open + R"(,"NodeNames": nul})", "invalid request: NodeNames: malformed JSON"},
+      {open + R"(,"x": tru})", "invalid request: x: malformed JSON"},
+      {open + R"(,"x": fals})", "invalid request: x: malformed JSON"},
+      {open + R"(,"x": [1 2]})", "invalid request: x: malformed JSON"},
+      {good + good, "invalid request: body: malformed JSON"},
+  };
+  for (int round = 0; round < 2; ++round) {
+    auto fits = http_request(svc.client(), "POST", "/filter-simulation", good);
+    ASSERT_TRUE(fits) << fits.error().message;
+    EXPECT_EQ(parse(fits->body).at("Error").as_string(), "");
+    for (const Case& c : cases) {
+      for (const char* route : {"/filter-simulation", "/filter"}) {
+        auto r = http_request(svc.client(), "POST", route, c.body);
+        ASSERT_TRUE(r) << r.error().message;
+        EXPECT_EQ(r->status, 200);
+        const std::string error(parse(r->body).at("Error").as_string());
+        EXPECT_EQ(error.rfind(c.error, 0), 0u) << route << " " << c.body << "\n  gives: " << error;
+      }
+    }
+  }
+}
+
 TEST(ExtenderHttp, FilterWithNodesIsSimulated) {
   Service svc({});
   auto r = http_request(svc.client(), "POST", "/filter", seed_args("300"));

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <latch>
 #include <mutex>
 #include <thread>
 
@@ -520,6 +522,65 @@ TEST(LiveKube, AFailedBindingReleasesOnlyALockThisBindSet) {
   EXPECT_EQ(replica.bind("p1", "gpu-1"), "");
   EXPECT_EQ(cluster.pod("p1").spec.node_name, "gpu-1");
   EXPECT_TRUE(cluster.node_annotation("gpu-1", "hami.io/mutex.lock").ends_with(",default,p1"));
+  EXPECT_TRUE(pods_match_store(replica));
+}
+
+// Two /bind calls for one pod at once (kube-scheduler's retry racing its first call, or a
+// hostile client). Exactly one binds, and the node lock stays as HAMi leaves it after a
+// successful bind: held, the pod's, for the device plugin to release. The losing call never
+// releases it (with the lock gone, the next pod could bind to the node before the plugin
+// ran), so another pod meets lock contention until the plugin is done. Rounds, because which
+// call wins is up to the threads.
+TEST(LiveKube, TwoSimultaneousBindsOfOnePodKeepTheWinnersLock) {
+  constexpr int kRounds = 12;
+  std::vector<std::string> objects = {node_json("gpu-1"), pod_json("other", 1000)};
+  for (int i = 0; i < kRounds; ++i) objects.push_back(pod_json(fmt::format("p{}", i), 1000));
+  KubeCluster cluster(objects);
+  KubeReplica replica(cluster);
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  const std::string lock_key = "hami.io/mutex.lock";
+  for (int i = 0; i < kRounds; ++i) {
+    SCOPED_TRACE("round " + std::to_string(i));
+    const std::string name = fmt::format("p{}", i);
+    ASSERT_EQ(replica.filter(name, {"gpu-1"}).kind, Kind::kChosen);
+    // The first bind-phase PATCH fails once and is retried: the call that sends it (usually
+    // the one that set the lock) is overtaken by the other when they run together.
+    cluster.server->fail_next("PATCH", "/api/v1/namespaces/default/pods/" + name, 1, 500);
+    std::array<std::string, 2> results;
+    std::latch start(2);
+    std::vector<std::thread> binds;
+    for (size_t t = 0; t < results.size(); ++t) {
+      binds.emplace_back([&, t] {
+        start.arrive_and_wait();
+        results[t] = replica.bind(name, "gpu-1");
+      });
+    }
+    for (auto& t : binds) t.join();
+    EXPECT_EQ(std::count(results.begin(), results.end(), ""), 1)
+        << "'" << results[0] << "' and '" << results[1] << "'";
+    // The other is told to come back (it ran while the first did) or that the pod is bound.
+    const std::string& loser = results[0].empty() ? results[1] : results[0];
+    EXPECT_TRUE(loser == "not ready: another /bind of pod default/" + name + " is in progress" ||
+                loser == "invalid request: pod default/" + name + " is already bound to node gpu-1")
+        << loser;
+    EXPECT_EQ(cluster.pod(name).spec.node_name, "gpu-1");
+    EXPECT_EQ(cluster.pod_annotation(name, "hami.io/bind-phase"), "allocating");
+    const std::string lock = cluster.node_annotation("gpu-1", lock_key);
+    EXPECT_TRUE(lock.ends_with(",default," + name)) << "lock: '" << lock << "'";
+    // Held: another pod cannot bind to the node before the device plugin ran.
+    ASSERT_EQ(replica.filter("other", {"gpu-1"}).kind, Kind::kChosen);
+    EXPECT_EQ(replica.bind("other", "gpu-1"),
+              "not ready: node gpu-1 has been locked within 5m0s: node lock contention");
+    EXPECT_EQ(cluster.node_annotation("gpu-1", lock_key), lock);
+    // The device plugin's part: Allocate done, lock released.
+    ASSERT_TRUE(cluster.store.merge_patch(
+        state::Kind::kPod, "default", name,
+        R"({"metadata":{"annotations":{"hami.io/bind-phase":"success"}}})"));
+    ASSERT_TRUE(
+        cluster.store.merge_patch(state::Kind::kNode, "", "gpu-1",
+                                  R"({"metadata":{"annotations":{")" + lock_key + R"(":null}}})"));
+  }
+  EXPECT_TRUE(testing::no_device_overcommitted(cluster, replica.registry));
   EXPECT_TRUE(pods_match_store(replica));
 }
 

@@ -116,6 +116,85 @@ TEST(LiveScheduler, ARepeatedBindOfABoundPodIsRefusedAndKeepsItsLock) {
   EXPECT_EQ(h.pod("p1").spec.node_name, "gpu-1");
 }
 
+// A cluster source whose Bindings apply but are answered with an error, as when the API
+// server's answer is lost (a timeout, a reset connection).
+class BindingAnswersLost final : public state::ClusterSource {
+ public:
+  explicit BindingAnswersLost(state::ClusterSource& inner) : inner_(inner) {}
+  void start(state::ClusterHandler& handler) override { inner_.start(handler); }
+  void stop() override { inner_.stop(); }
+  std::string describe() const override { return inner_.describe(); }
+  state::ApiResult<model::Node> get_node(std::string_view name) override {
+    return inner_.get_node(name);
+  }
+  state::ApiResult<model::Pod> get_pod(std::string_view ns, std::string_view name) override {
+    return inner_.get_pod(ns, name);
+  }
+  state::ApiStatus patch_node_annotations(std::string_view name,
+                                          const state::MetadataPatch& annotations,
+                                          std::string_view resource_version) override {
+    return inner_.patch_node_annotations(name, annotations, resource_version);
+  }
+  state::ApiStatus patch_pod_metadata(std::string_view ns, std::string_view name,
+                                      const state::MetadataPatch& annotations,
+                                      const state::MetadataPatch& labels) override {
+    return inner_.patch_pod_metadata(ns, name, annotations, labels);
+  }
+  state::ApiStatus bind_pod(std::string_view ns, std::string_view name, std::string_view uid,
+                            std::string_view node) override {
+    if (auto bound = inner_.bind_pod(ns, name, uid, node); !bound) return bound;
+    return state::ApiError{state::ApiCode::kUnavailable,
+                           "POST binding: context deadline exceeded (answer lost)"};
+  }
+  void record_event(state::PodEvent event) override { inner_.record_event(std::move(event)); }
+
+ private:
+  state::ClusterSource& inner_;
+};
+
+// A bind whose Binding applied although its answer was an error failed for kube-scheduler,
+// but the pod is bound to the node: the lock it set is the device plugin's to release, so it
+// stays (HAMi's cleanup released it, and the next pod could allocate on the node first).
+TEST(LiveScheduler, AFailedBindKeepsItsLockWhenThePodIsBoundAllTheSame) {
+  auto loaded = state::SnapshotSource::load(
+      {testing::write_temp(
+          "cluster.json",
+          testing::list_json({node_json("gpu-1"), pod_json("p1", 3000), pod_json("p2", 3000)}))},
+      {});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  auto& snapshot = *loaded.value();
+  BindingAnswersLost source(snapshot);
+  const device::DeviceRegistry registry = fit::build_registry({});
+  LiveOptions options;
+  options.register_interval = std::chrono::hours(1);
+  LiveScheduler scheduler(registry, source, std::move(options));
+  scheduler.start();
+  ASSERT_TRUE(eventually([&] { return scheduler.readiness().ready; }));
+  auto filter = [&](const std::string& name) {
+    const model::Pod pod = *snapshot.get_pod("default", name);
+    auto prepared = fit::prepare_pod(pod, registry, {});
+    return scheduler.filter(*prepared, {"gpu-1"}).kind;
+  };
+  auto bind = [&](const std::string& name) {
+    return scheduler.bind(
+        {name, "default", snapshot.get_pod("default", name)->metadata.uid, "gpu-1"});
+  };
+  auto lock = [&] {
+    const model::Node n = *snapshot.get_node("gpu-1");
+    const std::string* v = model::find_annotation(n.metadata, "hami.io/mutex.lock");
+    return v ? *v : "";
+  };
+
+  ASSERT_EQ(filter("p1"), Kind::kChosen);
+  EXPECT_EQ(bind("p1"), "internal: POST binding: context deadline exceeded (answer lost)");
+  EXPECT_EQ(snapshot.get_pod("default", "p1")->spec.node_name, "gpu-1");
+  EXPECT_TRUE(lock().ends_with(",default,p1")) << lock();
+  ASSERT_EQ(filter("p2"), Kind::kChosen);
+  EXPECT_EQ(bind("p2"), "not ready: node gpu-1 has been locked within 5m0s: node lock contention");
+  EXPECT_TRUE(snapshot.get_pod("default", "p2")->spec.node_name.empty());
+  scheduler.stop();
+}
+
 TEST(LiveScheduler, AStaleBindRequestIsRefusedWithoutTouchingTheLock) {
   Harness h({node_json("gpu-1"), pod_json("p1", 3000)});
   ASSERT_TRUE(h.wait_ready());

@@ -273,5 +273,106 @@ TEST(ExtenderArgsTest, KeptObjectsNeverChangeAnswers) {
   EXPECT_EQ(warm.pods.size(), 0u);
 }
 
+// Strict JSON (issue #23): what On-Demand skips (an ignored value, an ignored field inside a
+// Pod, a Node or a simulated pod, the bytes after the top-level object) and literals typed by
+// their first byte are checked too. Each body is refused without a cache, with an empty one and
+// with one that keeps every well-formed object of these bodies, with the same error, which
+// names where the body is broken.
+TEST(ExtenderArgsTest, MalformedJsonIsRefusedWhereverItIs) {
+  const std::string pod = R"({"metadata":{"name":"p"}})";
+  const std::string node = R"({"metadata":{"name":"a"},"status":{"capacity":{"cpu":"4"}}})";
+  const std::string nodes = R"("Nodes":{"metadata":{},"items":[)" + node + "]}";
+  const std::string valid = R"({"Pod":)" + pod + "," + nodes + R"(,"NodeNames":null})";
+  const std::string placed = R"({"metadata":{"name":"q"}})";
+  struct Case {
+    std::string body;
+    std::string where;  // the error starts with it
+  };
+  const std::vector<Case> cases = {
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"NodeNames": nul})", "NodeNames: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"NodeNames": nulL})", "NodeNames: malformed JSON"},
+      {R"({"Pod": nul,)" + nodes + "}", "Pod: malformed JSON"},
+      {R"({"Pod":)" + pod + R"(,"Nodes": nul})", "Nodes: malformed JSON"},
+      {R"({"Pod":)" + pod + R"(,"Nodes":{"items": nul}})", "Nodes.items: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"SimulatedPods": nul})",
+       "SimulatedPods: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"SimulatedPods":{"a": nul}})",
+       "SimulatedPods[a]: malformed JSON"},
+      // Ignored values: unknown literals, truncated ones, broken numbers, strings, lists.
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": tru})", "x: malformed JSON"},
+      {R"({"x": fals,"Pod":)" + pod + "," + nodes + "}", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": t})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": 01})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": 1.})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": "\q"})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": {"a": tru}})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": [1 2]})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": [1,]})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"x": {"a" 1}})", "x: malformed JSON"},
+      {R"({"Pod":)" + pod + R"(,"Nodes":{"metadata":{"a":nul},"items":[)" + node + "]}}",
+       "Nodes.metadata: malformed JSON"},
+      // Ignored fields inside the objects that are decoded.
+      {R"({"Pod":{"metadata":{"name":"p"},"x":tru},)" + nodes + "}", "Pod: malformed JSON"},
+      {R"({"Pod":{"metadata":{"name":"p"},"spec":{"x":[1 2]}},)" + nodes + "}",
+       "Pod: malformed JSON"},
+      {R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"a"},"status":{"x":nul}}]}})",
+       "Nodes.items[0]: malformed JSON"},
+      {R"({"Pod":)" + pod + R"(,"Nodes":{"items":[)" + node +
+           R"(,{"metadata":{"name":"b","x":-}}]}})",
+       "Nodes.items[1]: malformed JSON"},
+      {R"({"Pod":)" + pod + "," + nodes + R"(,"SimulatedPods":{"a":[)" + placed +
+           R"(,{"metadata":{"name":"r"},"x":tru}]}})",
+       "SimulatedPods: malformed JSON"},
+      // Anything after the top-level object.
+      {valid + valid, "body: malformed JSON"},
+      {valid + "{}", "body: malformed JSON"},
+      {valid + " x", "body: malformed JSON"},
+      {valid + "}", "body: malformed JSON"},
+      {valid + "null", "body: malformed JSON"},
+  };
+  // Well-formed bodies around the same objects stay accepted, ignored values of every kind too.
+  const std::vector<std::string> accepted = {
+      valid,
+      " \n" + valid + " \r\n\t",
+      R"({"Pod":)" + pod + "," + nodes +
+          R"(,"x":{"a":[1,-2.5e3,0.5E-2,true,false,null,"\u00e9\n\"",{},[]]},"y":null,)"
+          R"("z":"a b, c} ]","n":-0.0e+1,"t":true })",
+      R"({"Pod":)" + pod + "," + nodes + R"(,"SimulatedPods":{"a":[)" + placed + R"(],"b":null}})",
+  };
+  DecodedObjects warm;
+  for (const std::string& text : accepted) {
+    ASSERT_TRUE(decode_extender_args_in_buffer(padded(text), &warm).ok()) << text;
+    ASSERT_TRUE(decode_extender_args(text).ok()) << text;
+  }
+  ASSERT_TRUE(decode_kept_extender_args(padded(valid), warm).has_value());
+  for (const Case& c : cases) {
+    const std::string body = padded(c.body);
+    auto copied = decode_extender_args(c.body);
+    ASSERT_FALSE(copied.ok()) << c.body;
+    EXPECT_TRUE(copied.error().message.starts_with(c.where))
+        << c.body << "\n  gives: " << copied.error().message;
+    DecodedObjects empty;
+    auto fresh = decode_extender_args_in_buffer(body, &empty);
+    auto warmed = decode_extender_args_in_buffer(body, &warm);
+    auto again = decode_extender_args_in_buffer(body, &warm);
+    for (const auto* r : {&fresh, &warmed, &again}) {
+      ASSERT_FALSE(r->ok()) << c.body;
+      EXPECT_EQ(r->error().message, copied.error().message) << c.body;
+    }
+  }
+}
+
+TEST(BindingArgsTest, MalformedJsonIsRefused) {
+  EXPECT_TRUE(decode_binding_args(R"({"PodName":"p","Node":"n","x":[1,{"y":null}]})").ok());
+  for (const std::string body : {
+           R"({"PodName":"p","Node": nul})",
+           R"({"PodName":"p","Node":"n","x": tru})",
+           R"({"PodName":"p","Node":"n"}{"PodName":"q"})",
+           R"({"PodName":"p","Node":"n","x":[1 2]})",
+       }) {
+    EXPECT_FALSE(decode_binding_args(body).ok()) << body;
+  }
+}
+
 }  // namespace
 }  // namespace hamisim::server

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -45,6 +46,7 @@ struct HttpTestClient::Impl {
   std::optional<beast::tcp_stream> plain;
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
+  bool head_request = false;  // the next response answers HEAD: it has no body
 
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 
@@ -141,6 +143,7 @@ Result<ClientResponse> HttpTestClient::request(std::string_view method, std::str
   req.body() = std::string(body);
   req.prepare_payload();
 
+  impl_->head_request = method == "HEAD";
   error_code write_ec = impl_->with_stream(
       [&](auto& s) { return impl_->run([&](auto&& cb) { http::async_write(s, req, cb); }); });
   // A server may answer (413) and stop reading before the whole body is written; still try
@@ -154,6 +157,7 @@ Result<ClientResponse> HttpTestClient::request(std::string_view method, std::str
 Result<ClientResponse> HttpTestClient::read_response() {
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
+  parser.skip(std::exchange(impl_->head_request, false));
   error_code ec = impl_->with_stream([&](auto& s) {
     return impl_->run([&](auto&& cb) { http::async_read(s, impl_->buffer, parser, cb); });
   });

@@ -43,6 +43,7 @@ class HttpTestClient {
   static Result<std::unique_ptr<HttpTestClient>> connect(const ClientOptions& options);
   ~HttpTestClient();
 
+  // A HEAD request's response is read without a body.
   Result<ClientResponse> request(std::string_view method, std::string_view target,
                                  std::string_view body = {}, const RequestHeaders& headers = {});
 

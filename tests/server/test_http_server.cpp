@@ -14,13 +14,16 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
+#include <simdjson.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "http_test_client.h"
+#include "server/logging.h"
 #include "server/metrics.h"
 #include "test_certs.h"
 
@@ -205,8 +208,52 @@ TEST(HttpServer, WrongMethodGets405WithAllow) {
   EXPECT_EQ(r.header("Allow"), "POST");
   r = must(testing::http_request(plain_client(*server), "DELETE", "/multi"));
   EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(r.header("Allow"), "GET, PUT");
+  EXPECT_EQ(r.header("Allow"), "GET, HEAD, PUT");
   EXPECT_THAT(r.body, HasSubstr("method DELETE not allowed on /multi"));
+}
+
+// HEAD on a GET route is answered as GET without the body: the same status and headers,
+// Content-Length included (RFC 9110 §9.3.2). On both listeners.
+TEST(HttpServer, HeadIsAnsweredAsGetWithoutABody) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  for (const ClientOptions& o : {plain_client(*server), metrics_client(*server)}) {
+    auto client = must_connect(o);
+    ASSERT_TRUE(client);
+    auto head = must(client->request("HEAD", "/healthz"));
+    EXPECT_EQ(head.status, 200);
+    EXPECT_EQ(head.header("Content-Length"), "2");
+    EXPECT_EQ(head.header("Content-Type"), "text/plain");
+    EXPECT_FALSE(head.header("X-Request-Id").empty());
+    EXPECT_TRUE(head.keep_alive);
+    // Had a body been sent, it would be read as the start of this response.
+    auto get = must(client->request("GET", "/healthz"));
+    EXPECT_EQ(get.status, 200);
+    EXPECT_EQ(get.body, "ok");
+  }
+  auto metrics = must_connect(metrics_client(*server));
+  ASSERT_TRUE(metrics);
+  auto scrape = must(metrics->request("HEAD", "/metrics"));
+  EXPECT_EQ(scrape.status, 200);
+  EXPECT_NE(scrape.header("Content-Length"), "0");
+
+  // Byte for byte: the head and nothing after it.
+  auto raw_client = must_connect(plain_client(*server));
+  ASSERT_TRUE(raw_client);
+  ASSERT_TRUE(
+      raw_client->write_raw("HEAD /multi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok());
+  auto raw = raw_client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(*raw, ::testing::EndsWith("\r\nContent-Length: 3\r\n\r\n"));
+
+  // HEAD where no GET is served: 405, and no body either.
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  auto refused = must(client->request("HEAD", "/filter"));
+  EXPECT_EQ(refused.status, 405);
+  EXPECT_EQ(refused.header("Allow"), "POST");
+  EXPECT_EQ(must(client->request("GET", "/healthz")).body, "ok");
 }
 
 TEST(HttpServer, RejectsInvalidRoutes) {
@@ -298,6 +345,43 @@ TEST(HttpServer, LogsOneDebugLinePerRequest) {
   server->shutdown(5s);
   std::string logs = out.str();
   EXPECT_THAT(logs, HasSubstr("id=req-42 method=POST path=/echo status=200"));
+}
+
+// A request path is whatever bytes the client sent; the JSON request log stays valid JSON.
+TEST(HttpServer, JsonRequestLogsStayValidWithNonUtf8Paths) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  logger->set_formatter(make_json_formatter());
+  logger->set_level(spdlog::level::debug);
+  auto config = test_config();
+  config.logger = logger;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("GET /caf\xc3\xa9/\xff\xc3?q=\x80 HTTP/1.1\r\nHost: x\r\n"
+                              "X-Request-Id: utf8\r\nConnection: close\r\n\r\n")
+                  .ok());
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 404);
+  client->close();
+  server->shutdown(5s);
+  std::istringstream lines(out.str());
+  std::string line;
+  int request_lines = 0;
+  simdjson::dom::parser parser;
+  while (std::getline(lines, line)) {
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+    std::string_view msg;
+    ASSERT_EQ(doc["msg"].get(msg), simdjson::SUCCESS) << line;
+    if (msg.find("id=utf8 ") == std::string_view::npos) continue;
+    ++request_lines;
+    EXPECT_THAT(std::string(msg), HasSubstr("path=/caf\xc3\xa9/\uFFFD\uFFFD status=404"));
+  }
+  EXPECT_EQ(request_lines, 1) << out.str();
 }
 
 // --- limits --------------------------------------------------------------------------------
@@ -1483,6 +1567,121 @@ TEST(HttpServer, Http11RequestWithoutHostIsRejected) {
   auto r = must(client->read_response());
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body, HasSubstr("invalid request: an HTTP/1.1 request needs a Host header"));
+}
+
+// Answers given before a request is whole (413, 431, 400 for bad framing) carry the request's
+// own X-Request-Id like every other answer, whether the parser had stored the field or not.
+TEST(HttpServer, EarlyErrorAnswersEchoTheRequestId) {
+  auto config = test_config();
+  config.max_body_bytes = 1024;
+  config.max_header_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  const std::string id = "X-Request-Id: early-1\r\n";
+  struct Case {
+    std::string request;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      // Content-Length over the limit: refused at the end of the header.
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Content-Length: 5000000\r\n\r\n", "413"},
+      {"POST /echo HTTP/1.1\r\nContent-Length: 5000000\r\nHost: x\r\n" + id + "\r\n", "413"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: chunked\r\n\r\n7d0\r\n" +
+           std::string(2000, 'z') + "\r\n",
+       "413"},
+      // A header over the limit: the parser stores no field at all.
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n" + id + "X-Big: " + std::string(4096, 'h') +
+           "\r\n\r\n",
+       "431"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: gzip\r\n\r\n", "400"},
+      {"GET /healthz HTTP/1.1\r\n" + id + "\r\n", "400"},
+      // A malformed field after the id, and one before it.
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n" + id + "Bad Field\r\n\r\n", "400"},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Field\r\n" + id + "\r\n", "400"},
+      {"POST /echo HTTP/1.1\r\nHost: x\r\n" + id + "Transfer-Encoding: chunked\r\n\r\n5\nhello",
+       "400"},
+  };
+  for (const Case& c : cases) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(c.request).ok());
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_THAT(*raw, StartsWith("HTTP/1.1 " + c.status)) << c.request.substr(0, 100);
+    EXPECT_THAT(*raw, HasSubstr("\r\nX-Request-Id: early-1\r\n")) << c.request.substr(0, 100);
+  }
+}
+
+// RFC 9112 §7.1: chunk lines end with CRLF. One ending in a bare LF would never end for the
+// parser, which would wait out the body timeout (60 s here; the client gives up after 10):
+// it is answered 400 at once and the connection closed. Trailers too.
+TEST(HttpServer, ChunkLineEndingInABareLfIsRejectedAtOnce) {
+  auto config = test_config();
+  config.body_timeout = 60s;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& body :
+       {std::string("5\nhello"), std::string("5;ext=1\nhel"), std::string("3\r\nabc\r\n2\nde\r\n"),
+        std::string("3\r\nabc\r\n0\n"), std::string("3\r\nabc\r\n0\r\nX-Trailer: 1\n\n")}) {
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(head + body).ok());
+    auto raw = client->read_until_close();
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400"));
+    EXPECT_THAT(*raw, HasSubstr("invalid request: malformed HTTP"));
+  }
+}
+
+// A chunk line that never ends is bounded like a header instead of filling memory until the
+// body timeout.
+TEST(HttpServer, EndlessChunkLineIsRejected) {
+  auto config = test_config();
+  config.body_timeout = 60s;
+  config.max_header_bytes = 1024;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "5;ext=" +
+                              std::string(4096, 'a'))
+                  .ok());
+  auto raw = client->read_until_close();
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  EXPECT_THAT(*raw, StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(*raw, HasSubstr("chunk line too long"));
+}
+
+// A chunked body (extensions, trailers) that arrives a few bytes at a time is read whole.
+TEST(HttpServer, ChunkedBodySplitAcrossManyWritesIsReadWhole) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  std::string raw = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string expected;
+  for (size_t size : {1, 7, 300, 20000, 2}) {
+    const std::string chunk = pattern(size, int(size));
+    expected += chunk;
+    raw += fmt::format("{:x};name=value\r\n", size) + chunk + "\r\n";
+  }
+  raw += "0\r\nX-Trailer: t\r\n\r\n";
+  size_t pos = 0, step = 1;
+  int writes = 0;
+  while (pos < raw.size()) {
+    size_t n = std::min(raw.size() - pos, step);
+    ASSERT_TRUE(client->write_raw(std::string_view(raw).substr(pos, n)).ok());
+    pos += n;
+    step = (step * 5 + 3) % 1009 + 1;
+    if (++writes % 8 == 0) std::this_thread::sleep_for(1ms);
+  }
+  auto r = must(client->read_response());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body == expected) << r.body.size() << " bytes";
+  EXPECT_EQ(must(client->request("POST", "/echo", "next")).body, "next");
 }
 
 }  // namespace

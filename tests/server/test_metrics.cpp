@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -120,6 +121,38 @@ TEST(Logging, JsonFormatterEscapesTheMessage) {
   EXPECT_THAT(line, HasSubstr(R"("logger":"test")"));
   EXPECT_THAT(line, HasSubstr(R"("msg":"say \"hi\"\n\tnow"})"));
   EXPECT_EQ(line.find('\n'), line.size() - 1);  // one line per record
+}
+
+// Every line must be valid JSON whatever bytes a message holds: well-formed UTF-8 is kept,
+// each byte of an ill-formed sequence becomes U+FFFD.
+TEST(Logging, JsonFormatterReplacesInvalidUtf8) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  spdlog::logger logger("test", sink);
+  logger.set_formatter(make_json_formatter());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf",
+       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"},
+      {"a\xff", "a\\ufffd"},                                 // never in UTF-8
+      {"\x80z", "\\ufffdz"},                                 // a continuation byte alone
+      {"\xc3", "\\ufffd"},                                   // cut at the end
+      {"\xc3(", "\\ufffd("},                                 // cut before ASCII
+      {"\xc0\xaf", "\\ufffd\\ufffd"},                        // overlong '/'
+      {"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},             // overlong
+      {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},             // a surrogate
+      {"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"},  // above U+10FFFF
+      {"\xe2\x82", "\\ufffd\\ufffd"},
+  };
+  for (const auto& [message, expected] : cases) {
+    out.str("");
+    logger.info(message);
+    logger.flush();
+    const std::string line = out.str();
+    EXPECT_THAT(line, HasSubstr("\"msg\":\"" + expected + "\"}")) << line;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+  }
 }
 
 TEST(Logging, ParsesLogFormat) {
