@@ -18,13 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine.h"
 #include "extender_fixtures.h"
 #include "fit/device_config.h"
 #include "gen/generator.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "planner/scaleup/planning.h"
-#include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -44,10 +44,10 @@ class Serve {
  public:
   Serve(std::shared_ptr<const device::DeviceRegistry> registry,
         std::shared_ptr<profile::DeviceProfiles> profiles, PlanApiOptions plan_options)
-      : inventory_(*registry, profiles),
-        service_(*registry, inventory_, {}, metrics_, {}),
-        api_(planner::scaleup::Planning::create(registry, profiles, std::nullopt).value(),
-             plan_options) {
+      : registry_(std::move(registry)),
+        engine_(std::make_shared<engine::Engine>(*registry_, std::move(profiles))),
+        service_(*engine_, metrics_, {}),
+        api_(planner::scaleup::Planning::create(engine_, std::nullopt).value(), plan_options) {
     ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.metrics_listen = "127.0.0.1:0";
@@ -75,7 +75,8 @@ class Serve {
   }
 
  private:
-  profile::ProfileInventoryProvider inventory_;
+  std::shared_ptr<const device::DeviceRegistry> registry_;
+  std::shared_ptr<engine::Engine> engine_;  // one for every route, as serve wires it
   MetricsRegistry metrics_;
   ExtenderService service_;
   PlanApi api_;
