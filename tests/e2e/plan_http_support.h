@@ -10,7 +10,9 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "fit/device_config.h"
 #include "http_test_client.h"
+#include "model/decode.h"
 #include "planner/extender/scheduler_config.h"
 #include "planner/scaleup/planning.h"
 #include "server/extender_service.h"
@@ -19,6 +21,34 @@
 #include "server/plan_api.h"
 
 namespace hamisim::planner::scaleup::testing {
+
+// The bundled example (examples/plan): its cluster, node groups and device profiles.
+inline std::string read_example(const std::string& name) {
+  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
+  EXPECT_TRUE(text) << text.error().message;
+  return text.value_or("");
+}
+
+struct Example {
+  std::shared_ptr<const device::DeviceRegistry> registry =
+      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
+  PlanInput input;
+
+  Example() {
+    auto p =
+        profile::parse_device_profiles(read_example("device-profiles.yaml"), "profiles", *registry);
+    EXPECT_TRUE(p) << p.error().message;
+    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
+    auto objects = model::decode_objects(read_example("cluster.yaml"));
+    EXPECT_TRUE(objects) << objects.error().message;
+    input.nodes = objects->nodes;
+    input.pods = objects->pods;
+    auto groups = nodegroups::parse_node_groups(read_example("node-groups.yaml"), "groups");
+    EXPECT_TRUE(groups) << groups.error().message;
+    input.node_groups = std::move(groups).value();
+  }
+};
 
 class Serve {
  public:

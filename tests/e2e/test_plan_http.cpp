@@ -24,33 +24,9 @@ namespace {
 using hamisim::testing::ClientOptions;
 using hamisim::testing::http_request;
 using testing::ca_config;
+using testing::Example;
+using testing::read_example;
 using testing::Serve;
-
-std::string read(const std::string& name) {
-  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
-  EXPECT_TRUE(text) << text.error().message;
-  return text.value_or("");
-}
-
-struct Example {
-  std::shared_ptr<const device::DeviceRegistry> registry =
-      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
-  std::shared_ptr<const profile::DeviceProfiles> profiles;
-  PlanInput input;
-
-  Example() {
-    auto p = profile::parse_device_profiles(read("device-profiles.yaml"), "profiles", *registry);
-    EXPECT_TRUE(p) << p.error().message;
-    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
-    auto objects = model::decode_objects(read("cluster.yaml"));
-    EXPECT_TRUE(objects) << objects.error().message;
-    input.nodes = objects->nodes;
-    input.pods = objects->pods;
-    auto groups = nodegroups::parse_node_groups(read("node-groups.yaml"), "groups");
-    EXPECT_TRUE(groups) << groups.error().message;
-    input.node_groups = std::move(groups).value();
-  }
-};
 
 Plan plan_with(const Example& e, std::optional<extender::SchedulerConfig> config,
                const PlanInput* input = nullptr) {
@@ -189,8 +165,8 @@ TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
     EXPECT_TRUE(j) << j.error().message;
     return j.value_or("null");
   };
-  const std::string body = "{\"cluster\":" + yaml_json(read("cluster.yaml")) +
-                           ",\"nodeGroups\":" + yaml_json(read("node-groups.yaml")) +
+  const std::string body = "{\"cluster\":" + yaml_json(read_example("cluster.yaml")) +
+                           ",\"nodeGroups\":" + yaml_json(read_example("node-groups.yaml")) +
                            ",\"options\":{\"expander\":\"least-waste\",\"seed\":7}}";
   auto r = http_request(serve.client(), "POST", "/v1/plan", body);
   ASSERT_TRUE(r) << r.error().message;
@@ -210,7 +186,7 @@ TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
 
 // The example's K80 node as a CA template, and a trainer pod (1 GPU, 8000 MiB).
 std::pair<boost::json::value, boost::json::value> k80_template_and_trainer() {
-  auto cluster = model::yaml_to_json(read("cluster.yaml"));
+  auto cluster = model::yaml_to_json(read_example("cluster.yaml"));
   EXPECT_TRUE(cluster);
   auto list = boost::json::parse(cluster.value_or("{\"items\":[]}")).as_object();
   boost::json::value k80, trainer;

@@ -27,35 +27,11 @@ namespace {
 
 using hamisim::testing::http_request;
 using testing::ca_config;
+using testing::Example;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::read_example;
 using testing::Serve;
-
-std::string read(const std::string& name) {
-  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
-  EXPECT_TRUE(text) << text.error().message;
-  return text.value_or("");
-}
-
-struct Example {
-  std::shared_ptr<const device::DeviceRegistry> registry =
-      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
-  std::shared_ptr<const profile::DeviceProfiles> profiles;
-  PlanInput input;
-
-  Example() {
-    auto p = profile::parse_device_profiles(read("device-profiles.yaml"), "profiles", *registry);
-    EXPECT_TRUE(p) << p.error().message;
-    profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
-    auto objects = model::decode_objects(read("cluster.yaml"));
-    EXPECT_TRUE(objects) << objects.error().message;
-    input.nodes = objects->nodes;
-    input.pods = objects->pods;
-    auto groups = nodegroups::parse_node_groups(read("node-groups.yaml"), "groups");
-    EXPECT_TRUE(groups) << groups.error().message;
-    input.node_groups = std::move(groups).value();
-  }
-};
 
 // spdlog's default logger (the one `serve` logs with), captured for one test.
 class CapturedLog {
@@ -108,7 +84,7 @@ TEST(UnpatchedCa, ServeCountsWarnsAndNotesACallerThatDoesNotSendSimulatedPods) {
   Example e;
   CapturedLog log;
   Serve serve(e.registry, e.profiles);
-  auto cluster = model::yaml_to_json(read("cluster.yaml"));
+  auto cluster = model::yaml_to_json(read_example("cluster.yaml"));
   ASSERT_TRUE(cluster);
   auto list = boost::json::parse(*cluster).as_object();
   boost::json::value node, pod;
@@ -199,7 +175,7 @@ TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
   for (const model::Pod& p : *input.pending) {
     pending.push_back(boost::json::parse(model::encode_pod_json(p)));
   }
-  auto groups = model::yaml_to_json(read("node-groups.yaml"));
+  auto groups = model::yaml_to_json(read_example("node-groups.yaml"));
   ASSERT_TRUE(groups);
   auto body = [&](bool compare) {
     boost::json::object o{{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},

@@ -158,49 +158,62 @@ TEST(LiveKube, OnlyTheLeaderFiltersAndANewLeaderSeesThePreviousOnesAllocations) 
   EXPECT_TRUE(pods_match_store(r0));
 }
 
-TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
-  // A registration pass is slow (the API server takes 2 s per answer) and the Lease moves
-  // away while it runs. When the Lease comes back, the replica must not be ready before a
-  // pass of its new term has finished (HAMi: OnStoppedLeading waits for the pass's lock).
-  KubeCluster cluster({node_json("gpu-1", 20, R"("hami.io/node-handshake":"Reported_x")"),
-                       testing::lease_json("sched-0_x")});
-  LiveOptions o = testing::leader_options("sched-0");
-  o.register_interval = std::chrono::hours(1);  // passes only when told
-  KubeReplica replica(cluster, o, testing::quick_source_options(true));
-  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
-  // Each answer is a new value: waiting for an old one could see it before the watch has
-  // delivered the pass's own "Requesting" PATCH, which would then arrive after it.
-  auto handshake_answered = [&](const std::string& value) {
+// One GPU node, one leading replica whose passes run only when told, and a device plugin
+// answering the handshake by hand.
+struct OneNodeLeader {
+  KubeCluster cluster{{node_json("gpu-1", 20, R"("hami.io/node-handshake":"Reported_x")"),
+                       testing::lease_json("sched-0_x")}};
+  KubeReplica replica{cluster, options(), testing::quick_source_options(true)};
+
+  static LiveOptions options() {
+    LiveOptions o = testing::leader_options("sched-0");
+    o.register_interval = std::chrono::hours(1);  // passes only when told
+    return o;
+  }
+  // The plugin answers with `value`, and the source has it: the next pass asks for a handshake
+  // again (one slow PATCH). Each answer must be a new value: waiting for an old one could see it
+  // before the watch has delivered the pass's own "Requesting" PATCH, which would then arrive
+  // after it.
+  void answer_handshake(const std::string& value) {
     ASSERT_TRUE(cluster.store.merge_patch(
         state::Kind::kNode, "", "gpu-1",
         R"({"metadata":{"annotations":{"hami.io/node-handshake":")" + value + R"("}}})"));
-    // The source has it: the next pass asks for a handshake again (one slow PATCH).
     ASSERT_TRUE(eventually_for(20s, [&] {
       for (const auto& n : replica.scheduler->observed_nodes()) {
         if (testing::annotation(n.metadata, "hami.io/node-handshake") == value) return true;
       }
       return false;
     }));
-  };
-  auto move_lease = [&](const std::string& holder) {
+  }
+  void move_lease(const std::string& holder) {
     ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
                                           R"({"spec":{"holderIdentity":")" + holder + R"("}})"));
-  };
-  handshake_answered("Reported_y");
+  }
+};
+
+TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
+  // A registration pass is slow (the API server takes 2 s per answer) and the Lease moves
+  // away while it runs. When the Lease comes back, the replica must not be ready before a
+  // pass of its new term has finished (HAMi: OnStoppedLeading waits for the pass's lock).
+  OneNodeLeader f;
+  KubeCluster& cluster = f.cluster;
+  KubeReplica& replica = f.replica;
+  ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
+  f.answer_handshake("Reported_y");
   cluster.server->set_delay(2s);
   std::thread pass([&] { replica.scheduler->register_now(); });
   ASSERT_TRUE(eventually_for(20s, [&] {
     return cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1") >= 2;
   }));  // the pass is in its PATCH
-  move_lease("sched-1_y");
+  f.move_lease("sched-1_y");
   ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().ready; }));
   pass.join();  // it finishes in the other replica's term
 
-  handshake_answered("Reported_z");
+  f.answer_handshake("Reported_z");
   // The new term's first pass must still be in its PATCH when readiness is read below: 10 s
   // leaves room for a slow (sanitized, loaded) machine to notice the leadership first.
   cluster.server->set_delay(10s);
-  move_lease("sched-0_z");
+  f.move_lease("sched-0_z");
   ASSERT_TRUE(eventually_for(20s, [&] {
     return replica.scheduler->readiness().detail.find("not the leader") == std::string::npos;
   }));
@@ -216,21 +229,11 @@ TEST(LiveKube, APassQueuedBehindASlowOneDoesNotRunAfterTheLeaseMoved) {
   // Two passes are asked for while the first waits 2 s on its PATCH; the Lease moves away
   // before the second gets the pass lock. The second must not run: it would write a handshake
   // in another replica's term (and made the test above flaky when it did).
-  KubeCluster cluster({node_json("gpu-1", 20, R"("hami.io/node-handshake":"Reported_x")"),
-                       testing::lease_json("sched-0_x")});
-  LiveOptions o = testing::leader_options("sched-0");
-  o.register_interval = std::chrono::hours(1);  // passes only when told
-  KubeReplica replica(cluster, o, testing::quick_source_options(true));
+  OneNodeLeader f;
+  KubeCluster& cluster = f.cluster;
+  KubeReplica& replica = f.replica;
   ASSERT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
-  ASSERT_TRUE(cluster.store.merge_patch(
-      state::Kind::kNode, "", "gpu-1",
-      R"({"metadata":{"annotations":{"hami.io/node-handshake":"Reported_y"}}})"));
-  ASSERT_TRUE(eventually_for(20s, [&] {
-    for (const auto& n : replica.scheduler->observed_nodes()) {
-      if (testing::annotation(n.metadata, "hami.io/node-handshake") == "Reported_y") return true;
-    }
-    return false;
-  }));
+  f.answer_handshake("Reported_y");
   const uint64_t passes_before = replica.scheduler->registration_passes();
   const int patches_before = cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1");
   cluster.server->set_delay(2s);
@@ -241,8 +244,7 @@ TEST(LiveKube, APassQueuedBehindASlowOneDoesNotRunAfterTheLeaseMoved) {
   std::thread second([&] { replica.scheduler->register_now(); });
   // Time for the second to queue on the pass lock (shorter only makes the check weaker).
   std::this_thread::sleep_for(200ms);
-  ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
-                                        R"({"spec":{"holderIdentity":"sched-1_y"}})"));
+  f.move_lease("sched-1_y");
   ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->leading(); }));
   first.join();
   second.join();
