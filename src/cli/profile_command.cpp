@@ -20,23 +20,31 @@ int input_error(const std::string& message) {
 
 // Every Node of the cluster the kubeconfig (or the pod's service account) points to.
 Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o) {
-  const std::string flag = o.in_cluster ? "--in-cluster" : "--kubeconfig";
-  auto config = o.in_cluster ? kube::in_cluster_config()
-                             : kube::load_kubeconfig(o.kubeconfig, o.kube_context);
+  const std::string flag = o.in_cluster            ? "--in-cluster"
+                           : !o.kubeconfig.empty() ? "--kubeconfig"
+                                                   : "kubeconfig";
+  const auto rules = kube::LoadingRules::from_process(o.kubeconfig, o.kube_context);
+  auto config =
+      o.in_cluster ? kube::load_in_cluster_config(rules) : kube::load_client_config(rules);
   if (!config) return make_error(flag + ": " + config.error().message);
+  for (const auto& warning : config->warnings) {
+    std::fprintf(stderr, "hamisim profile check: warning: %s\n", warning.c_str());
+  }
   auto client = kube::KubeClient::create(*config);
   if (!client) return make_error(flag + ": " + client.error().message);
-  auto body = (*client)->get("/api/v1/nodes", "the node list");
-  if (!body) return make_error(body.error().message);
+  auto pages = (*client)->list("/api/v1/nodes", "the node list");
+  if (!pages) return make_error(pages.error().message);
   std::vector<model::Node> nodes;
-  auto listed = kube::for_each_list_item(*body, [&](std::string_view item) -> Status {
-    auto node =
-        model::decode_node_json_in_buffer(item, "items[" + std::to_string(nodes.size()) + "]");
-    if (!node) return make_error("the node list: " + node.error().message);
-    nodes.push_back(std::move(node).value());
-    return Ok{};
-  });
-  if (!listed) return make_error(listed.error().message);
+  for (const std::string& page : pages->pages) {
+    auto listed = kube::for_each_list_item(page, [&](std::string_view item) -> Status {
+      auto node =
+          model::decode_node_json_in_buffer(item, "items[" + std::to_string(nodes.size()) + "]");
+      if (!node) return make_error("the node list: " + node.error().message);
+      nodes.push_back(std::move(node).value());
+      return Ok{};
+    });
+    if (!listed) return make_error(listed.error().message);
+  }
   return nodes;
 }
 
@@ -53,7 +61,8 @@ int run_profile_check(const ProfileCheckOptions& o) {
   if (!profiles) return input_error(profiles.error().message);
   const int sources =
       int(!o.cluster_paths.empty()) + int(!o.kubeconfig.empty()) + int(o.in_cluster);
-  if (sources != 1) return input_error("give exactly one of --cluster, --kubeconfig, --in-cluster");
+  // None: the cluster kubectl would talk to ($KUBECONFIG, ~/.kube/config, in-cluster).
+  if (sources > 1) return input_error("give at most one of --cluster, --kubeconfig, --in-cluster");
   model::ObjectSet cluster;
   for (const auto& path : o.cluster_paths) {
     auto objects = model::load_objects(path);

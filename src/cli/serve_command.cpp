@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/kube_client_metrics.h"
 #include "cli/profile_reconciler.h"
 #ifdef HAMISIM_BENCH_ROUTES
 #include "cli/bench_routes.h"
@@ -50,11 +51,12 @@ std::string hostname() {
 
 // The cluster source the flags ask for, or null for a simulation-only service. Errors name
 // the flag.
-Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(const ServeOptions& o) {
-  const int chosen =
-      int(!o.cluster_snapshot.empty()) + int(!o.kubeconfig.empty()) + int(o.in_cluster);
+Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(
+    const ServeOptions& o, std::shared_ptr<kube::ClientObserver> observer) {
+  const int chosen = int(!o.cluster_snapshot.empty()) + int(!o.kubeconfig.empty()) +
+                     int(o.in_cluster) + int(o.live);
   if (chosen > 1) {
-    return make_error("--cluster-snapshot, --kubeconfig and --in-cluster are exclusive");
+    return make_error("--cluster-snapshot, --kubeconfig, --in-cluster and --live are exclusive");
   }
   if (!o.snapshot_out.empty() && o.cluster_snapshot.empty()) {
     return make_error("--snapshot-out needs --cluster-snapshot");
@@ -69,14 +71,23 @@ Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(const ServeOpt
     if (!source) return make_error("--cluster-snapshot: " + source.error().message);
     return std::unique_ptr<state::ClusterSource>(std::move(source).value());
   }
-  if (o.kubeconfig.empty() && !o.in_cluster) return std::unique_ptr<state::ClusterSource>();
-  auto config = o.in_cluster ? kube::in_cluster_config()
-                             : kube::load_kubeconfig(o.kubeconfig, o.kube_context);
+  // A live source only when asked for: $KUBECONFIG alone never turns a simulation service live.
+  if (o.kubeconfig.empty() && !o.in_cluster && !o.live) {
+    return std::unique_ptr<state::ClusterSource>();
+  }
+  const auto rules = kube::LoadingRules::from_process(o.kubeconfig, o.kube_context);
+  auto config =
+      o.in_cluster ? kube::load_in_cluster_config(rules) : kube::load_client_config(rules);
   if (!config) {
-    return make_error(std::string(o.in_cluster ? "--in-cluster: " : "--kubeconfig: ") +
-                      config.error().message);
+    const char* flag = o.in_cluster ? "--in-cluster: " : o.live ? "--live: " : "--kubeconfig: ";
+    return make_error(flag + config.error().message);
+  }
+  for (const auto& warning : config->warnings) spdlog::warn("{}", warning);
+  if (!config->proxy_url.empty()) {
+    spdlog::info("Kubernetes API through the proxy from {}", config->proxy_source);
   }
   kube::ClientOptions client;
+  client.observer = std::move(observer);
   client.qps = o.kube_qps;
   client.burst = o.kube_burst;
   client.user_agent = "hamisim/" + event_component(o);
@@ -202,6 +213,9 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--context", o.kube_context, "Live path: kubeconfig context (default: current)");
   app.add_flag("--in-cluster", o.in_cluster,
                "Live path: use the pod's service account to reach the API server");
+  app.add_flag("--live", o.live,
+               "Live path: find the cluster as kubectl does ($KUBECONFIG, ~/.kube/config, else "
+               "the pod's service account)");
   app.add_option("--cluster-snapshot", o.cluster_snapshot,
                  "Live path without a cluster: Kubernetes List files (JSON/YAML) or directories; "
                  "writes go to memory")
@@ -283,7 +297,8 @@ int run_serve(const ServeOptions& o) {
   const auto simulation = std::make_shared<engine::Engine>(
       registry, profiles, fit::FitPolicy{o.gpu_policy, o.node_policy});
 
-  auto source = make_cluster_source(o);
+  server::MetricsRegistry metrics;
+  auto source = make_cluster_source(o, make_kube_client_metrics(metrics));
   if (!source) {
     spdlog::error("{}", source.error().message);
     return 2;
@@ -298,7 +313,6 @@ int run_serve(const ServeOptions& o) {
     live = std::make_unique<live::LiveScheduler>(registry, **source, std::move(lo).value());
   }
 
-  server::MetricsRegistry metrics;
   server::ExtenderServiceOptions service_options;
   service_options.reject_legacy_nodes_filter = o.legacy_nodes_filter == "reject";
   service_options.readyz_scope = o.readyz_scope;

@@ -43,6 +43,7 @@ struct ServeOptions {
   std::string kubeconfig;
   std::string kube_context;
   bool in_cluster = false;
+  bool live = false;  // --live: client-go's default loading order
   std::vector<std::string> cluster_snapshot;
   std::string snapshot_out;
   bool snapshot_device_plugin = false;

@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <simdjson.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "kube/exec_credential.h"
 #include "kube/rate_limiter.h"
 #include "model/decode.h"
 
@@ -171,6 +173,70 @@ ApiError http_error(std::string_view verb, std::string_view what, int status,
 
 }  // namespace
 
+RequestKind request_kind(std::string_view verb, std::string_view path) {
+  path = path.substr(0, path.find('?'));
+  std::vector<std::string_view> seg;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    const size_t slash = path.find('/');
+    seg.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash);
+  }
+  size_t i = 0;
+  if (seg.size() >= 2 && seg[0] == "api") {
+    i = 2;
+  } else if (seg.size() >= 3 && seg[0] == "apis") {
+    i = 3;
+  }
+  if (i + 2 < seg.size() && seg[i] == "namespaces") i += 2;  // namespaced: skip NS
+  RequestKind out{std::string(verb), "unknown"};
+  if (i < seg.size()) {
+    out.resource = std::string(seg[i]);
+    if (i + 2 < seg.size()) out.resource += "/" + std::string(seg[i + 2]);
+    if (verb == "GET" && i + 1 >= seg.size()) out.verb = "LIST";
+  }
+  return out;
+}
+
+Result<ListMeta> list_meta(std::string_view body) {
+  simdjson::padded_string padded(body);
+  od::parser parser;
+  od::document doc;
+  auto fail = [](std::string_view where, simdjson::error_code e) {
+    return make_error(std::string(where) + ": " + simdjson::error_message(e));
+  };
+  if (auto e = parser.iterate(padded).get(doc)) return fail("list", e);
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) return fail("list", e);
+  ListMeta meta;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return fail("list", e);
+    if (key != "metadata") continue;
+    od::object m;
+    if (auto e = field.value().get_object().get(m)) return fail("metadata", e);
+    for (auto mf : m) {
+      std::string_view mkey;
+      if (auto e = mf.unescaped_key().get(mkey)) return fail("metadata", e);
+      if (mkey == "resourceVersion" || mkey == "continue") {
+        std::string_view s;
+        if (auto e = mf.value().get_string().get(s))
+          return fail("metadata." + std::string(mkey), e);
+        (mkey == "continue" ? meta.continue_token : meta.resource_version) = std::string(s);
+      } else if (mkey == "remainingItemCount") {
+        int64_t n = 0;
+        if (auto e = mf.value().get_int64().get(n)) return fail("metadata.remainingItemCount", e);
+        meta.remaining_item_count = n;
+      }
+    }
+  }
+  return meta;
+}
+
 Result<std::string> for_each_list_item(std::string_view body,
                                        const std::function<Status(std::string_view)>& on_item) {
   simdjson::padded_string padded(body);
@@ -228,6 +294,8 @@ struct Connection {
   std::optional<beast::tcp_stream> plain;
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
+  // The exec credential whose client certificate this connection presented (null: none).
+  std::shared_ptr<const ExecCredential> tls_credential;
 
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 
@@ -295,11 +363,39 @@ struct KubeClient::Impl {
   Clock::time_point token_read{};
   bool token_loaded = false;
 
+  std::unique_ptr<ExecAuthenticator> exec;  // when the user has an exec plugin and no token
+  std::optional<ProxyUrl> proxy;
+  std::string target_prefix;  // "http://host:port" for absolute-form requests via a proxy
+
+  using Credential = std::shared_ptr<const ExecCredential>;
+  // The exec credential for the next request (null without a plugin).
+  Result<Credential> credential();
+  // A credential holding a client certificate, which connections must present.
+  static const Credential& cert_of(const Credential& c) {
+    static const Credential kNone;
+    return c && !c->client_cert_pem.empty() ? c : kNone;
+  }
+  void warn(std::string_view line) const {
+    if (options.log_warning) {
+      options.log_warning(line);
+    } else {
+      spdlog::warn("{}", line);
+    }
+  }
+  void observe(std::string_view verb, std::string_view path, int status, Clock::time_point start) {
+    if (!options.observer) return;
+    const RequestKind k = request_kind(verb, path);
+    options.observer->request_done(k.verb, k.resource,
+                                   status > 0 ? std::to_string(status) : std::string("<error>"),
+                                   std::chrono::duration<double>(Clock::now() - start).count());
+  }
+
   Result<std::unique_ptr<Connection>> connect(Clock::time_point deadline,
-                                              const std::atomic<bool>* cancel);
-  std::string authorization();
+                                              const std::atomic<bool>* cancel,
+                                              const Credential& cred);
+  std::string authorization(const Credential& cred);
   template <class Req>
-  void prepare(Req& req);
+  void prepare(Req& req, const Credential& cred);
 
   struct Outcome {
     error_code ec;
@@ -309,10 +405,18 @@ struct KubeClient::Impl {
     std::string body;
     bool keep_alive = false;
   };
-  Outcome exchange(Connection& c, const Request& request, Clock::time_point deadline);
+  Outcome exchange(Connection& c, const Request& request, Clock::time_point deadline,
+                   const Credential& cred);
 };
 
-std::string KubeClient::Impl::authorization() {
+Result<KubeClient::Impl::Credential> KubeClient::Impl::credential() {
+  if (!exec) return Credential();
+  auto c = exec->get();
+  if (!c) return c.error();
+  return std::move(*c);
+}
+
+std::string KubeClient::Impl::authorization(const Credential& cred) {
   if (!config.token_file.empty()) {
     std::lock_guard lock(token_mu);
     const auto now = Clock::now();
@@ -336,6 +440,7 @@ std::string KubeClient::Impl::authorization() {
     if (!token.empty()) return "Bearer " + token;
   }
   if (!config.token.empty()) return "Bearer " + config.token;
+  if (cred && !cred->token.empty()) return "Bearer " + cred->token;
   if (!config.username.empty()) {
     return "Basic " + encode_base64(config.username + ":" + config.password);
   }
@@ -343,31 +448,41 @@ std::string KubeClient::Impl::authorization() {
 }
 
 template <class Req>
-void KubeClient::Impl::prepare(Req& req) {
+void KubeClient::Impl::prepare(Req& req, const Credential& cred) {
   req.set(http::field::host, url.host_header);
   req.set(http::field::user_agent, options.user_agent);
   req.set(http::field::accept, "application/json");
-  if (std::string auth = authorization(); !auth.empty()) {
+  if (!url.tls && proxy && !proxy->authorization.empty()) {
+    req.set(http::field::proxy_authorization, proxy->authorization);
+  }
+  if (std::string auth = authorization(cred); !auth.empty()) {
     req.set(http::field::authorization, auth);
   }
 }
 
 Result<std::unique_ptr<Connection>> KubeClient::Impl::connect(Clock::time_point deadline,
-                                                              const std::atomic<bool>* cancel) {
+                                                              const std::atomic<bool>* cancel,
+                                                              const Credential& cred) {
   auto c = std::make_unique<Connection>();
   {
     std::lock_guard lock(mu);
     ++stats.connections_opened;
   }
+  // Through a proxy the TCP connection goes to the proxy; the server's name is never resolved
+  // here (the proxy does it).
+  const std::string& dial_host = proxy ? proxy->host : url.host;
+  const uint16_t dial_port = proxy ? proxy->port : url.port;
+  const std::string dial_name =
+      proxy ? "proxy " + dial_host + ":" + std::to_string(dial_port) : url.host_header;
   std::vector<tcp::endpoint> endpoints;
-  if (is_ip_literal(url.host)) {
-    endpoints.emplace_back(net::ip::make_address(url.host), url.port);
+  if (is_ip_literal(dial_host)) {
+    endpoints.emplace_back(net::ip::make_address(dial_host), dial_port);
   } else {
     tcp::resolver resolver(c->ioc);
     tcp::resolver::results_type results;
     error_code rec = net::error::would_block;
     bool done = false;
-    resolver.async_resolve(url.host, std::to_string(url.port),
+    resolver.async_resolve(dial_host, std::to_string(dial_port),
                            [&](error_code ec, tcp::resolver::results_type r) {
                              rec = ec;
                              results = std::move(r);
@@ -379,9 +494,9 @@ Result<std::unique_ptr<Connection>> KubeClient::Impl::connect(Clock::time_point 
     if (!done) {
       resolver.cancel();
       c->ioc.run();
-      return make_error("dial tcp: lookup " + url.host + ": timeout");
+      return make_error("dial tcp: lookup " + dial_host + ": timeout");
     }
-    if (rec) return make_error("dial tcp: lookup " + url.host + ": " + rec.message());
+    if (rec) return make_error("dial tcp: lookup " + dial_host + ": " + rec.message());
     for (const auto& entry : results) endpoints.push_back(entry.endpoint());
   }
   if (ctx) {
@@ -396,16 +511,65 @@ Result<std::unique_ptr<Connection>> KubeClient::Impl::connect(Clock::time_point 
         X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
       }
     }
+    if (const Credential& with_cert = cert_of(cred)) {
+      // The exec plugin's client certificate, on this connection only (it rotates).
+      BIO* cert_bio = BIO_new_mem_buf(with_cert->client_cert_pem.data(),
+                                      int(with_cert->client_cert_pem.size()));
+      BIO* key_bio =
+          BIO_new_mem_buf(with_cert->client_key_pem.data(), int(with_cert->client_key_pem.size()));
+      X509* x509 = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+      EVP_PKEY* pkey = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+      const bool ok = x509 != nullptr && pkey != nullptr &&
+                      SSL_use_certificate(handle, x509) == 1 &&
+                      SSL_use_PrivateKey(handle, pkey) == 1 && SSL_check_private_key(handle) == 1;
+      X509_free(x509);
+      EVP_PKEY_free(pkey);
+      BIO_free(cert_bio);
+      BIO_free(key_bio);
+      if (!ok) {
+        return make_error("exec plugin of user \"" + exec->config().user +
+                          "\": client certificate or key unusable: " + openssl_errors());
+      }
+      c->tls_credential = with_cert;
+    }
   } else {
     c->plain.emplace(c->ioc);
   }
   c->lowest().expires_at(deadline);
   error_code ec =
       c->run([&](auto&& cb) { c->lowest().async_connect(endpoints, std::move(cb)); }, cancel);
-  if (ec == beast::error::timeout)
-    return make_error("dial tcp " + url.host_header + ": i/o timeout");
-  if (ec) return make_error("dial tcp " + url.host_header + ": " + ec.message());
+  if (ec == beast::error::timeout) return make_error("dial tcp " + dial_name + ": i/o timeout");
+  if (ec) return make_error("dial tcp " + dial_name + ": " + ec.message());
   c->lowest().socket().set_option(tcp::no_delay(true), ec);
+  if (proxy && c->tls) {
+    // HTTP CONNECT: the proxy opens a tunnel to the server, TLS runs inside it.
+    http::request<http::empty_body> connect_req{http::verb::connect,
+                                                url.host + ":" + std::to_string(url.port), 11};
+    if (url.host.find(':') != std::string::npos) {
+      connect_req.target("[" + url.host + "]:" + std::to_string(url.port));
+    }
+    connect_req.set(http::field::host, connect_req.target());
+    connect_req.set(http::field::user_agent, options.user_agent);
+    if (!proxy->authorization.empty()) {
+      connect_req.set(http::field::proxy_authorization, proxy->authorization);
+    }
+    ec = c->run([&](auto&& cb) { http::async_write(c->lowest(), connect_req, std::move(cb)); },
+                cancel);
+    if (ec) return make_error(dial_name + ": CONNECT: " + ec.message());
+    http::response_parser<http::empty_body> parser;
+    parser.skip(true);  // a CONNECT response has no body
+    beast::flat_buffer buf;
+    ec =
+        c->run([&](auto&& cb) { http::async_read_header(c->lowest(), buf, parser, std::move(cb)); },
+               cancel);
+    if (ec) return make_error(dial_name + ": CONNECT: " + ec.message());
+    const int status = int(parser.get().result_int());
+    if (status < 200 || status > 299) {
+      return make_error(dial_name + ": CONNECT " + std::string(connect_req.target()) + ": " +
+                        std::to_string(status) + " " + std::string(parser.get().reason()));
+    }
+    if (buf.size() != 0) return make_error(dial_name + ": CONNECT: data before the TLS handshake");
+  }
   if (c->tls) {
     ec =
         c->run([&](auto&& cb) { c->tls->async_handshake(ssl::stream_base::client, std::move(cb)); },
@@ -424,11 +588,12 @@ Result<std::unique_ptr<Connection>> KubeClient::Impl::connect(Clock::time_point 
 }
 
 KubeClient::Impl::Outcome KubeClient::Impl::exchange(Connection& c, const Request& request,
-                                                     Clock::time_point deadline) {
+                                                     Clock::time_point deadline,
+                                                     const Credential& cred) {
   Outcome out;
   http::verb verb = http::string_to_verb(request.verb);
-  http::request<http::string_body> req{verb, url.prefix + request.path, 11};
-  prepare(req);
+  http::request<http::string_body> req{verb, target_prefix + url.prefix + request.path, 11};
+  prepare(req, cred);
   if (!request.body.empty() || verb == http::verb::post || verb == http::verb::patch) {
     req.set(http::field::content_type,
             request.content_type.empty() ? "application/json" : request.content_type);
@@ -476,6 +641,27 @@ Result<std::unique_ptr<KubeClient>> KubeClient::create(const KubeConfig& config,
   impl->config = config;
   impl->options = options;
   impl->limiter = std::make_unique<TokenBucket>(options.qps, options.burst);
+  if (!config.proxy_url.empty()) {
+    auto proxy = parse_proxy_url(config.proxy_url);
+    if (!proxy) return make_error(config.proxy_source + ": " + proxy.error().message);
+    impl->proxy = std::move(*proxy);
+    if (!impl->url.tls) impl->target_prefix = "http://" + impl->url.host_header;
+  }
+  if (config.exec && config.token.empty() && config.token_file.empty()) {
+    Impl* im = impl.get();
+    ExecRunOptions run;
+    run.timeout = options.exec_timeout;
+    const std::string who = "exec plugin " + config.exec->command + ": ";
+    impl->exec = std::make_unique<ExecAuthenticator>(
+        *config.exec, run, [im, who](std::string_view line) { im->warn(who + std::string(line)); },
+        [im](std::string_view status) {
+          {
+            std::lock_guard lock(im->mu);
+            ++im->stats.exec_plugin_runs;
+          }
+          if (im->options.observer) im->options.observer->exec_plugin_ran(status);
+        });
+  }
   if (impl->url.tls) {
     impl->ctx.emplace(ssl::context::tls_client);
     ssl::context& ctx = *impl->ctx;
@@ -535,7 +721,8 @@ ApiResult<std::string> KubeClient::call(const Request& request) {
     return ApiError{ApiCode::kInvalid, prefix + "unknown HTTP verb"};
   }
   const auto timeout = request.timeout.value_or(im.options.request_timeout);
-  const auto deadline = Clock::now() + timeout;
+  const auto started = Clock::now();
+  const auto deadline = started + timeout;
   if (cancelled(request.cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
 
   // Client-side rate limit.
@@ -543,6 +730,10 @@ ApiResult<std::string> KubeClient::call(const Request& request) {
   if (!wait) {
     return ApiError{ApiCode::kUnavailable,
                     prefix + "client rate limiter: the wait would exceed the request timeout"};
+  }
+  if (im.options.observer) {
+    im.options.observer->rate_limiter_waited(request_kind(request.verb, request.path).verb,
+                                             std::chrono::duration<double>(*wait).count());
   }
   if (*wait > Clock::duration::zero()) {
     {
@@ -560,56 +751,83 @@ ApiResult<std::string> KubeClient::call(const Request& request) {
     std::lock_guard lock(im.mu);
     ++im.stats.requests;
   }
+  const auto request_started = Clock::now();
+  auto failed = [&](ApiError e) -> ApiResult<std::string> {
+    im.observe(request.verb, request.path, 0, request_started);
+    return e;
+  };
 
   Impl::Outcome outcome;
-  for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> conn;
-    bool reused = false;
-    {
-      std::lock_guard lock(im.mu);
-      if (attempt == 0 && !im.idle.empty()) {
-        conn = std::move(im.idle.back());
-        im.idle.pop_back();
-        reused = true;
-      }
-    }
-    if (!conn) {
-      if (Clock::now() >= deadline) {
-        return ApiError{ApiCode::kUnavailable,
-                        prefix + "timeout after " + std::to_string(timeout.count()) + "ms"};
-      }
-      auto fresh = im.connect(deadline, request.cancel);
-      if (!fresh) {
-        if (cancelled(request.cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-        return ApiError{ApiCode::kUnavailable, prefix + fresh.error().message};
-      }
-      conn = std::move(*fresh);
-    }
-    outcome = im.exchange(*conn, request, deadline);
-    if (!outcome.ec) {
-      if (outcome.keep_alive) {
+  // A 401 with an exec credential runs the plugin again and sends the request once more.
+  for (int auth_try = 0;; ++auth_try) {
+    auto cred = im.credential();
+    if (!cred) return failed(ApiError{ApiCode::kUnavailable, prefix + cred.error().message});
+    const Impl::Credential& tls_cred = Impl::cert_of(*cred);
+    for (int attempt = 0;; ++attempt) {
+      std::unique_ptr<Connection> conn;
+      bool reused = false;
+      {
         std::lock_guard lock(im.mu);
-        if (im.idle.size() < im.options.max_idle_connections) {
-          im.idle.push_back(std::move(conn));
+        while (attempt == 0 && !im.idle.empty() && !conn) {
+          conn = std::move(im.idle.back());
+          im.idle.pop_back();
+          if (conn->tls_credential != tls_cred) {
+            conn->close();  // made with a client certificate that has been replaced
+            conn.reset();
+          }
         }
+        reused = conn != nullptr;
       }
-      if (conn) conn->close();
-      break;
+      if (!conn) {
+        if (Clock::now() >= deadline) {
+          return failed(
+              ApiError{ApiCode::kUnavailable,
+                       prefix + "timeout after " + std::to_string(timeout.count()) + "ms"});
+        }
+        auto fresh = im.connect(deadline, request.cancel, *cred);
+        if (!fresh) {
+          if (cancelled(request.cancel)) {
+            return failed(ApiError{ApiCode::kUnavailable, prefix + "cancelled"});
+          }
+          return failed(ApiError{ApiCode::kUnavailable, prefix + fresh.error().message});
+        }
+        conn = std::move(*fresh);
+      }
+      outcome = im.exchange(*conn, request, deadline, *cred);
+      if (!outcome.ec) {
+        if (outcome.keep_alive) {
+          std::lock_guard lock(im.mu);
+          if (im.idle.size() < im.options.max_idle_connections) {
+            im.idle.push_back(std::move(conn));
+          }
+        }
+        if (conn) conn->close();
+        break;
+      }
+      conn->close();
+      if (cancelled(request.cancel)) {
+        return failed(ApiError{ApiCode::kUnavailable, prefix + "cancelled"});
+      }
+      if (outcome.ec == beast::error::timeout || Clock::now() >= deadline) {
+        return failed(ApiError{ApiCode::kUnavailable,
+                               prefix + "timeout after " + std::to_string(timeout.count()) + "ms"});
+      }
+      // A kept-alive connection the server closed while it sat idle: once more on a new one.
+      if (reused && outcome.nothing_received) continue;
+      if (outcome.ec == http::error::body_limit) {
+        return failed(ApiError{ApiCode::kOther, prefix + "response larger than " +
+                                                    std::to_string(im.options.max_response_bytes) +
+                                                    " bytes"});
+      }
+      return failed(
+          ApiError{ApiCode::kUnavailable, prefix + outcome.stage + ": " + outcome.ec.message()});
     }
-    conn->close();
-    if (cancelled(request.cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-    if (outcome.ec == beast::error::timeout || Clock::now() >= deadline) {
-      return ApiError{ApiCode::kUnavailable,
-                      prefix + "timeout after " + std::to_string(timeout.count()) + "ms"};
+    im.observe(request.verb, request.path, outcome.status, request_started);
+    if (outcome.status == 401 && im.exec) {
+      im.exec->invalidate(*cred);
+      if (auth_try == 0) continue;
     }
-    // A kept-alive connection the server closed while it sat idle: once more on a new one.
-    if (reused && outcome.nothing_received) continue;
-    if (outcome.ec == http::error::body_limit) {
-      return ApiError{ApiCode::kOther, prefix + "response larger than " +
-                                           std::to_string(im.options.max_response_bytes) +
-                                           " bytes"};
-    }
-    return ApiError{ApiCode::kUnavailable, prefix + outcome.stage + ": " + outcome.ec.message()};
+    break;
   }
   if (outcome.status < 200 || outcome.status > 299) {
     return http_error(request.verb, what, outcome.status, outcome.body);
@@ -645,6 +863,57 @@ ApiResult<std::string> KubeClient::post(std::string path, std::string body, std:
   r.body = std::move(body);
   r.what = std::move(what);
   return call(r);
+}
+
+ApiResult<ListPages> KubeClient::list(const std::string& path, const std::string& what,
+                                      const std::atomic<bool>* cancel) {
+  Impl& im = *impl_;
+  const std::string name = what.empty() ? path : what;
+  const char sep = path.find('?') == std::string::npos ? '?' : '&';
+  ListPages out;
+  std::string continue_token;
+  for (;;) {
+    std::string target = path;
+    if (im.options.list_page_size > 0) {
+      target += sep + std::string("limit=") + std::to_string(im.options.list_page_size);
+      if (!continue_token.empty()) target += "&continue=" + url_escape(continue_token);
+    }
+    auto body = get(target, name, cancel);
+    if (!body && body.code() == ApiCode::kGone && !continue_token.empty()) {
+      // client-go's pager: the continue token expired between pages; list again, whole.
+      {
+        std::lock_guard lock(im.mu);
+        ++im.stats.list_fallbacks;
+      }
+      auto whole = get(path, name, cancel);
+      if (!whole) return whole.error();
+      auto meta = list_meta(*whole);
+      if (!meta) return ApiError{ApiCode::kOther, "LIST " + name + ": " + meta.error().message};
+      out.pages.clear();
+      out.pages.push_back(std::move(*whole));
+      out.resource_version = meta->resource_version;
+      out.fell_back = true;
+      return out;
+    }
+    if (!body) return body.error();
+    auto meta = list_meta(*body);
+    if (!meta) return ApiError{ApiCode::kOther, "LIST " + name + ": " + meta.error().message};
+    {
+      std::lock_guard lock(im.mu);
+      ++im.stats.list_pages;
+    }
+    out.pages.push_back(std::move(*body));
+    out.resource_version = meta->resource_version;
+    if (meta->continue_token.empty() || im.options.list_page_size <= 0) return out;
+    if (meta->continue_token == continue_token) {
+      return ApiError{ApiCode::kOther, "LIST " + name + ": the server repeated a continue token"};
+    }
+    continue_token = std::move(meta->continue_token);
+  }
+}
+
+ClientObserver* KubeClient::observer() const {
+  return impl_->options.observer.get();
 }
 
 // ---- watch ------------------------------------------------------------------------------
@@ -722,8 +991,15 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
       std::chrono::seconds(std::max(request.timeout_seconds, 1)) + std::chrono::seconds(30);
   auto deadline =
       Clock::now() + std::min<Clock::duration>(stream_limit, im.options.request_timeout);
-  auto conn_result = im.connect(deadline, cancel);
+  const auto started = Clock::now();
+  auto cred = im.credential();
+  if (!cred) {
+    im.observe("WATCH", request.path, 0, started);
+    return ApiError{ApiCode::kUnavailable, prefix + cred.error().message};
+  }
+  auto conn_result = im.connect(deadline, cancel, *cred);
   if (!conn_result) {
+    im.observe("WATCH", request.path, 0, started);
     if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
     return ApiError{ApiCode::kUnavailable, prefix + conn_result.error().message};
   }
@@ -733,8 +1009,9 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
     ~Closer() { c.close(); }
   } closer{c};
 
-  http::request<http::empty_body> req{http::verb::get, im.url.prefix + target, 11};
-  im.prepare(req);
+  http::request<http::empty_body> req{http::verb::get, im.target_prefix + im.url.prefix + target,
+                                      11};
+  im.prepare(req, *cred);
   req.keep_alive(false);
   c.lowest().expires_at(deadline);
   error_code ec = c.with_stream([&](auto& s) {
@@ -751,8 +1028,13 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
                  cancel);
   });
   if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-  if (ec) return ApiError{ApiCode::kUnavailable, prefix + "read: " + ec.message()};
+  if (ec) {
+    im.observe("WATCH", request.path, 0, started);
+    return ApiError{ApiCode::kUnavailable, prefix + "read: " + ec.message()};
+  }
   const int status = static_cast<int>(parser.get().result_int());
+  im.observe("WATCH", request.path, status, started);
+  if (status == 401 && im.exec) im.exec->invalidate(*cred);  // the next watch runs the plugin
   deadline = Clock::now() + stream_limit;
 
   std::vector<char> chunk(64 << 10);

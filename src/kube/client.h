@@ -1,8 +1,10 @@
 #pragma once
-// A Kubernetes REST client: GET, LIST, WATCH, merge PATCH and POST over HTTP/1.1 with
+// A Kubernetes REST client: GET, LIST (paged), WATCH, merge PATCH and POST over HTTP/1.1 with
 // keep-alive connection pooling, TLS (server verification, client certificates), bearer
-// token / token file / basic auth, client-side rate limiting of everything but watches, and
-// per-request timeouts. Beast and Asio stay behind the pimpl.
+// token / token file / basic auth / exec credential plugins (re-run once on a 401, and the
+// request retried once with the new credential), an http:// proxy (CONNECT tunnel for https
+// servers, absolute-form requests for http ones), client-side rate limiting of everything but
+// watches, and per-request timeouts. Beast and Asio stay behind the pimpl.
 //
 // HTTP statuses become ApiCodes (404 kNotFound, 409 kConflict, 410 kGone, 400/422 kInvalid,
 // 401/403 kForbidden, 429/5xx and connection failures kUnavailable); messages name the verb,
@@ -21,12 +23,34 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "kube/kube_config.h"
 #include "model/result.h"
 #include "state/cluster_source.h"
 
 namespace hamisim::kube {
+
+// Receives the client's measurements; the Prometheus families live above this library
+// (src/cli registers them). Called from request threads: implementations are thread-safe.
+// `resource` is the API resource of the path ("pods", "pods/binding", "leases"); `verb` is
+// GET, LIST, WATCH, PATCH, POST...; `code` the HTTP status or "<error>" when none arrived.
+class ClientObserver {
+ public:
+  virtual ~ClientObserver() = default;
+  virtual void request_done(std::string_view verb, std::string_view resource, std::string_view code,
+                            double seconds) {}
+  // Every rate-limited request, with how long it waited (0 when it did not).
+  virtual void rate_limiter_waited(std::string_view verb, double seconds) {}
+  // One run of an exec credential plugin: "success", "plugin_execution_error" or
+  // "plugin_output_error".
+  virtual void exec_plugin_ran(std::string_view status) {}
+  // A reflector's watch ended and is re-opened: "timeout" (the server closed it), "expired"
+  // (410: relist), "error".
+  virtual void watch_restarted(std::string_view resource, std::string_view reason) {}
+  // An Event dropped because the send queue was full.
+  virtual void event_dropped() {}
+};
 
 struct ClientOptions {
   // Client-side limit on requests (not watches). Sized for >= 200 pods/s of writes (a pod
@@ -40,6 +64,13 @@ struct ClientOptions {
   // How often a token file is re-read (service-account tokens rotate).
   std::chrono::milliseconds token_refresh{std::chrono::minutes(1)};
   std::string user_agent = "hamisim";
+  // LIST page size (`limit`); 0 lists in one response.
+  int64_t list_page_size = 500;
+  std::chrono::milliseconds exec_timeout{std::chrono::seconds(60)};
+  std::shared_ptr<ClientObserver> observer;  // null: none
+  // Lines an exec plugin writes to stderr, and other client warnings; null: spdlog's default
+  // logger at warn level.
+  std::function<void(std::string_view)> log_warning;
 };
 
 struct Request {
@@ -76,6 +107,17 @@ struct ClientStats {
   uint64_t watch_events = 0;
   uint64_t connections_opened = 0;
   uint64_t rate_limited = 0;  // requests that waited for the rate limiter
+  uint64_t exec_plugin_runs = 0;
+  uint64_t list_pages = 0;
+  uint64_t list_fallbacks = 0;  // paged LISTs whose continue token expired: listed whole
+};
+
+// A LIST, page by page: each page's body, in order (one body after a fallback), and the
+// resourceVersion of the list.
+struct ListPages {
+  std::vector<std::string> pages;
+  std::string resource_version;
+  bool fell_back = false;  // a continue token expired (410) and the list was taken whole
 };
 
 class KubeClient {
@@ -102,7 +144,14 @@ class KubeClient {
                          const std::function<bool(const WatchEventView&)>& on_event,
                          const std::atomic<bool>* cancel = nullptr);
 
+  // A paged LIST as client-go's pager does it: `limit` pages followed by `continue`; when a
+  // continue token has expired (410) the list is taken again, whole, without a limit.
+  // `path` is the collection path, query allowed ("/api/v1/pods?fieldSelector=...").
+  state::ApiResult<ListPages> list(const std::string& path, const std::string& what = {},
+                                   const std::atomic<bool>* cancel = nullptr);
+
   ClientStats stats() const;
+  ClientObserver* observer() const;
   const std::string& server() const;
 
   struct Impl;
@@ -115,6 +164,19 @@ class KubeClient {
 // Percent-encodes everything but RFC 3986 unreserved characters: for a path segment (an
 // object name from untrusted input) or a query value.
 std::string url_escape(std::string_view s);
+
+// The verb and resource a request is measured under: ("LIST", "pods") for GET /api/v1/pods.
+struct RequestKind {
+  std::string verb, resource;
+};
+RequestKind request_kind(std::string_view verb, std::string_view path);
+
+// A List body's metadata: resourceVersion, continue and remainingItemCount (-1 when absent).
+struct ListMeta {
+  std::string resource_version, continue_token;
+  int64_t remaining_item_count = -1;
+};
+Result<ListMeta> list_meta(std::string_view body);
 
 // Maps an HTTP status to the ApiCode callers act on.
 state::ApiCode code_for_status(int status);

@@ -377,33 +377,43 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
     std::string path = spec.path;
     if (!spec.field_selector.empty()) path += "?fieldSelector=" + url_escape(spec.field_selector);
     bump([](KubeSourceStats& s) { ++s.lists; });
-    auto body = client.get(path, "list " + spec.what, &stop_flag);
-    if (!body) {
+    auto listed = client.list(path, "list " + spec.what, &stop_flag);
+    if (!listed) {
       if (stop_flag) break;
-      log->warn("{}", body.error().message);
+      log->warn("{}", listed.error().message);
       if (!backoff()) break;
       continue;
     }
+    if (listed->fell_back) {
+      log->info("list {}: a continue token expired between pages; listed again, whole", spec.what);
+    }
     std::map<std::string, Cached> fresh;
     uint64_t decode_errors = 0;
-    auto list_rv = for_each_list_item(*body, [&](std::string_view item) -> Status {
-      auto d = decode_object(spec.kind, item);
-      if (!d) {
-        ++decode_errors;
-        log->warn("list {}: skipping an object: {}", spec.what, d.error().message);
+    Result<std::string> list_rv = listed->resource_version;
+    for (std::string& page : listed->pages) {
+      auto page_rv = for_each_list_item(page, [&](std::string_view item) -> Status {
+        auto d = decode_object(spec.kind, item);
+        if (!d) {
+          ++decode_errors;
+          log->warn("list {}: skipping an object: {}", spec.what, d.error().message);
+          return ok_status();
+        }
+        if (!wanted(*d)) return ok_status();
+        fresh[d->key] = Cached{std::move(d->resource_version), std::move(d->object)};
         return ok_status();
+      });
+      page = std::string();
+      if (!page_rv) {
+        list_rv = page_rv.error();
+        break;
       }
-      if (!wanted(*d)) return ok_status();
-      fresh[d->key] = Cached{std::move(d->resource_version), std::move(d->object)};
-      return ok_status();
-    });
+    }
     if (decode_errors > 0) bump([&](KubeSourceStats& s) { s.decode_errors += decode_errors; });
     if (!list_rv) {
       log->warn("list {}: {}", spec.what, list_rv.error().message);
       if (!backoff()) break;
       continue;
     }
-    body = std::string();
     for (auto it = cache.begin(); it != cache.end(); ++it) {
       if (fresh.count(it->first) == 0) {
         if (!push(Item{false, EventType::kDeleted, std::move(it->second.object)})) return;
@@ -476,9 +486,16 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
           },
           &stop_flag);
       if (stop_flag || stopped_in_callback) return;
+      ClientObserver* observer = client.observer();
       if (status.ok()) {
         failures = 0;
+        if (observer != nullptr)
+          observer->watch_restarted(request_kind("WATCH", spec.path).resource, "timeout");
         continue;  // the server closed the stream: watch again from rv
+      }
+      if (observer != nullptr) {
+        observer->watch_restarted(request_kind("WATCH", spec.path).resource,
+                                  status.code() == ApiCode::kGone ? "expired" : "error");
       }
       if (status.code() == ApiCode::kGone) {
         bump([](KubeSourceStats& s) { ++s.relists_after_gone; });
@@ -811,6 +828,9 @@ void KubeSource::record_event(state::PodEvent event) {
     if (dropped > 0) {
       std::lock_guard slock(im.stats_mu);
       im.stats.events_dropped += dropped;
+    }
+    if (ClientObserver* observer = client_->observer(); observer != nullptr) {
+      for (size_t i = 0; i < dropped; ++i) observer->event_dropped();
     }
   }
   im.ecv.notify_one();

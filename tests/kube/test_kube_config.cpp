@@ -159,16 +159,61 @@ TEST(KubeConfig, ErrorsNameTheFileAndTheField) {
                        encode_base64("x") + "\n",
                    ""),
        "", "specifying a root certificates file with the insecure flag is not allowed"},
-      {"proxy", config_with(server + "    proxy-url: http://p\n", ""), "",
-       "clusters[0].cluster.proxy-url: proxies are not supported"},
+      {"socks proxy", config_with(server + "    proxy-url: socks5://p:1080\n", ""), "",
+       "clusters[0].cluster.proxy-url: \"socks5://p:1080\": only http:// proxies are supported"},
       {"unknown user",
        "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\nclusters:\n- "
        "name: c\n  cluster: {server: 'https://h'}\n",
        "", "kubeconfig F: user \"u\" not found"},
-      {"exec", config_with(server, "    exec:\n      command: aws\n"), "",
-       "kubeconfig F: users[0].user.exec: exec credential plugins are not supported"},
-      {"auth provider", config_with(server, "    auth-provider:\n      name: gcp\n"), "",
-       "users[0].user.auth-provider: auth-provider plugins are not supported"},
+      {"exec without apiVersion", config_with(server, "    exec:\n      command: aws\n"), "",
+       "kubeconfig F: users[0].user.exec.apiVersion: apiVersion must be specified for user "
+       "\"u1\" to use exec authentication plugin"},
+      {"exec v1alpha1",
+       config_with(server,
+                   "    exec:\n      command: aws\n      apiVersion: "
+                   "client.authentication.k8s.io/v1alpha1\n"),
+       "", "users[0].user.exec.apiVersion: exec plugin: invalid apiVersion"},
+      {"exec v1 without interactiveMode",
+       config_with(
+           server,
+           "    exec:\n      command: aws\n      apiVersion: client.authentication.k8s.io/v1\n"),
+       "",
+       "users[0].user.exec.interactiveMode: interactiveMode must be specified for user \"u1\" to "
+       "use exec authentication plugin"},
+      {"exec always interactive",
+       config_with(
+           server,
+           "    exec:\n      command: aws\n      apiVersion: client.authentication.k8s.io/v1\n"
+           "      interactiveMode: Always\n"),
+       "",
+       "users[0].user.exec.interactiveMode: exec plugin of user \"u1\" requires interactive mode"},
+      {"exec without command",
+       config_with(server, "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"),
+       "", "users[0].user.exec.command: command must be specified for user \"u1\""},
+      {"exec env without name",
+       config_with(
+           server,
+           "    exec:\n      command: aws\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+           "      env:\n      - value: x\n"),
+       "", "users[0].user.exec.env[0].name: env variable name must be specified for user \"u1\""},
+      {"exec and auth provider",
+       config_with(
+           server,
+           "    exec:\n      command: aws\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+           "    auth-provider:\n      name: oidc\n"),
+       "", "authProvider cannot be provided in combination with an exec plugin for user \"u1\""},
+      {"gcp auth provider", config_with(server, "    auth-provider:\n      name: gcp\n"), "",
+       "users[0].user.auth-provider.name: the gcp auth plugin has been removed (Kubernetes 1.26); "
+       "use the \"gke-gcloud-auth-plugin\""},
+      {"azure auth provider", config_with(server, "    auth-provider:\n      name: azure\n"), "",
+       "the azure auth plugin has been removed (Kubernetes 1.26); use the \"kubelogin\""},
+      {"unknown auth provider", config_with(server, "    auth-provider:\n      name: openstack\n"),
+       "", "users[0].user.auth-provider.name: no auth provider found for name \"openstack\""},
+      {"oidc without id-token",
+       config_with(server,
+                   "    auth-provider:\n      name: oidc\n      config:\n        "
+                   "refresh-token: r\n"),
+       "", "users[0].user.auth-provider.config.id-token: auth-provider oidc: no id-token"},
       {"impersonation", config_with(server, "    as: admin\n"), "",
        "users[0].user.as: impersonation is not supported"},
       {"bad key data",
@@ -310,6 +355,234 @@ TEST(InClusterConfig, Errors) {
   auto bad_port = in_cluster_config(env);
   ASSERT_FALSE(bad_port);
   EXPECT_THAT(bad_port.error().message, HasSubstr("bad port"));
+}
+
+}  // namespace
+}  // namespace hamisim::kube
+
+namespace hamisim::kube {
+namespace {
+
+std::string kubeconfig_file(const std::string& context, const std::string& cluster,
+                            const std::string& server, const std::string& user,
+                            const std::string& token, const std::string& current) {
+  return "apiVersion: v1\nkind: Config\n" +
+         (current.empty() ? std::string() : "current-context: " + current + "\n") +
+         "contexts:\n- name: " + context + "\n  context: {cluster: " + cluster + ", user: " + user +
+         "}\nclusters:\n- name: " + cluster + "\n  cluster: {server: '" + server +
+         "'}\nusers:\n- name: " + user + "\n  user: {token: " + token + "}\n";
+}
+
+// Rules that see nothing of the test process's environment.
+LoadingRules isolated_rules(const TempDir& dir) {
+  LoadingRules rules;
+  rules.home = (dir.path() / "home").string();
+  rules.in_cluster = InClusterEnv{};
+  rules.in_cluster.token_file = (dir.path() / "no-token").string();
+  return rules;
+}
+
+TEST(LoadClientConfig, KubeconfigVariableIsAPathListMergedFirstFileWins) {
+  TempDir dir;
+  // a.yaml: no current-context; its cluster "shared" and user "u" win over b.yaml's.
+  const std::string a =
+      dir.write("a.yaml", kubeconfig_file("ctx-a", "shared", "https://a:1", "u", "token-a", ""));
+  const std::string b = dir.write(
+      "b.yaml", kubeconfig_file("ctx-b", "shared", "https://b:2", "u", "token-b", "ctx-b"));
+  LoadingRules rules = isolated_rules(dir);
+  rules.kubeconfig_env = a + ":" + (dir.path() / "missing.yaml").string() + ":" + b;
+  auto c = load_client_config(rules);
+  ASSERT_TRUE(c) << c.error().message;
+  // current-context from b (the first non-empty), its cluster and user from a (first wins).
+  EXPECT_EQ(c->server, "https://a:1");
+  EXPECT_EQ(c->token, "token-a");
+  EXPECT_EQ(c->description, "kubeconfig " + a + ":" + b + " (from $KUBECONFIG) (context ctx-b)");
+  ASSERT_EQ(c->warnings.size(), 1u);
+  EXPECT_THAT(c->warnings[0], HasSubstr("skipped missing file(s) "));
+  // A context only the second file has.
+  rules.context = "ctx-a";
+  auto other = load_client_config(rules);
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_EQ(other->server, "https://a:1");
+}
+
+TEST(LoadClientConfig, HomeKubeConfigWhenTheVariableIsUnset) {
+  TempDir dir;
+  LoadingRules rules = isolated_rules(dir);
+  fs::create_directories(dir.path() / "home" / ".kube");
+  dir.write("home/.kube/config", kubeconfig_file("c", "k", "https://home:6443", "u", "t", "c"));
+  auto c = load_client_config(rules);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->server, "https://home:6443");
+  EXPECT_THAT(c->description, HasSubstr("home/.kube/config (context c)"));
+  // $KUBECONFIG, when set, replaces ~/.kube/config (even if all its files are missing).
+  rules.kubeconfig_env = (dir.path() / "missing").string();
+  auto none = load_client_config(rules);
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("no Kubernetes configuration: no kubeconfig file "
+                                              "(tried $KUBECONFIG="));
+}
+
+TEST(LoadClientConfig, ExplicitPathWinsAndMustExist) {
+  TempDir dir;
+  LoadingRules rules = isolated_rules(dir);
+  rules.kubeconfig_env =
+      dir.write("env.yaml", kubeconfig_file("c", "k", "https://env:1", "u", "t", "c"));
+  rules.explicit_path =
+      dir.write("explicit.yaml", kubeconfig_file("c", "k", "https://explicit:1", "u", "t", "c"));
+  auto c = load_client_config(rules);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->server, "https://explicit:1");
+  rules.explicit_path = (dir.path() / "nope.yaml").string();
+  auto missing = load_client_config(rules);
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message, HasSubstr("nope.yaml: cannot read"));
+}
+
+TEST(LoadClientConfig, InClusterWhenNoKubeconfigIsUsable) {
+  TempDir dir;
+  LoadingRules rules = isolated_rules(dir);
+  rules.in_cluster.host = "10.96.0.1";
+  rules.in_cluster.port = "443";
+  rules.in_cluster.token_file = dir.write("token", "sa");
+  rules.in_cluster.ca_file = dir.write("ca.crt", kCaPem);
+  auto c = load_client_config(rules);  // no ~/.kube/config
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->server, "https://10.96.0.1:443");
+  EXPECT_THAT(c->description, HasSubstr("in-cluster"));
+  // A kubeconfig without a current-context counts as empty too, as in clientcmd.
+  rules.kubeconfig_env =
+      dir.write("empty-ctx.yaml", kubeconfig_file("c", "k", "https://x:1", "u", "t", ""));
+  auto empty = load_client_config(rules);
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_THAT(empty->description, HasSubstr("in-cluster"));
+  // A broken kubeconfig is an error, not a reason to fall back.
+  rules.kubeconfig_env = dir.write("broken.yaml", "clusters: 3\n");
+  auto broken = load_client_config(rules);
+  ASSERT_FALSE(broken);
+  EXPECT_THAT(broken.error().message, HasSubstr("clusters: expected a list"));
+}
+
+TEST(LoadHamiClientConfig, FallsBackToInClusterWhenTheKubeconfigFails) {
+  TempDir dir;
+  LoadingRules rules = isolated_rules(dir);
+  rules.in_cluster.host = "10.96.0.1";
+  rules.in_cluster.port = "443";
+  rules.in_cluster.token_file = dir.write("token", "sa");
+  rules.kubeconfig_env = dir.write("broken.yaml", "clusters: 3\n");
+  auto c = load_hami_client_config(rules);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_THAT(c->description, HasSubstr("in-cluster"));
+  ASSERT_FALSE(c->warnings.empty());
+  EXPECT_THAT(c->warnings[0], HasSubstr("BuildConfigFromFlags failed for file "));
+  EXPECT_THAT(c->warnings[0], HasSubstr("Using in-cluster config."));
+  rules.kubeconfig_env =
+      dir.write("good.yaml", kubeconfig_file("c", "k", "https://good:1", "u", "t", "c"));
+  auto good = load_hami_client_config(rules);
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ(good->server, "https://good:1");
+  rules.in_cluster.host.clear();
+  rules.kubeconfig_env = (dir.path() / "missing").string();
+  auto neither = load_hami_client_config(rules);
+  ASSERT_FALSE(neither);
+  EXPECT_THAT(neither.error().message, HasSubstr("the in-cluster fallback failed"));
+}
+
+TEST(KubeConfig, ExecPluginIsReadWithItsClusterInfo) {
+  const std::string yaml = config_with(
+      "    server: https://10.0.0.1:6443\n    tls-server-name: api\n    "
+      "certificate-authority-data: " +
+          encode_base64(kCaPem) + "\n",
+      "    exec:\n      command: ./bin/get-token\n      args: [--cluster, prod]\n"
+      "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+      "      env:\n      - {name: AWS_PROFILE, value: prod}\n"
+      "      installHint: install get-token\n      provideClusterInfo: true\n");
+  auto c = parse_kubeconfig(yaml, "/etc/kube/config");
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_TRUE(c->exec.has_value());
+  const ExecConfig& e = *c->exec;
+  EXPECT_EQ(e.command, "./bin/get-token");
+  EXPECT_EQ(e.base_dir, "/etc/kube");
+  EXPECT_EQ(e.args, (std::vector<std::string>{"--cluster", "prod"}));
+  ASSERT_EQ(e.env.size(), 1u);
+  EXPECT_EQ(e.env[0].first, "AWS_PROFILE");
+  EXPECT_EQ(e.interactive_mode, "IfAvailable");  // v1beta1's default
+  EXPECT_EQ(e.user, "u1");
+  EXPECT_EQ(e.install_hint, "install get-token");
+  EXPECT_EQ(e.exec_info_json,
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1",)"
+            R"("spec":{"cluster":{"server":"https://10.0.0.1:6443","tls-server-name":"api",)"
+            R"("certificate-authority-data":")" +
+                encode_base64(kCaPem) + R"("},"interactive":false}})");
+}
+
+TEST(KubeConfig, OidcIdTokenIsTheBearerToken) {
+  auto c = parse_kubeconfig(
+      config_with("    server: https://h\n",
+                  "    auth-provider:\n      name: oidc\n      config:\n        id-token: "
+                  "eyJhbGciOi.x.y\n        idp-issuer-url: https://issuer\n"),
+      "F");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->token, "eyJhbGciOi.x.y");
+}
+
+TEST(LoadClientConfig, ProxyFromTheClusterOrTheEnvironment) {
+  TempDir dir;
+  LoadingRules rules = isolated_rules(dir);
+  rules.proxy.https_proxy = "proxy.corp:3128";
+  rules.proxy.no_proxy = ".internal,10.0.0.0/8";
+  auto load = [&](const std::string& server, const std::string& extra = "") {
+    rules.explicit_path =
+        dir.write("config",
+                  "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k}\n"
+                  "clusters:\n- name: k\n  cluster:\n    server: '" +
+                      server + "'\n" + extra);
+    return load_client_config(rules);
+  };
+  auto via_env = load("https://api.example.com:6443");
+  ASSERT_TRUE(via_env) << via_env.error().message;
+  EXPECT_EQ(via_env->proxy_url, "http://proxy.corp:3128");
+  EXPECT_EQ(via_env->proxy_source, "HTTPS_PROXY");
+  auto excluded = load("https://api.internal:6443");
+  ASSERT_TRUE(excluded);
+  EXPECT_TRUE(excluded->proxy_url.empty());
+  auto cidr = load("https://10.1.2.3:6443");
+  ASSERT_TRUE(cidr);
+  EXPECT_TRUE(cidr->proxy_url.empty());
+  auto loopback = load("https://127.0.0.1:6443");
+  ASSERT_TRUE(loopback);
+  EXPECT_TRUE(loopback->proxy_url.empty());
+  auto http = load("http://api.example.com");  // HTTP_PROXY is unset
+  ASSERT_TRUE(http);
+  EXPECT_TRUE(http->proxy_url.empty());
+  auto own = load("https://10.1.2.3:6443", "    proxy-url: http://user:pw@jump:8080\n");
+  ASSERT_TRUE(own) << own.error().message;
+  EXPECT_EQ(own->proxy_url, "http://user:pw@jump:8080");  // the cluster's wins over NO_PROXY
+  EXPECT_EQ(own->proxy_source, "proxy-url of cluster \"k\"");
+  auto parsed = parse_proxy_url(own->proxy_url);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->host, "jump");
+  EXPECT_EQ(parsed->port, 8080);
+  EXPECT_EQ(parsed->authorization, "Basic " + encode_base64("user:pw"));
+}
+
+TEST(ProxyApplies, FollowsGoNoProxyRules) {
+  EXPECT_TRUE(proxy_applies("", "api.example.com", 443));
+  EXPECT_FALSE(proxy_applies("", "localhost", 443));
+  EXPECT_FALSE(proxy_applies("", "::1", 443));
+  EXPECT_FALSE(proxy_applies("*", "api.example.com", 443));
+  EXPECT_FALSE(proxy_applies("example.com", "example.com", 443));
+  EXPECT_FALSE(proxy_applies("example.com", "api.example.com", 443));
+  EXPECT_TRUE(proxy_applies(".example.com", "example.com", 443));
+  EXPECT_FALSE(proxy_applies(".example.com", "api.example.com", 443));
+  EXPECT_FALSE(proxy_applies("*.example.com", "api.example.com", 443));
+  EXPECT_TRUE(proxy_applies("example.com:80", "example.com", 443));
+  EXPECT_FALSE(proxy_applies("example.com:443", "example.com", 443));
+  EXPECT_FALSE(proxy_applies(" 10.0.0.1 ", "10.0.0.1", 6443));
+  EXPECT_FALSE(proxy_applies("fd00::/8", "fd00::1", 6443));
+  EXPECT_TRUE(proxy_applies("fd00::/8", "fe80::1", 6443));
+  EXPECT_FALSE(proxy_applies("[fd00::1]:6443", "fd00::1", 6443));
+  EXPECT_TRUE(proxy_applies("notexample.com", "example.com", 443));
 }
 
 }  // namespace

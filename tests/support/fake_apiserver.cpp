@@ -13,11 +13,14 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
+#include "model/base64.h"
 #include "model/json_writer.h"
 
 namespace hamisim::testing {
@@ -262,6 +265,7 @@ struct FakeApiServer::Impl {
   int watches_open = 0;
   int watches_total = 0;
   std::atomic<uint64_t> drop_generation{0};
+  std::function<void(const std::string&)> list_hook;
 
   Impl(state::ObjectStore& s, FakeApiServerOptions o) : store(s), options(std::move(o)) {
     token = options.bearer_token;
@@ -406,6 +410,12 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
                                      const std::string& field_name) {
   const auto method = req.method();
   if (method == http::verb::get && t.name.empty()) {
+    std::function<void(const std::string&)> hook;
+    {
+      std::lock_guard lock(mu);
+      hook = list_hook;
+    }
+    if (hook) hook(std::string(req.target()));
     auto listing = store.list(t.kind, t.namespace_);
     if (auto m = query.find("resourceVersionMatch"); m != query.end() && m->second == "Exact") {
       auto rv = query.find("resourceVersion");
@@ -413,16 +423,75 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
         return error_response(410, "The resourceVersion for the provided list is too old.");
       }
     }
-    std::string body = R"({"kind":")" + std::string(state::to_string(t.kind)) +
-                       R"(List","apiVersion":")" + api_version_of(t.kind) +
-                       R"(","metadata":{"resourceVersion":")" +
-                       std::to_string(listing.resource_version) + R"("},"items":[)";
-    bool first = true;
+    // Paging as the real server does it: `limit` items per page, a continue token naming the
+    // list's resourceVersion and the last key, remainingItemCount without selectors, and 410
+    // Expired when the token's version has been compacted away.
+    int64_t limit = 0;
+    if (auto l = query.find("limit"); l != query.end()) {
+      try {
+        limit = std::max<int64_t>(0, std::stoll(l->second));
+      } catch (...) {
+      }
+    }
+    uint64_t list_rv = listing.resource_version;
+    std::string after_ns, after_name;
+    bool after = false;
+    if (auto c = query.find("continue"); c != query.end() && !c->second.empty()) {
+      std::string decoded;
+      json::error_code ec;
+      json::value token;
+      if (model::decode_base64(c->second, decoded)) token = json::parse(decoded, ec);
+      const json::object* o = token.is_object() ? &token.as_object() : nullptr;
+      if (o == nullptr || !o->contains("rv") || !(*o).at("rv").is_int64() || !o->contains("ns") ||
+          !o->contains("name") || !(*o).at("ns").is_string() || !(*o).at("name").is_string()) {
+        return error_response(400, "continue key is not valid: " + c->second, "BadRequest");
+      }
+      list_rv = uint64_t(o->at("rv").as_int64());
+      after_ns = std::string(o->at("ns").as_string());
+      after_name = std::string(o->at("name").as_string());
+      after = true;
+      if (!store.changes_since(t.kind, list_rv, t.namespace_)) {
+        return error_response(
+            410,
+            "The provided continue parameter is too old to display a consistent list result. You "
+            "can start a new list without the continue parameter, or use the continue token in "
+            "this response to retrieve the remainder of the results. Continuing with the "
+            "provided token results in an inconsistent list - objects that were created, "
+            "modified, or deleted between the time the first chunk was returned and now may "
+            "show up in the list.",
+            "Expired");
+      }
+    }
+    std::vector<const state::StoredObject*> items;
     for (const auto& item : listing.items) {
       if (!field_name.empty() && item.name != field_name) continue;
+      if (after && std::tie(item.namespace_, item.name) <= std::tie(after_ns, after_name)) continue;
+      items.push_back(&item);
+    }
+    std::string next;
+    int64_t remaining = 0;
+    if (limit > 0 && int64_t(items.size()) > limit) {
+      remaining = int64_t(items.size()) - limit;
+      items.resize(size_t(limit));
+      json::object token;
+      token["rv"] = int64_t(list_rv);
+      token["ns"] = items.back()->namespace_;
+      token["name"] = items.back()->name;
+      next = model::encode_base64(json::serialize(token));
+    }
+    std::string body = R"({"kind":")" + std::string(state::to_string(t.kind)) +
+                       R"(List","apiVersion":")" + api_version_of(t.kind) +
+                       R"(","metadata":{"resourceVersion":")" + std::to_string(list_rv) + "\"";
+    if (!next.empty()) {
+      body += R"(,"continue":")" + next + "\"";
+      if (field_name.empty()) body += R"(,"remainingItemCount":)" + std::to_string(remaining);
+    }
+    body += R"(},"items":[)";
+    bool first = true;
+    for (const auto* item : items) {
       if (!first) body += ',';
       first = false;
-      body += item.json;
+      body += item->json;
     }
     body += "]}";
     return Response{200, std::move(body)};
@@ -661,6 +730,11 @@ void FakeApiServer::clear_failures() {
 void FakeApiServer::set_delay(std::chrono::milliseconds delay) {
   std::lock_guard lock(impl_->mu);
   impl_->delay = delay;
+}
+
+void FakeApiServer::set_list_hook(std::function<void(const std::string&)> hook) {
+  std::lock_guard lock(impl_->mu);
+  impl_->list_hook = std::move(hook);
 }
 
 void FakeApiServer::set_bearer_token(std::string token) {

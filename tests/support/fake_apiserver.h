@@ -6,7 +6,9 @@
 //                   /api/v1/pods, /api/v1/namespaces/NS/pods[/NAME]
 //                   /api/v1/resourcequotas, /api/v1/namespaces/NS/resourcequotas[/NAME]
 //                   /apis/coordination.k8s.io/v1/leases, .../namespaces/NS/leases[/NAME]
-//                   (fieldSelector=metadata.name=X on lists and watches)
+//                   (fieldSelector=metadata.name=X on lists and watches; `limit` and
+//                   `continue` on lists, with remainingItemCount, and 410 Expired for a
+//                   continue token whose resourceVersion was compacted away)
 //   PATCH           any object above, application/merge-patch+json only
 //   POST            /api/v1/namespaces/NS/events, /api/v1/namespaces/NS/pods/NAME/binding
 //
@@ -24,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -66,6 +69,9 @@ class FakeApiServer {
   void clear_failures();
   void set_delay(std::chrono::milliseconds delay);  // before every non-watch response
   void set_bearer_token(std::string token);
+  // Called with the target of every LIST before it is answered (e.g. to compact the store
+  // between pages).
+  void set_list_hook(std::function<void(const std::string&)> hook);
   // Requests seen with this verb and exact path (no query).
   int request_count(std::string_view verb, std::string_view path) const;
   int open_watches() const;
