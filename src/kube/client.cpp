@@ -194,7 +194,7 @@ RequestKind request_kind(std::string_view verb, std::string_view path) {
   }
   if (i + 2 < seg.size() && seg[i] == "namespaces") i += 2;  // namespaced: skip NS
   RequestKind out{std::string(verb), "unknown"};
-  if (i < seg.size()) {
+  if (i > 0 && i < seg.size()) {
     out.resource = std::string(seg[i]);
     if (i + 2 < seg.size()) out.resource += "/" + std::string(seg[i + 2]);
     if (verb == "GET" && i + 1 >= seg.size()) out.verb = "LIST";

@@ -76,10 +76,17 @@ Result<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view t) 
   tm.tm_hour = hour;
   tm.tm_min = minute;
   tm.tm_sec = second;
-  const time_t secs = ::timegm(&tm) - offset;
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
+  const int64_t secs = int64_t(::timegm(&tm)) - offset;
+  // system_clock counts nanoseconds: beyond ~2262 it saturates instead of wrapping.
+  using TimePoint = std::chrono::system_clock::time_point;
+  constexpr int64_t kMaxSeconds =
+      std::chrono::duration_cast<std::chrono::seconds>(TimePoint::max().time_since_epoch())
+          .count() -
+      1;
+  if (secs >= kMaxSeconds) return TimePoint::max();
+  if (secs <= -kMaxSeconds) return TimePoint::min();
+  return TimePoint(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
 }
 
 Result<ExecCredential> parse_exec_credential(std::string_view json, std::string_view api_version) {

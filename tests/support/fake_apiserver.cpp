@@ -13,6 +13,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -343,7 +344,14 @@ void FakeApiServer::Impl::serve_stream(Stream& stream, bool cert_verified, uint6
     http::read(stream, buffer, parser, ec);
     if (ec || stopping) return;
     auto& req = parser.get();
-    const std::string target(req.target());
+    std::string target(req.target());
+    // Absolute-form targets (requests through a proxy), as net/http accepts them.
+    for (const char* scheme : {"http://", "https://"}) {
+      if (target.starts_with(scheme)) {
+        const size_t slash = target.find('/', std::strlen(scheme));
+        target = slash == std::string::npos ? "/" : target.substr(slash);
+      }
+    }
     const size_t qpos = target.find('?');
     const std::string path = target.substr(0, qpos);
     auto query = parse_query(qpos == std::string::npos ? std::string_view()
