@@ -770,7 +770,7 @@ TEST(CliServe, LiveSourceFlagsAreCheckedBeforeStarting) {
   expect_ran(both);
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err,
-              HasSubstr("--cluster-snapshot, --kubeconfig and --in-cluster are exclusive"));
+              HasSubstr("--cluster-snapshot, --kubeconfig, --in-cluster and --live are exclusive"));
   auto out_alone = hamisim({"serve", "--snapshot-out", "/tmp/x.json"});
   expect_ran(out_alone);
   EXPECT_EQ(out_alone.exit_code, 2);
@@ -825,7 +825,25 @@ TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   auto both = hamisim({"profile", "check", "--device-profiles", profiles, "--kubeconfig",
                        kubeconfig.string(), "--cluster", kProfilesDir + "/nodes.yaml"});
   EXPECT_EQ(both.exit_code, 2);
-  EXPECT_THAT(both.err, HasSubstr("give exactly one of --cluster, --kubeconfig, --in-cluster"));
+  EXPECT_THAT(both.err, HasSubstr("give at most one of --cluster, --kubeconfig, --in-cluster"));
+
+  // No source flag: the cluster kubectl would use. $KUBECONFIG is a path list whose missing
+  // files are skipped; ~/.kube/config is not read when it is set.
+  const std::string home = (fs::temp_directory_path() / "hamisim-cli-no-home").string();
+  auto from_env = testing::run_process(
+      {"/usr/bin/env", "HOME=" + home, "KUBECONFIG=/nonexistent/a.yaml:" + kubeconfig.string(),
+       HAMISIM_BIN, "profile", "check", "--device-profiles", profiles, "-o", "json"});
+  expect_ran(from_env);
+  EXPECT_EQ(from_env.exit_code, 1) << describe(from_env);
+  EXPECT_EQ(from_env.out, from_file.out);
+  EXPECT_THAT(from_env.err, HasSubstr("skipped missing file(s) /nonexistent/a.yaml"));
+  // Nothing anywhere: the error says what was tried.
+  auto nothing = testing::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "-u",
+                                       "KUBERNETES_SERVICE_HOST", "HOME=" + home, HAMISIM_BIN,
+                                       "profile", "check", "--device-profiles", profiles});
+  EXPECT_EQ(nothing.exit_code, 2) << describe(nothing);
+  EXPECT_THAT(nothing.err, HasSubstr("no Kubernetes configuration: no kubeconfig file (tried " +
+                                     home + "/.kube/config)"));
   server.stop();
   auto down = hamisim(
       {"profile", "check", "--device-profiles", profiles, "--kubeconfig", kubeconfig.string()});
