@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
@@ -173,10 +174,10 @@ class KubeSourceTest : public ::testing::Test {
     o.write_retry.max_delay = 20ms;
     return o;
   }
-  void start(KubeSourceOptions o) {
+  void start(KubeSourceOptions o, ClientOptions client = {}) {
     KubeConfig config;
     config.server = server->url();
-    auto s = KubeSource::create(config, ClientOptions{}, std::move(o));
+    auto s = KubeSource::create(config, client, std::move(o));
     ASSERT_TRUE(s) << s.error().message;
     source = std::move(*s);
     source->start(handler);
@@ -267,6 +268,67 @@ TEST_F(KubeSourceTest, GoneAfterCompactionRelistsAndDeletesWhatVanished) {
   EXPECT_EQ(handler.count(Kind::kNode, EventType::kModified, "gpu-2"), 0);
   EXPECT_EQ(handler.count(Kind::kNode, EventType::kAdded, "gpu-2"), 1);
   EXPECT_GE(source->stats().relists_after_gone, 1u);
+}
+
+// Counts what the source reports to the client's observer.
+struct CountingObserver : ClientObserver {
+  std::mutex mu;
+  std::map<std::string, int> restarts;  // "resource reason"
+  int dropped = 0;
+  void watch_restarted(std::string_view resource, std::string_view reason) override {
+    std::lock_guard lock(mu);
+    ++restarts[std::string(resource) + " " + std::string(reason)];
+  }
+  void event_dropped() override {
+    std::lock_guard lock(mu);
+    ++dropped;
+  }
+  int restarts_of(const std::string& key) {
+    std::lock_guard lock(mu);
+    return restarts[key];
+  }
+};
+
+TEST_F(KubeSourceTest, ListsArePagedAndAnExpiredContinueFallsBackToAWholeList) {
+  // The pod list's continue token expires between its pages (a write and a compaction).
+  std::atomic<bool> expired{false};
+  server->set_list_hook([&](const std::string& target) {
+    if (target.starts_with("/api/v1/pods?") && target.find("continue=") != std::string::npos &&
+        !expired.exchange(true)) {
+      ASSERT_TRUE(store.merge_patch(Kind::kPod, "team", "p2",
+                                    R"({"metadata":{"labels":{"paged":"yes"}}})"));
+      store.compact();
+    }
+  });
+  ClientOptions client;
+  client.list_page_size = 1;
+  start(options(), client);
+  EXPECT_TRUE(view_equals_store());
+  EXPECT_EQ(handler.objects_at_sync(), 6u);
+  EXPECT_EQ(source->client().stats().list_fallbacks, 1u);
+  const auto log = server->request_log();
+  EXPECT_THAT(log, ::testing::Contains("LIST /api/v1/nodes?limit=1"));
+  EXPECT_THAT(log, ::testing::Contains(HasSubstr("LIST /api/v1/nodes?limit=1&continue=")));
+  EXPECT_THAT(log, ::testing::Contains("LIST /api/v1/pods"));  // the fallback: whole
+}
+
+TEST_F(KubeSourceTest, WatchRestartsAndDroppedEventsReachTheObserver) {
+  auto observer = std::make_shared<CountingObserver>();
+  ClientOptions client;
+  client.observer = observer;
+  KubeSourceOptions o = options();
+  o.event_queue = 1;
+  o.event_flush_timeout = 300ms;
+  start(o, client);
+  ASSERT_TRUE(eventually([&] { return server->open_watches() == 4; }));
+  server->drop_watches();
+  ASSERT_TRUE(eventually([&] { return observer->restarts_of("nodes error") >= 1; }));
+  server->set_delay(1500ms);  // event POSTs hang: the queue of one overflows
+  for (int i = 0; i < 20; ++i) {
+    source->record_event({"default", "p1", "", "Normal", "R", "m" + std::to_string(i)});
+  }
+  std::lock_guard lock(observer->mu);
+  EXPECT_GE(observer->dropped, 10);
 }
 
 TEST_F(KubeSourceTest, ListFailuresAreRetriedBeforeSync) {
