@@ -317,6 +317,9 @@ int run_serve(const ServeOptions& o) {
   sc.allow_live_clients = o.allow_live_clients;
   sc.allow_simulation_clients = o.allow_simulation_clients;
   sc.allow_webhook_clients = o.allow_webhook_clients;
+  // With a live source /filter and /bind write to the cluster: never from the network
+  // without a verified client certificate (docs/live.md, "Who can call what").
+  sc.live_routes_loopback_or_certificate = live != nullptr;
   sc.max_body_bytes = o.max_body_bytes;
   sc.max_inflight_live = o.max_inflight_live;
   sc.max_inflight_simulation = o.max_inflight_simulation;
