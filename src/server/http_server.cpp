@@ -1205,7 +1205,8 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
   bool tls_enabled = !config.tls_cert.empty() || !config.tls_key.empty();
   if (tls_enabled && (config.tls_cert.empty() || config.tls_key.empty())) {
-    return make_error("tls: --tls-cert and --tls-key must be given together");
+    return make_error(
+        "tls: --tls-cert (--cert_file) and --tls-key (--key_file) must be given together");
   }
   if (!tls_enabled && !config.insecure_http && !ep->address().is_loopback()) {
     return make_error(fmt::format(
