@@ -548,6 +548,11 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<Listener>> listeners;
   std::optional<net::signal_set> signals;
   net::steady_timer grace_timer{control};
+  // Keeps the worker threads in the io_context from start() until shutdown has closed the
+  // listeners. Without it a shutdown requested before the first accept was posted could find
+  // the workers gone (nothing to wait for), its close never ran, and connections waiting in
+  // the kernel's accept queue were neither served nor closed.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> running;
   // Runs heavy routes' handlers; declared after the io_context, so destroyed before it: the
   // connections its pending work holds reach back into the io_context and the members above.
   std::optional<net::thread_pool> heavy_pool;
@@ -1429,6 +1434,7 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
       l->retry.cancel();
     }
     if (signals) signals->cancel(ec);
+    running.reset();
     {
       std::lock_guard lock(conns_mu);
       if (conns.empty()) return;
@@ -1595,6 +1601,7 @@ MetricsRegistry& HttpServer::metrics() {
 
 void HttpServer::start() {
   if (impl_->started.exchange(true)) return;
+  impl_->running.emplace(impl_->ioc.get_executor());
   net::post(impl_->control, [impl = impl_.get()] {
     if (impl->stopping.load()) return;
     for (auto& l : impl->listeners) impl->do_accept(*l);
