@@ -21,7 +21,8 @@
 #
 # Needs root (mmdebstrap --mode=root, setcap, umoci's xattrs) and the Debian archive:
 #   apt-get install -y mmdebstrap umoci libcap2-bin
-# Environment: TAG (default: the binary's version), OUT, BINARY, SUITE (bookworm),
+# Environment: TAG (default: the binary's version), EXTRA_TAGS (more tags, space-separated),
+#   OUT, BINARY, SUITE (bookworm),
 #   MIRRORS (sources.list lines separated by '|'), SOURCE_DATE_EPOCH (default: last commit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -146,6 +147,11 @@ umoci config --image "$layout:$tag" \
   --config.label org.opencontainers.image.revision="$revision" \
   --config.label org.opencontainers.image.created="$created" \
   --config.label org.opencontainers.image.base.name="debian:$suite (mmdebstrap --variant=extract)"
+# More names for the same image, e.g. the HAMi tag a chart forces on the extender
+# (deploy/helm/hami-values.yaml).
+for extra in ${EXTRA_TAGS:-}; do
+  umoci tag --image "$layout:$tag" "$extra"
+done
 umoci gc --layout "$layout"
 tar -C "$layout" --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
   -cf "$out/hamisim-$tag.oci.tar" .
