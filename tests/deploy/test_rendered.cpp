@@ -95,9 +95,9 @@ const Rendered& render(const std::string& overlay) {
   auto it = cache.find(overlay);
   if (it != cache.end()) return it->second;
   Rendered r;
-  const auto p = testing::run_process(
-      {kubectl_path(), "kustomize", (kDeploy / "overlays" / overlay).string()},
-      std::chrono::seconds(60));
+  const auto p =
+      testing::run_process({kubectl_path(), "kustomize", (kDeploy / "overlays" / overlay).string()},
+                           std::chrono::seconds(60));
   if (p.exit_code != 0) {
     r.error = testing::describe(p);
   } else {
@@ -222,7 +222,8 @@ const HelpFlags& serve_help() {
 
 // The image the overlays deploy: the manifests' image name with the overlay's newTag.
 std::string overlay_image(const std::string& overlay) {
-  const YAML::Node k = YAML::LoadFile((kDeploy / "overlays" / overlay / "kustomization.yaml").string());
+  const YAML::Node k =
+      YAML::LoadFile((kDeploy / "overlays" / overlay / "kustomization.yaml").string());
   for (const auto& i : k["images"]) {
     if (i["name"].as<std::string>() == "ghcr.io/hamisim/hamisim") {
       return i["newName"].as<std::string>("ghcr.io/hamisim/hamisim") + ":" +
@@ -245,8 +246,8 @@ class Overlay : public ::testing::TestWithParam<std::string> {
                    << GetParam();
     }
     r_ = &render(GetParam());
-    ASSERT_TRUE(r_->error.empty()) << "kubectl kustomize deploy/overlays/" << GetParam() << ": "
-                                   << r_->error;
+    ASSERT_TRUE(r_->error.empty())
+        << "kubectl kustomize deploy/overlays/" << GetParam() << ": " << r_->error;
     ASSERT_FALSE(r_->docs.empty());
   }
   const Rendered& r() const { return *r_; }
@@ -326,9 +327,9 @@ TEST_P(Overlay, ServicesBudgetsPoliciesAndMonitorsSelectRenderedPodsAndPorts) {
   for (const char* kind : {"PodDisruptionBudget", "NetworkPolicy"}) {
     for (const Doc* p : r().of_kind(kind)) {
       SCOPED_TRACE(std::string(kind) + " " + p->name);
-      const YAML::Node selector =
-          std::string(kind) == "NetworkPolicy" ? p->node["spec"]["podSelector"]
-                                               : p->node["spec"]["selector"];
+      const YAML::Node selector = std::string(kind) == "NetworkPolicy"
+                                      ? p->node["spec"]["podSelector"]
+                                      : p->node["spec"]["selector"];
       bool any = false;
       for (const Doc* d : deployments) any |= d->ns == p->ns && selects(selector, pod_labels(*d));
       EXPECT_TRUE(any) << "selects no pod";
@@ -342,7 +343,8 @@ TEST_P(Overlay, ServicesBudgetsPoliciesAndMonitorsSelectRenderedPodsAndPorts) {
     if (in.empty()) in.insert(m->ns);
     int services = 0;
     for (const Doc* s : r().of_kind("Service")) {
-      if (!in.count(s->ns) || !selects(m->node["spec"]["selector"], labels_of(s->node["metadata"]["labels"])))
+      if (!in.count(s->ns) ||
+          !selects(m->node["spec"]["selector"], labels_of(s->node["metadata"]["labels"])))
         continue;
       ++services;
       std::set<std::string> names;
@@ -375,7 +377,8 @@ TEST_P(Overlay, VolumesNameRenderedConfigMapsAndIssuedSecrets) {
       }
     }
     for (const auto& c : pod["containers"]) {
-      for (const auto& m : c["volumeMounts"]) EXPECT_THAT(volumes, Contains(m["name"].as<std::string>()));
+      for (const auto& m : c["volumeMounts"])
+        EXPECT_THAT(volumes, Contains(m["name"].as<std::string>()));
     }
   }
   for (const Doc* c : r().of_kind("Certificate")) {
@@ -434,11 +437,12 @@ TEST_P(Overlay, WebhookAndBindingsPointAtRenderedObjects) {
   for (const Doc* w : r().of_kind("MutatingWebhookConfiguration")) {
     for (const auto& hook : w->node["webhooks"]) {
       const YAML::Node svc = hook["clientConfig"]["service"];
-      const Doc* s = r().get("Service", svc["namespace"].as<std::string>(),
-                             svc["name"].as<std::string>());
+      const Doc* s =
+          r().get("Service", svc["namespace"].as<std::string>(), svc["name"].as<std::string>());
       ASSERT_TRUE(s) << "webhook Service " << svc["name"];
       bool port = false;
-      for (const auto& p : s->node["spec"]["ports"]) port |= p["port"].as<int>() == svc["port"].as<int>(443);
+      for (const auto& p : s->node["spec"]["ports"])
+        port |= p["port"].as<int>() == svc["port"].as<int>(443);
       EXPECT_TRUE(port);
     }
     const std::string inject =
@@ -512,9 +516,8 @@ TEST(HelmValues, HamiChartArgumentsAreFlagsOfTheSchedulerEntryPoint) {
         "--node-scheduler-policy=binpack", "--gpu-scheduler-policy=spread",
         "--force-overwrite-default-scheduler=true", "--device-config-file=/device-config.yaml",
         "--leader-elect=true", "--leader-elect-resource-name=hami-scheduler",
-        "--leader-elect-resource-namespace=kube-system", "--debug", "-v=4",
-        "--legacy-metrics=true", "--node-label-selector=gpu=on", "--enable-ascend=true",
-        "--enable-iluvatar=true"}) {
+        "--leader-elect-resource-namespace=kube-system", "--debug", "-v=4", "--legacy-metrics=true",
+        "--node-label-selector=gpu=on", "--enable-ascend=true", "--enable-iluvatar=true"}) {
     const std::string s = arg;
     EXPECT_THAT(help.names, Contains(s.substr(0, s.find('=')))) << arg;
   }
@@ -524,7 +527,8 @@ TEST(HelmValues, HamiChartArgumentsAreFlagsOfTheSchedulerEntryPoint) {
 // scheduler configuration (deploy/cluster-autoscaler/scheduler-config.yaml) looks for them.
 TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
   const YAML::Node v = YAML::LoadFile((kDeploy / "helm/cluster-autoscaler-values.yaml").string());
-  const YAML::Node cm = YAML::LoadFile((kDeploy / "cluster-autoscaler/scheduler-config.yaml").string());
+  const YAML::Node cm =
+      YAML::LoadFile((kDeploy / "cluster-autoscaler/scheduler-config.yaml").string());
   auto config = planner::extender::parse_scheduler_config(
       cm["data"]["scheduler-config.yaml"].as<std::string>(), "scheduler-config.yaml");
   ASSERT_TRUE(config) << config.error().message;
@@ -545,9 +549,9 @@ TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
     if (!vol["configMap"]) continue;
     const std::string name = vol["name"].as<std::string>();
     ASSERT_TRUE(mount_of.count(name)) << name << " is not mounted";
-    config_mounted |= vol["configMap"]["name"].as<std::string>() ==
-                          cm["metadata"]["name"].as<std::string>() &&
-                      file == mount_of[name] + "/scheduler-config.yaml";
+    config_mounted |=
+        vol["configMap"]["name"].as<std::string>() == cm["metadata"]["name"].as<std::string>() &&
+        file == mount_of[name] + "/scheduler-config.yaml";
   }
   EXPECT_TRUE(config_mounted) << file;
   EXPECT_EQ(cm["metadata"]["namespace"].as<std::string>(), "kube-system");
@@ -561,7 +565,8 @@ TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
   EXPECT_EQ(tls->key_file, dir + "/tls.key");
   EXPECT_EQ(tls->ca_file, dir + "/ca.crt");
   bool issued = false;
-  for (const auto& c : YAML::LoadAll(read(kDeploy / "tls/cert-manager/simulation/certificates.yaml"))) {
+  for (const auto& c :
+       YAML::LoadAll(read(kDeploy / "tls/cert-manager/simulation/certificates.yaml"))) {
     issued |= c["metadata"]["namespace"].as<std::string>("") == "kube-system" &&
               c["spec"]["secretName"].as<std::string>("") == secret["name"].as<std::string>();
   }
@@ -572,15 +577,16 @@ TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
   // The chart's pods (app.kubernetes.io/name: <cloudProvider>-cluster-autoscaler, unless
   // nameOverride) are what the simulation NetworkPolicy admits.
   const std::string provider = v["cloudProvider"].as<std::string>("aws");
-  const std::string name =
-      v["nameOverride"].as<std::string>("") .empty() ? provider + "-cluster-autoscaler"
-                                                      : v["nameOverride"].as<std::string>();
+  const std::string name = v["nameOverride"].as<std::string>("").empty()
+                               ? provider + "-cluster-autoscaler"
+                               : v["nameOverride"].as<std::string>();
   const YAML::Node np = YAML::LoadFile((kDeploy / "simulation/networkpolicy.yaml").string());
   bool admitted = false;
   for (const auto& peer : np["spec"]["ingress"][0]["from"]) {
-    admitted |= selects(peer["podSelector"], {{"app.kubernetes.io/name", name},
-                                              {"app.kubernetes.io/instance", "cluster-autoscaler"}}) &&
-                selects(peer["namespaceSelector"], {{"kubernetes.io/metadata.name", "kube-system"}});
+    admitted |=
+        selects(peer["podSelector"], {{"app.kubernetes.io/name", name},
+                                      {"app.kubernetes.io/instance", "cluster-autoscaler"}}) &&
+        selects(peer["namespaceSelector"], {{"kubernetes.io/metadata.name", "kube-system"}});
   }
   EXPECT_TRUE(admitted) << name;
 }
