@@ -54,6 +54,33 @@ std::string kubectl_path() {
   return "";
 }
 
+// Why kubectl cannot render the overlays here, or empty when it can: it must exist and bundle
+// kustomize >= 3.7 (kind: Component). kubectl before 1.24 (Debian 12's kubernetes-client is
+// 1.20, kustomize v2) reports no kustomizeVersion and cannot.
+std::string kubectl_unusable() {
+  static const std::string reason = []() -> std::string {
+    const std::string kubectl = kubectl_path();
+    if (kubectl.empty()) return "kubectl is not installed (nor HAMISIM_KUBECTL set)";
+    const auto p = testing::run_process({kubectl, "version", "--client", "-o", "json"},
+                                        std::chrono::seconds(30));
+    std::smatch m;
+    const std::regex version(R"("kustomizeVersion":\s*"v?(\d+)\.(\d+))");
+    if (p.exit_code != 0 || !std::regex_search(p.out, m, version)) {
+      return kubectl +
+             " reports no kustomize version (kubectl < 1.24 bundles kustomize < 3.7, "
+             "without components)";
+    }
+    const int major = std::stoi(m[1].str());
+    const int minor = std::stoi(m[2].str());
+    if (major < 3 || (major == 3 && minor < 7)) {
+      return kubectl + " bundles kustomize " + m[1].str() + "." + m[2].str() +
+             ", older than 3.7 (no components)";
+    }
+    return "";
+  }();
+  return reason;
+}
+
 std::vector<std::string> overlay_names() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(kDeploy / "overlays")) {
@@ -240,10 +267,8 @@ TEST(Overlays, ThereAreSimulationLiveAndAll) {
 class Overlay : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (kubectl_path().empty()) {
-      GTEST_SKIP() << "kubectl is not installed (nor HAMISIM_KUBECTL set): `kubectl kustomize` "
-                      "cannot render deploy/overlays/"
-                   << GetParam();
+    if (const std::string why = kubectl_unusable(); !why.empty()) {
+      GTEST_SKIP() << why << ": `kubectl kustomize` cannot render deploy/overlays/" << GetParam();
     }
     r_ = &render(GetParam());
     ASSERT_TRUE(r_->error.empty())
