@@ -36,18 +36,19 @@ bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
 image_path="/opt/hamisim/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 work="$(mktemp -d)"
 pids=()
+podman_image=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
+  if [ -n "$podman_image" ]; then podman rmi -f "$podman_image" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
 runner="${RUNNER:-}"
-podman_image=""
 if [ "${runner:-podman}" = podman ] && command -v podman >/dev/null; then
-  podman_image="$(podman load -i "$out/hamisim-$tag.oci.tar" 2>/dev/null |
-    sed -n 's/^Loaded image: //p' | tail -n1 || true)"
+  # By image ID: the layout's tag is a bare version, which podman would turn into a name.
+  podman_image="$(podman pull -q "oci:$layout:$tag" 2>/dev/null | tail -n1 || true)"
 fi
 if [ -z "$runner" ]; then
   runner=chroot
