@@ -10,12 +10,14 @@
 # 127.0.0.1 only.
 #
 # What it checks:
-#   1. `hamisim --version` and `scheduler --version` print the version (every library resolves);
+#   1. `hamisim --version` and `scheduler version` print the version (every library resolves);
 #   2. the entry point `hamisim serve` on 127.0.0.1 answers GET /healthz 200 and /readyz 200 on
 #      the listener and the metrics listener, and /metrics;
-#   3. `scheduler`, found through PATH, binds 127.0.0.1:443 as user 65532 thanks to its file
-#      capability (HAMi's chart binds :443 with no securityContext), serving /healthz there;
-#      `hamisim` without the capability cannot;
+#   3. `scheduler`, found through PATH, with HAMi's flags as HAMi's chart passes them
+#      (--http_bind, --cert_file/--key_file, --debug, -v=4, ...; the bundled snapshot as cluster),
+#      binds 127.0.0.1:443 as user 65532 thanks to its file capability (HAMi's chart binds :443
+#      with no securityContext), answers /healthz and /readyz over HTTPS and a loopback
+#      POST /filter; `hamisim` without the capability cannot bind :443;
 #   4. SIGTERM stops the server within its shutdown grace.
 # Exit 0 when all pass; prints "N passed, N failed".
 set -euo pipefail
@@ -118,8 +120,13 @@ wait_http() {
 # 1. versions
 v="$( (run_image hamisim --version) 2>&1 || true)"
 case "$v" in hamisim\ *) ok "hamisim --version: $v" ;; *) bad "hamisim --version: $v" ;; esac
-v="$( (run_image scheduler --version) 2>&1 || true)"
-case "$v" in *[0-9].[0-9]*) ok "scheduler --version (through PATH): $v" ;; *) bad "scheduler --version: $v" ;; esac
+# HAMi's binary prints its build with the subcommand `version`; before the scheduler entry
+# point existed, `scheduler` was plain hamisim.
+v="$( (run_image scheduler version) 2>&1 || (run_image scheduler --version) 2>&1 || true)"
+case "$v" in
+  *[0-9].[0-9]*) ok "scheduler version (through PATH): $(head -n1 <<< "$v")" ;;
+  *) bad "scheduler version: $v" ;;
+esac
 
 # 2. the entry point serves and answers its probes
 port="$(free_port)"
@@ -150,19 +157,44 @@ if ss -Hltn 'sport = :443' | grep -q .; then
   echo "skip: 127.0.0.1:443 is in use on this machine"
 else
   mport="$(free_port)"
-  # HAMi's flags when the scheduler entry point has them, else serve's.
+  scheme=http
+  # HAMi's flags when the scheduler entry point has them (as HAMi's chart passes them, with
+  # the bundled snapshot as cluster and, in the chroot, the chart's TLS files), else serve's.
   if (run_image scheduler --help) 2>&1 | grep -q -- '--http_bind'; then
-    args=(--http_bind=127.0.0.1:443 --metrics-bind-address="127.0.0.1:$mport")
+    args=(--http_bind=127.0.0.1:443 --metrics-bind-address="127.0.0.1:$mport"
+          --scheduler-name=hami-scheduler --node-scheduler-policy=binpack
+          --gpu-scheduler-policy=spread --debug -v=4
+          --cluster-snapshot=/opt/hamisim/share/examples/live)
+    if [ "$runner" = chroot ] && command -v openssl >/dev/null; then
+      mkdir -p "$rootfs/tls"
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+        -subj /CN=hami-scheduler.kube-system.svc -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$rootfs/tls/tls.key" -out "$rootfs/tls/tls.crt" 2>/dev/null
+      chmod 0644 "$rootfs/tls/tls.key"
+      args+=(--cert_file=/tls/tls.crt --key_file=/tls/tls.key)
+      scheme=https
+    fi
   else
     args=(serve --listen 127.0.0.1:443 --metrics-listen "127.0.0.1:$mport" --readyz-scope=simulation)
   fi
   run_image scheduler "${args[@]}" > "$work/scheduler.log" 2>&1 &
   pids+=($!)
-  code="$(wait_http "http://127.0.0.1:443/healthz" 20)"
+  code="$(wait_http "$scheme://127.0.0.1:443/healthz" 20)"
   if [ "$code" = 200 ]; then
-    ok "scheduler ${args[0]}: binds 127.0.0.1:443 as 65532 and answers /healthz"
+    ok "scheduler ${args[0]}: binds 127.0.0.1:443 as 65532 and answers $scheme /healthz"
   else
     bad "scheduler on :443 -> $code: $(tail -n 3 "$work/scheduler.log")"
+  fi
+  code="$(wait_http "$scheme://127.0.0.1:443/readyz" 10)"
+  [ "$code" = 200 ] && ok "scheduler: GET /readyz 200" || bad "scheduler: /readyz -> $code"
+  # kube-scheduler's call, from loopback as in HAMi's pod: a filter on the snapshot's node.
+  if [ "${args[0]}" != serve ]; then
+    answer="$(curl -sk --max-time 10 -XPOST -H 'Content-Type: application/json' \
+      --data @examples/live/filter-1.json "$scheme://127.0.0.1:443/filter" || true)"
+    case "$answer" in
+      *'"NodeNames":["gpu-node-1"]'*) ok "scheduler: POST /filter from loopback places the pod" ;;
+      *) bad "scheduler: POST /filter -> $answer" ;;
+    esac
   fi
   stop "${pids[-1]}" >/dev/null
   # Without the capability the same bind fails: the capability, not root, is what allows it.

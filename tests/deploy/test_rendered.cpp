@@ -208,7 +208,18 @@ HelpFlags parse_help(const std::string& text) {
   std::stringstream lines(text);
   std::string line;
   const std::regex choice(R"(\{([^}]*)\})");
+  // HAMi's flag names, which `hamisim scheduler --help` and `serve --help` list in one closing
+  // sentence ("HAMi's scheduler flags are accepted too ...: --http_bind, ..., -v, ...").
+  const std::regex listed(R"((?:^|[\s,:])(--?[A-Za-z][A-Za-z0-9_-]*))");
   while (std::getline(lines, line)) {
+    if (line.find("flags are accepted too") != std::string::npos) {
+      const std::string names = line.substr(line.find(':') + 1);
+      for (auto it = std::sregex_iterator(names.begin(), names.end(), listed);
+           it != std::sregex_iterator(); ++it) {
+        out.names.insert((*it)[1].str());
+      }
+      continue;
+    }
     size_t i = line.find_first_not_of(' ');
     if (i == std::string::npos || i == 0 || line[i] != '-') continue;
     // "  -v,--v INT", "  --listen TEXT=...", "      --http_bind string": leading dash words.
