@@ -19,9 +19,12 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "../cli/run_process.h"
+#include "http_test_client.h"
 #include "planner/extender/scheduler_config.h"
+#include "test_certs.h"
 
 namespace hamisim {
 namespace {
@@ -465,6 +468,185 @@ TEST_P(Overlay, HamisimContainersPassOnlyFlagsTheBuiltServeKnows) {
           EXPECT_THAT(choices->second, Contains(arg.substr(eq + 1))) << arg;
         }
       }
+    }
+  }
+}
+
+// The rendered arguments, run: each hamisim container's `serve` starts with exactly its args,
+// its ConfigMaps written where they are mounted and certificates from a test CA where its
+// Secrets are, on ephemeral loopback ports, with the bundled live snapshot in place of the
+// API server (--in-cluster), then answers kubelet's probes and stops cleanly on SIGTERM.
+TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
+  for (const Doc* d : r().of_kind("Deployment")) {
+    const YAML::Node pod = d->node["spec"]["template"]["spec"];
+    for (const auto& c : pod["containers"]) {
+      if (!is_hamisim(c)) continue;
+      SCOPED_TRACE(d->name);
+      const fs::path dir = fs::temp_directory_path() /
+                           ("hamisim-deploy-" + std::to_string(::getpid()) + "-" + d->name);
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      testing::TestCa ca("hamisim-deploy-test-ca", dir);
+      std::vector<std::pair<std::string, fs::path>> mounts;  // mountPath -> local directory
+      for (const auto& m : c["volumeMounts"]) {
+        const std::string vol = m["name"].as<std::string>();
+        const fs::path local = dir / ("volume-" + vol);
+        fs::create_directories(local);
+        mounts.emplace_back(m["mountPath"].as<std::string>(), local);
+        for (const auto& v : pod["volumes"]) {
+          if (v["name"].as<std::string>() != vol) continue;
+          if (v["configMap"]) {
+            const Doc* cm = r().get("ConfigMap", d->ns, v["configMap"]["name"].as<std::string>());
+            ASSERT_TRUE(cm);
+            for (const auto& kv : cm->node["data"]) {
+              std::ofstream(local / kv.first.as<std::string>()) << kv.second.as<std::string>();
+            }
+          }
+          if (v["secret"]) {
+            // What the overlay's Certificate for this Secret names (cert-manager writes
+            // tls.crt, tls.key and ca.crt), issued by a test CA.
+            testing::CertSpec spec{"hamisim", {}, {}, testing::CertUsage::kServer};
+            for (const Doc* cert : r().of_kind("Certificate")) {
+              if (cert->ns != d->ns || cert->node["spec"]["secretName"].as<std::string>() !=
+                                           v["secret"]["secretName"].as<std::string>()) {
+                continue;
+              }
+              spec.common_name = cert->node["spec"]["commonName"].as<std::string>("hamisim");
+              for (const auto& n : cert->node["spec"]["dnsNames"])
+                spec.dns_names.push_back(n.as<std::string>());
+              for (const auto& n : cert->node["spec"]["ipAddresses"])
+                spec.ip_addresses.push_back(n.as<std::string>());
+            }
+            ca.issue_to(spec, (local / "tls.crt").string(), (local / "tls.key").string());
+            fs::copy_file(ca.ca_cert(), local / "ca.crt");
+          }
+        }
+      }
+      // The cluster: the bundled live snapshot, plus the Lease --leader-elect observes, held by
+      // this host (kube-scheduler's identity starts with the hostname it shares with the pod).
+      const fs::path snapshot = dir / "cluster";
+      fs::create_directories(snapshot);
+      fs::copy_file(fs::path(HAMISIM_SOURCE_DIR) / "examples/live/cluster.yaml",
+                    snapshot / "cluster.yaml");
+      std::map<std::string, std::string> arg_values;
+      for (const auto& a : c["args"]) {
+        const std::string arg = a.as<std::string>();
+        const size_t eq = arg.find('=');
+        arg_values[arg.substr(0, eq)] = eq == std::string::npos ? "" : arg.substr(eq + 1);
+      }
+      if (arg_values.count("--leader-elect")) {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        std::ofstream(snapshot / "lease.yaml")
+            << "apiVersion: v1\nkind: List\nitems:\n"
+            << "  - apiVersion: coordination.k8s.io/v1\n    kind: Lease\n    metadata:\n"
+            << "      name: " << arg_values["--leader-elect-resource-name"] << "\n"
+            << "      namespace: " << arg_values["--leader-elect-resource-namespace"] << "\n"
+            << "    spec:\n      holderIdentity: " << host << "_kube-scheduler\n"
+            << "      leaseDurationSeconds: 3600\n";
+      }
+      std::vector<std::string> argv = {HAMISIM_BIN};
+      for (const auto& a : c["args"]) {
+        std::string arg = a.as<std::string>();
+        const size_t eq = arg.find('=');
+        const std::string name = arg.substr(0, eq);
+        if (name == "--listen" || name == "--metrics-listen") {
+          arg = name + "=127.0.0.1:0";
+        } else if (name == "--in-cluster") {
+          arg = "--cluster-snapshot=" + snapshot.string();
+        } else if (eq != std::string::npos) {
+          for (const auto& [mount, local] : mounts) {
+            if (arg.compare(eq + 1, mount.size() + 1, mount + "/") == 0) {
+              arg = name + "=" + local.string() + arg.substr(eq + 1 + mount.size());
+            }
+          }
+        }
+        argv.push_back(arg);
+      }
+      std::vector<std::string> env;
+      for (const auto& e : c["env"]) {
+        const std::string field = e["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>("");
+        env.push_back(e["name"].as<std::string>() + "=" +
+                      (field == "metadata.name"        ? d->name + "-0"
+                       : field == "metadata.namespace" ? d->ns
+                                                       : e["value"].as<std::string>("")));
+      }
+      testing::BackgroundProcess serve(argv, env);
+      ASSERT_TRUE(serve.started());
+      ASSERT_TRUE(serve.wait_for_log("listening on")) << serve.log();
+      std::smatch m;
+      const std::string log = serve.log();
+      ASSERT_TRUE(std::regex_search(
+          log, m, std::regex(R"(listening on \S+ \(port (\d+)\), metrics on \S+ \(port (\d+)\))")))
+          << log;
+      testing::ClientOptions metrics;
+      metrics.port = static_cast<uint16_t>(std::stoi(m[2]));
+      auto healthz = testing::http_request(metrics, "GET", "/healthz");
+      ASSERT_TRUE(healthz) << healthz.error().message;
+      EXPECT_EQ(healthz->status, 200) << healthz->body;
+
+      // kube-scheduler in the same pod, as its rendered configuration says: the extender's
+      // urlPrefix host, TLS verified with the CA file it mounts, /filter over loopback.
+      const YAML::Node ks = [&]() -> YAML::Node {
+        for (const auto& k : pod["containers"]) {
+          if (k["name"].as<std::string>() == "kube-scheduler") return k;
+        }
+        return YAML::Node();
+      }();
+      if (ks.IsMap()) {
+        std::string config_file;
+        for (const auto& a : ks["command"]) {
+          const std::string arg = a.as<std::string>();
+          if (arg.rfind("--config=", 0) == 0) config_file = arg.substr(9);
+        }
+        std::string config_text;
+        for (const auto& mnt : ks["volumeMounts"]) {
+          const std::string path = mnt["mountPath"].as<std::string>() + "/";
+          if (config_file.rfind(path, 0) != 0) continue;
+          for (const auto& v : pod["volumes"]) {
+            if (v["name"].as<std::string>() != mnt["name"].as<std::string>() || !v["configMap"])
+              continue;
+            const Doc* cm = r().get("ConfigMap", d->ns, v["configMap"]["name"].as<std::string>());
+            ASSERT_TRUE(cm);
+            config_text = cm->node["data"][config_file.substr(path.size())].as<std::string>("");
+          }
+        }
+        planner::extender::LoadOptions lo;
+        lo.require_single_profile = false;
+        auto config = planner::extender::parse_scheduler_config(config_text, config_file, lo);
+        ASSERT_TRUE(config) << config.error().message;
+        const auto& e = config->extenders.at(0);
+        testing::ClientOptions scheduler;
+        scheduler.port = static_cast<uint16_t>(std::stoi(m[1]));
+        scheduler.tls = e.url_prefix.rfind("https://", 0) == 0;
+        if (scheduler.tls) {
+          ASSERT_TRUE(e.tls_config);
+          // The CA file kube-scheduler mounts from the same Secret as the sidecar's certificate.
+          for (const auto& [mount, local] : mounts) {
+            if (e.tls_config->ca_file.rfind(mount + "/", 0) == 0)
+              scheduler.ca_file = (local / e.tls_config->ca_file.substr(mount.size() + 1)).string();
+          }
+          ASSERT_FALSE(scheduler.ca_file.empty()) << e.tls_config->ca_file;
+          const size_t host_start = e.url_prefix.find("://") + 3;
+          scheduler.verify_name =
+              e.url_prefix.substr(host_start, e.url_prefix.rfind(':') - host_start);
+        }
+        const std::string args = read(fs::path(HAMISIM_SOURCE_DIR) / "examples/live/filter-1.json");
+        auto filter = testing::http_request(scheduler, "POST", "/" + e.filter_verb, args,
+                                            {{"Content-Type", "application/json"}});
+        // Until the first registration pass as leader, /filter answers "not ready".
+        for (int i = 0; i < 200 && filter && filter->body.find("not ready") != std::string::npos;
+             ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          filter = testing::http_request(scheduler, "POST", "/" + e.filter_verb, args,
+                                         {{"Content-Type", "application/json"}});
+        }
+        ASSERT_TRUE(filter) << filter.error().message;
+        EXPECT_EQ(filter->status, 200) << filter->body;
+        EXPECT_THAT(filter->body, HasSubstr("\"NodeNames\":[\"gpu-node-1\"]")) << serve.log();
+      }
+      EXPECT_EQ(serve.stop(), 0) << serve.log();
+      fs::remove_all(dir);
     }
   }
 }
