@@ -634,8 +634,8 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
         const std::string args = read(fs::path(HAMISIM_SOURCE_DIR) / "examples/live/filter-1.json");
         auto filter = testing::http_request(scheduler, "POST", "/" + e.filter_verb, args,
                                             {{"Content-Type", "application/json"}});
-        // Until the first registration pass as leader, /filter answers "not ready".
-        for (int i = 0; i < 200 && filter && filter->body.find("not ready") != std::string::npos;
+        // Until the first registration pass as leader, /filter answers "not ready" (30 s).
+        for (int i = 0; i < 600 && filter && filter->body.find("not ready") != std::string::npos;
              ++i) {
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
           filter = testing::http_request(scheduler, "POST", "/" + e.filter_verb, args,
