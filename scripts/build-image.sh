@@ -19,8 +19,8 @@
 #                                runs `scheduler` (found through PATH) on :443 as the image user
 #   PATH=/opt/hamisim/bin:...    USER 65532:65532, ENTRYPOINT /opt/hamisim/bin/hamisim
 #
-# Needs root (mmdebstrap --mode=root, setcap, umoci's xattrs) and the Debian archive:
-#   apt-get install -y mmdebstrap umoci libcap2-bin
+# Needs root (mmdebstrap --mode=root, setcap, umoci's xattrs) and the Debian archive; installs
+# mmdebstrap, umoci and libcap2-bin with apt-get when they are missing.
 # Environment: TAG (default: the binary's version), EXTRA_TAGS (more tags, space-separated),
 #   OUT, BINARY, SUITE (bookworm),
 #   MIRRORS (sources.list lines separated by '|'), SOURCE_DATE_EPOCH (default: last commit).
@@ -29,12 +29,18 @@ cd "$(dirname "$0")/.."
 root=$PWD
 start=$SECONDS
 
-need() { command -v "$1" >/dev/null || { echo "build-image: $1 not found ($2)" >&2; exit 1; }; }
-need mmdebstrap "apt-get install -y mmdebstrap"
-need umoci "apt-get install -y umoci"
-need setcap "apt-get install -y libcap2-bin"
-need getcap "apt-get install -y libcap2-bin"
 [ "$(id -u)" = 0 ] || { echo "build-image: run as root (mmdebstrap --mode=root, setcap)" >&2; exit 1; }
+# The tools, from Debian, when missing (this script is not part of scripts/install-deps.sh: only
+# the image build needs them).
+tools=()
+command -v mmdebstrap >/dev/null || tools+=(mmdebstrap)
+command -v umoci >/dev/null || tools+=(umoci)
+command -v setcap >/dev/null && command -v getcap >/dev/null || tools+=(libcap2-bin)
+if [ ${#tools[@]} -gt 0 ]; then
+  echo "== installing ${tools[*]} ==" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
+fi
 
 out="${OUT:-$root/build-image}"
 suite="${SUITE:-bookworm}"
