@@ -102,8 +102,12 @@ stop() {
   echo no
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+free_port() {  # a loopback port nothing listens on
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+  done
 }
 
 # wait_http <url> <seconds>: the status code once the server answers, or 000.
