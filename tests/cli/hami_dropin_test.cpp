@@ -4,9 +4,6 @@
 // fake API server; then the routes, TLS, who may call what, leadership, readiness and the role
 // labels. And a rolling update: two replicas, the Lease handed over.
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,22 +42,6 @@ std::string this_hostname() {
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
   return buf;
-}
-
-// An IPv4 address of this machine that is not loopback: a peer "from the network".
-std::string non_loopback_ipv4() {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return {};
-  std::string found;
-  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) found = text;
-  }
-  freeifaddrs(list);
-  return found;
 }
 
 const char* kK80 =
@@ -251,7 +232,7 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
   EXPECT_EQ(bind->body, R"({"Error":""})") << bind->body;
 
   // The API server calls /webhook through the Service, from the network, over TLS.
-  const std::string ip = non_loopback_ipv4();
+  const std::string ip = testing::non_loopback_ipv4();
   if (ip.empty()) {
     std::printf("note: no non-loopback IPv4 address; network-peer checks skipped\n");
   } else {
@@ -302,7 +283,7 @@ TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
   auto filter = testing::http_request(plain, "POST", "/filter", filter_args("p1"));
   ASSERT_TRUE(filter.ok());
   EXPECT_THAT(filter->body, HasSubstr(R"("NodeNames":["gpu-1"])"));
-  const std::string ip = non_loopback_ipv4();
+  const std::string ip = testing::non_loopback_ipv4();
   if (!ip.empty()) {
     plain.host = ip;
     auto remote = testing::http_request(plain, "POST", "/filter", filter_args("p1"));

@@ -3,9 +3,6 @@
 
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <signal.h>
 
 #include <atomic>
@@ -1121,25 +1118,8 @@ TEST_F(HttpServerTls, PlainHttpClientCannotTalkToTheTlsListener) {
   EXPECT_EQ(calls.load(), 0);
 }
 
-// An IPv4 address of this machine that is not loopback, so a test can be a peer from "the
-// network" without leaving the machine; empty when there is none.
-std::string non_loopback_ipv4() {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return {};
-  std::string found;
-  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) found = text;
-  }
-  freeifaddrs(list);
-  return found;
-}
-
 TEST_F(HttpServerTls, LiveVerbsAnswerLoopbackPeersOrCertifiedClientsOnly) {
-  const std::string ip = non_loopback_ipv4();
+  const std::string ip = testing::non_loopback_ipv4();
   if (ip.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
   // HAMi's chart layout: one TLS listener on the wildcard for the webhook and the verbs.
   auto config = tls_config();
@@ -1187,7 +1167,7 @@ TEST_F(HttpServerTls, LiveVerbsAnswerLoopbackPeersOrCertifiedClientsOnly) {
 }
 
 TEST_F(HttpServerTls, LiveVerbsAnswerACertifiedClientFromTheNetwork) {
-  const std::string ip = non_loopback_ipv4();
+  const std::string ip = testing::non_loopback_ipv4();
   if (ip.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
   auto config = mtls_config();
   config.listen = "0.0.0.0:0";
