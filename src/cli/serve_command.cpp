@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -72,17 +74,26 @@ Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(
     return std::unique_ptr<state::ClusterSource>(std::move(source).value());
   }
   // A live source only when asked for: $KUBECONFIG alone never turns a simulation service live.
-  if (o.kubeconfig.empty() && !o.in_cluster && !o.live) {
+  if (o.kubeconfig.empty() && !o.in_cluster && !o.live && !o.hami_scheduler) {
     return std::unique_ptr<state::ClusterSource>();
   }
   const auto rules = kube::LoadingRules::from_process(o.kubeconfig, o.kube_context);
-  auto config =
-      o.in_cluster ? kube::load_in_cluster_config(rules) : kube::load_client_config(rules);
-  if (!config) {
-    const char* flag = o.in_cluster ? "--in-cluster: " : o.live ? "--live: " : "--kubeconfig: ";
-    return make_error(flag + config.error().message);
+  Result<kube::KubeConfig> config = make_error("no client configuration");
+  std::string flag;
+  if (o.in_cluster) {
+    config = kube::load_in_cluster_config(rules);
+    flag = "--in-cluster: ";
+  } else if (!o.kubeconfig.empty() || o.live) {
+    config = kube::load_client_config(rules);
+    flag = o.live ? "--live: " : "--kubeconfig: ";
+  } else {
+    // HAMi's scheduler (hami-dropin.md §3): $KUBECONFIG, else ~/.kube/config; when that
+    // cannot be loaded, the pod's service account.
+    config = kube::load_hami_client_config(rules);
   }
+  if (!config) return make_error(flag + config.error().message);
   for (const auto& warning : config->warnings) spdlog::warn("{}", warning);
+  spdlog::info("client configuration: {}", config->description);
   if (!config->proxy_url.empty()) {
     spdlog::info("Kubernetes API through the proxy from {}", config->proxy_source);
   }
@@ -90,6 +101,7 @@ Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(
   client.observer = std::move(observer);
   client.qps = o.kube_qps;
   client.burst = o.kube_burst;
+  if (o.kube_timeout_s > 0) client.request_timeout = std::chrono::seconds(o.kube_timeout_s);
   client.user_agent = "hamisim/" + event_component(o);
   kube::KubeSourceOptions source_options;
   source_options.scheduler_name = event_component(o);
@@ -112,16 +124,28 @@ Result<live::LiveOptions> live_options(const ServeOptions& o) {
   auto retry = live::parse_go_duration(o.node_lock_retry_timeout);
   if (!retry) return make_error("--node-lock-retry-timeout: " + retry.error().message);
   lo.node_lock_retry_timeout = *retry;
+  lo.node_selector = o.node_label_selector;
+  // HAMi's chart sets both from the downward API; they name this pod for the role labels.
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') {
+    const char* ns = std::getenv("POD_NAMESPACE");
+    lo.role_labels = {.pod_name = pod, .pod_namespace = ns != nullptr ? ns : ""};
+  }
   if (o.leader_elect) {
+    if (o.leader_elect_resource_namespace.empty()) {
+      return make_error(
+          "--leader-elect needs --leader-elect-resource-namespace (where the kube-scheduler "
+          "Lease is)");
+    }
     if (o.leader_elect_resource_name.empty()) {
       return make_error(
           "--leader-elect needs --leader-elect-resource-name (the kube-scheduler "
           "Lease to observe)");
     }
-    lo.leader = {.enabled = true,
-                 .lease_namespace = o.leader_elect_resource_namespace,
-                 .lease_name = o.leader_elect_resource_name,
-                 .identity = hostname()};
+    lo.leader = {
+        .enabled = true,
+        .lease_namespace = o.leader_elect_resource_namespace,
+        .lease_name = o.leader_elect_resource_name,
+        .identity = o.leader_elect_identity.empty() ? hostname() : o.leader_elect_identity};
     if (lo.leader.identity.empty()) return make_error("--leader-elect: the hostname is empty");
   }
   return lo;
@@ -247,6 +271,9 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--leader-elect-resource-namespace", o.leader_elect_resource_namespace,
                  "Namespace of that Lease")
       ->capture_default_str();
+  app.add_option("--leader-elect-identity", o.leader_elect_identity,
+                 "Leader when the Lease holder starts with this (default: the hostname, which "
+                 "kube-scheduler's identity starts with; set it under hostNetwork)");
   app.add_option("--profile-reconcile-interval", o.profile_reconcile_interval,
                  "With a live source and --device-profiles: how often real nodes are compared "
                  "with their profiles")
@@ -310,6 +337,18 @@ int run_serve(const ServeOptions& o) {
       spdlog::error("{}", lo.error().message);
       return 2;
     }
+    if (!lo->role_labels.pod_name.empty()) {
+      spdlog::info(
+          "while leading, this pod ({}/{}) is labelled hami.io/scheduler-role=leader "
+          "and the other hami-scheduler pods follower",
+          lo->role_labels.pod_namespace, lo->role_labels.pod_name);
+    }
+    if (std::getenv("HAMI_NODELOCK_EXPIRE") != nullptr) {
+      spdlog::info(
+          "HAMI_NODELOCK_EXPIRE is set; as in HAMi v2.10, --node-lock-timeout ({}) "
+          "decides",
+          o.node_lock_timeout);
+    }
     live = std::make_unique<live::LiveScheduler>(registry, **source, std::move(lo).value());
   }
 
@@ -331,6 +370,9 @@ int run_serve(const ServeOptions& o) {
   sc.allow_live_clients = o.allow_live_clients;
   sc.allow_simulation_clients = o.allow_simulation_clients;
   sc.allow_webhook_clients = o.allow_webhook_clients;
+  // With a live source /filter and /bind write to the cluster: never from the network
+  // without a verified client certificate (docs/live.md, "Who can call what").
+  sc.live_routes_loopback_or_certificate = live != nullptr;
   sc.max_body_bytes = o.max_body_bytes;
   sc.max_inflight_live = o.max_inflight_live;
   sc.max_inflight_simulation = o.max_inflight_simulation;
@@ -389,8 +431,11 @@ int run_serve(const ServeOptions& o) {
     }
   }
   (*server)->start();
-  spdlog::info("hamisim serve: listening on {} (port {}), metrics on {}, {} device backend(s)",
-               o.listen, (*server)->port(), o.metrics_listen, registry.backends().size());
+  spdlog::info(
+      "hamisim serve: listening on {} (port {}), metrics on {} (port {}), {} device "
+      "backend(s)",
+      o.listen, (*server)->port(), o.metrics_listen, (*server)->metrics_port(),
+      registry.backends().size());
   (*server)->wait();
   int status = 0;
   if (reconciler) reconciler->stop();
