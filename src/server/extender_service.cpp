@@ -35,7 +35,7 @@ std::string echo_node_names(const std::vector<std::string>& names) {
 }
 
 constexpr std::string_view kNoLiveSource =
-    "no live cluster source (start with --kubeconfig, --in-cluster or --cluster-snapshot)";
+    "no live cluster source (start with --kubeconfig, --in-cluster, --live or --cluster-snapshot)";
 
 // Gauges of the live state (spec §9), refreshed when /metrics is scraped.
 void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metrics) {

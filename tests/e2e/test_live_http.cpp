@@ -147,7 +147,7 @@ TEST(LiveHttp, WithoutALiveSourceTheLiveRoutesAreNotReady) {
   LiveServe s(/*with_live=*/false);
   EXPECT_EQ(
       s.post("/bind", example("bind-1.json")).body,
-      R"x({"Error":"not ready: no live cluster source (start with --kubeconfig, --in-cluster or --cluster-snapshot)"})x");
+      R"x({"Error":"not ready: no live cluster source (start with --kubeconfig, --in-cluster, --live or --cluster-snapshot)"})x");
   auto ready = s.get("/readyz");
   EXPECT_EQ(ready.status, 200);  // scope "all" without a live source means simulation only
   EXPECT_NE(ready.body.find(R"("live":{"state":"not configured")"), std::string::npos);
