@@ -242,11 +242,16 @@ int run_plan(PlanOptions o, bool no_arguments) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!out.empty() && out.back() != '\n') std::fputc('\n', stdout);
+  const int code = plan->extender_failures.empty() ? 0 : planner::scaleup::kExitExtenderFailed;
+  if (code != 0) {
+    std::fprintf(stderr, "hamisim plan: a non-ignorable extender failed: %s\n",
+                 plan->extender_failures.front().c_str());
+  }
   if (o.planner.keep_state_until_exit) {
     planner::scaleup::keep_until_exit(std::move(input_state));
     planner::scaleup::keep_until_exit(std::make_shared<planner::scaleup::Plan>(std::move(*plan)));
   }
-  return 0;
+  return code;
 }
 
 }  // namespace hamisim::cli

@@ -262,5 +262,42 @@ spec:
   EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+// An extender nobody answers on (port 1 of loopback refuses at once), not ignorable.
+std::string unreachable_extender_config() {
+  return R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+extenders:
+- urlPrefix: http://127.0.0.1:1
+  filterVerb: filter-simulation
+  nodeCacheCapable: false
+  ignorable: false
+  httpTimeout: 2s
+  managedResources:
+  - {name: nvidia.com/gpu, ignoredByScheduler: true}
+  - {name: nvidia.com/gpumem, ignoredByScheduler: true}
+  - {name: nvidia.com/gpumem-percentage, ignoredByScheduler: true}
+  - {name: nvidia.com/gpucores, ignoredByScheduler: true}
+  - {name: nvidia.com/priority, ignoredByScheduler: true}
+)";
+}
+
+TEST_F(CliInputs, PlanExits3AndSaysSoWhenANonIgnorableExtenderFailed) {
+  const std::string config = write("ca.yaml", unreachable_extender_config());
+  auto r = hamisim(plan({"--cluster", kCluster, "--scheduler-config", config}));
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("but an extender failed")) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("a non-ignorable extender failed"));
+  r = hamisim(plan({"--cluster", kCluster, "--scheduler-config", config, "--output", "json"}));
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"extenderFailed\":true"));
+  EXPECT_THAT(r.out, HasSubstr("127.0.0.1:1"));
+}
+
+TEST_F(CliInputs, PlanWithoutExtenderFailuresSaysNoExtenderFailed) {
+  const auto r = hamisim(plan({"--cluster", kCluster, "--output", "json"}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"extenderFailed\":false"));
+}
+
 }  // namespace
 }  // namespace hamisim
