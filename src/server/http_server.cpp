@@ -1291,8 +1291,9 @@ Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics
   auto l = std::make_unique<Listener>(control, is_metrics);
   error_code ec;
   auto fail = [&](std::string_view what) {
-    return make_error(fmt::format("listen on {}:{}: {}: {}", ep.address().to_string(), ep.port(),
-                                  what, ec.message()));
+    return make_error(fmt::format("listen on {}:{} ({}): {}: {}", ep.address().to_string(),
+                                  ep.port(), is_metrics ? "--metrics-listen" : "--listen", what,
+                                  ec.message()));
   };
   if (l->acceptor.open(ep.protocol(), ec); ec) return fail("open");
   if (l->acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) return fail("option");

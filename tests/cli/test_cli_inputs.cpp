@@ -4,6 +4,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -297,6 +300,25 @@ TEST_F(CliInputs, PlanWithoutExtenderFailuresSaysNoExtenderFailed) {
   const auto r = hamisim(plan({"--cluster", kCluster, "--output", "json"}));
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, HasSubstr("\"extenderFailed\":false"));
+}
+
+// README's "Using it" runs two `serve`s; the second then cannot have the default metrics port,
+// and the error must say which flag moves it.
+TEST(CliServeListen, ABusyMetricsPortNamesMetricsListen) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string busy = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", busy});
+  ::close(fd);
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--metrics-listen")) << describe(r);
 }
 
 }  // namespace
