@@ -111,13 +111,15 @@ std::string normalize(std::string s, const std::string& work_dir) {
   return s;
 }
 
-// `expected` may hold `...` lines (any number of lines, none included) and lines ending in
+// `expected` may hold `...` lines (indented or not: any number of lines, none included) and
+// lines ending in
 // `...` (a line starting with the text before it).
 bool matches(const std::vector<std::string>& expected, size_t ei,
              const std::vector<std::string>& actual, size_t ai) {
   if (ei == expected.size()) return ai == actual.size();
   const std::string& e = expected[ei];
-  if (e == "...") {
+  if (e.find_first_not_of(' ') != std::string::npos &&
+      e.substr(e.find_first_not_of(' ')) == "...") {
     for (size_t k = ai; k <= actual.size(); ++k) {
       if (matches(expected, ei + 1, actual, k)) return true;
     }
@@ -255,9 +257,9 @@ std::vector<std::string> words(const std::string& command) {
 // `hamisim <command> --help` as a user runs it (found on PATH, so Usage says "hamisim").
 std::string help_of(const std::string& command) {
   const std::string dir = fs::path(kBin).parent_path().string();
-  return testing::run_process({"/bin/sh", "-c",
-                               "PATH=" + shell_quote(dir) + ":$PATH exec hamisim " + command +
-                                   " --help"})
+  return testing::run_process(
+             {"/bin/sh", "-c",
+              "PATH=" + shell_quote(dir) + ":$PATH exec hamisim " + command + " --help"})
       .out;
 }
 
