@@ -406,15 +406,27 @@ bool is_kubernetes_kind(std::string_view kind, std::string_view api_version) {
   return !kind.empty() && !builtin_group(group) && group != "hamisim.io";
 }
 
-Result<SkipWarnings> check_skipped_items(const std::vector<SkippedItem>& skipped,
-                                         const ObjectKinds& kinds) {
+Result<SkipWarnings> check_skipped_items(std::vector<SkippedItem> skipped, const ObjectKinds& kinds,
+                                         const std::string& file, bool from_directory) {
   struct Tally {
     size_t count = 0;
     std::string first;
   };
   std::map<std::string, Tally> ignored;
+  SkipWarnings out;
   const std::string reads = kinds.flag + " reads " + plural_kinds(kinds.decode);
-  for (const SkippedItem& item : skipped) {
+  for (SkippedItem& item : skipped) {
+    const bool whole_file = item.path.empty();
+    if (!file.empty()) item.path = file + (item.path.empty() ? "" : ": " + item.path);
+    if (from_directory && whole_file && !contains(kinds.also_read, item.kind) &&
+        !contains(kinds.quiet, item.kind) &&
+        (item.kind.empty() || config_kinds().count(item.kind) != 0 ||
+         !is_kubernetes_kind(item.kind, item.api_version))) {
+      out.lines.push_back(kinds.flag + ": skipped " + file + ": not a Kubernetes object (" +
+                          (item.kind.empty() ? std::string("no kind") : "kind " + item.kind) +
+                          "), as other files of a directory are");
+      continue;
+    }
     if (contains(kinds.also_read, item.kind) || contains(kinds.quiet, item.kind)) continue;
     if (item.kind.empty()) {
       return make_error(describe_skipped(item) + ": the item has no kind; " + reads);
@@ -436,7 +448,6 @@ Result<SkipWarnings> check_skipped_items(const std::vector<SkippedItem>& skipped
     Tally& t = ignored[item.kind];
     if (t.count++ == 0) t.first = describe_skipped(item);
   }
-  SkipWarnings out;
   for (const auto& [kind, t] : ignored) {
     out.lines.push_back(kinds.flag + ": skipped " + std::to_string(t.count) + " " + kind +
                         (t.count == 1 ? "" : "(s)") + ", which " + kinds.flag +
@@ -453,6 +464,7 @@ Result<ObjectSet> load_checked_objects(const std::string& path, const ObjectKind
     return make_error(path + ": no *.json, *.yaml or *.yml file in the directory, want " +
                       plural_kinds(kinds.decode) + " for " + kinds.flag);
   }
+  const bool from_directory = files->size() != 1 || (*files)[0] != path;
   ObjectSet all;
   for (const auto& file : *files) {
     auto text = read_file(file);
@@ -464,10 +476,7 @@ Result<ObjectSet> load_checked_objects(const std::string& path, const ObjectKind
     }
     auto set = decode_objects(*text, kinds.decode);
     if (!set) return make_error(name + ": " + set.error().message);
-    for (SkippedItem& item : set->skipped) {
-      item.path = name + (item.path.empty() ? "" : ": " + item.path);
-    }
-    auto checked = check_skipped_items(set->skipped, kinds);
+    auto checked = check_skipped_items(std::move(set->skipped), kinds, name, from_directory);
     if (!checked) return checked.error();
     warnings.insert(warnings.end(), checked->lines.begin(), checked->lines.end());
     all.append(std::move(set).value());

@@ -96,8 +96,12 @@ struct SkipWarnings {
 };
 
 // Errors on the first item that must not be skipped; returns the warnings for the others.
-Result<SkipWarnings> check_skipped_items(const std::vector<SkippedItem>& skipped,
-                                         const ObjectKinds& kinds);
+// `file` (when given) prefixes the items' paths. A file met in a directory (`from_directory`)
+// whose whole content is not a Kubernetes object (no kind, a configuration kind, an unknown
+// kind: the other files people keep next to a snapshot) is skipped with a warning instead;
+// Lists inside files stay strict.
+Result<SkipWarnings> check_skipped_items(std::vector<SkippedItem> skipped, const ObjectKinds& kinds,
+                                         const std::string& file = {}, bool from_directory = false);
 
 // load_objects(path) with the kinds checked, and an empty input (no document at all, or a
 // directory without one file to read) refused. Warnings go to `warnings`.

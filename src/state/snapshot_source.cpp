@@ -139,9 +139,8 @@ Result<std::unique_ptr<SnapshotSource>> SnapshotSource::load(const std::vector<s
       if (auto n = source->store_.load(json_text, &skipped); !n) {
         return make_error(file + ": " + n.error().message);
       }
-      for (auto& item : skipped) item.path = file + (item.path.empty() ? "" : ": " + item.path);
       const model::ObjectKinds kinds{"--cluster-snapshot", {}, {"Lease", "Event"}, {}};
-      auto checked = model::check_skipped_items(skipped, kinds);
+      auto checked = model::check_skipped_items(std::move(skipped), kinds, file, given != path);
       if (!checked) return checked.error();
       for (const auto& w : checked->lines) spdlog::warn("{}", w);
     }

@@ -95,6 +95,19 @@ TEST(CheckSkippedItems, KubernetesKindsAndCustomResourcesAreWarningsTyposAreErro
   ASSERT_FALSE(nokind.ok());
 }
 
+TEST(CheckSkippedItems, OtherFilesOfADirectoryAreSkippedWithAWarningButNotNamedFiles) {
+  const ObjectKinds kinds{"--cluster-snapshot", {}, {}, {}};
+  auto in_dir = check_skipped_items({{"", "", "", "", ""}}, kinds, "live/bind-1.json", true);
+  ASSERT_TRUE(in_dir.ok()) << in_dir.error().message;
+  ASSERT_EQ(in_dir->lines.size(), 1u);
+  EXPECT_THAT(in_dir->lines[0], HasSubstr("skipped live/bind-1.json: not a Kubernetes object"));
+  auto named = check_skipped_items({{"", "", "", "", ""}}, kinds, "live/bind-1.json", false);
+  EXPECT_FALSE(named.ok());
+  auto list_item =
+      check_skipped_items({{"items[0]", "Nod", "v1", "", ""}}, kinds, "d/c.yaml", true);
+  EXPECT_FALSE(list_item.ok());
+}
+
 TEST(CheckSkippedItems, ANodeGivenToAPodsFlagIsRefused) {
   const ObjectKinds pods{"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}};
   auto r = check_skipped_items({{"f: items[0]", "Node", "v1", "n1", ""}}, pods);
