@@ -5,6 +5,7 @@
 
 #include "doctor/doctor.h"
 #include "fit/device_config.h"
+#include "model/input.h"
 #include "planner/extender/scheduler_config.h"
 
 namespace hamisim::cli {
@@ -19,14 +20,20 @@ int input_error(const std::string& message) {
 
 void add_doctor_options(CLI::App& app, DoctorOptions& o) {
   app.add_option("--scheduler-config", o.scheduler_config_path,
-                 "KubeSchedulerConfiguration Cluster Autoscaler loads (--scheduler-config-file)")
-      ->required();
+                 "KubeSchedulerConfiguration Cluster Autoscaler loads (--scheduler-config-file)");
   app.add_option("--kube-scheduler-config", o.kube_scheduler_config_path,
                  "KubeSchedulerConfiguration of the kube-scheduler running the live extender");
   add_device_flags(app, o.device,
                    "HAMi device-config.yaml (the resource names the extender must manage)");
   app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration,
                  "Cluster Autoscaler's value of this flag: the budget httpTimeout must fit in")
+      ->capture_default_str();
+  app.add_option("--network-policy", o.network_policy_path,
+                 "NetworkPolicy in front of the simulation service: check it admits Cluster "
+                 "Autoscaler's pods as the CA Helm chart labels them");
+  app.add_option("--ca-cloud-provider", o.ca_cloud_provider,
+                 "The CA chart's cloudProvider: its pods are labelled "
+                 "app.kubernetes.io/name: <this>-cluster-autoscaler")
       ->capture_default_str();
   app.add_flag("--offline", o.offline, "Check the files only; do not call the extenders");
   app.add_option("--output,-o", o.output, "table or json")->capture_default_str();
@@ -35,6 +42,19 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
 int run_doctor(const DoctorOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return input_error("--output must be table or json, not \"" + o.output + "\"");
+  }
+  if (o.scheduler_config_path.empty() && o.kube_scheduler_config_path.empty()) {
+    return input_error(
+        "give --scheduler-config (Cluster Autoscaler's), --kube-scheduler-config "
+        "(kube-scheduler's, e.g. HAMi's), or both");
+  }
+  if (auto once =
+          model::check_stdin_once({{"--scheduler-config", o.scheduler_config_path},
+                                   {"--kube-scheduler-config", o.kube_scheduler_config_path},
+                                   {"--network-policy", o.network_policy_path},
+                                   {"--device-config-file", o.device.config_path}});
+      !once) {
+    return input_error(once.error().message);
   }
   doctor::DoctorInput input;
   auto budget = planner::extender::parse_go_duration(o.max_nodegroup_binpacking_duration);
@@ -54,18 +74,31 @@ int run_doctor(const DoctorOptions& o) {
     input.probe_resources = nvidia->resource_names();
   }
 
-  auto ca = planner::extender::load_scheduler_config(o.scheduler_config_path);
-  if (!ca) return input_error(ca.error().message);
-  input.ca = &*ca;
+  std::optional<planner::extender::SchedulerConfig> ca;
+  if (!o.scheduler_config_path.empty()) {
+    auto loaded = planner::extender::load_scheduler_config(o.scheduler_config_path);
+    if (!loaded) return input_error(loaded.error().message);
+    ca = std::move(loaded).value();
+    input.ca = &*ca;
+  }
   std::optional<planner::extender::SchedulerConfig> kube_scheduler;
   if (!o.kube_scheduler_config_path.empty()) {
     planner::extender::LoadOptions options;
     options.require_single_profile = false;
+    options.flag = "--kube-scheduler-config";
     auto loaded = planner::extender::load_scheduler_config(o.kube_scheduler_config_path, options);
     if (!loaded) return input_error(loaded.error().message);
     kube_scheduler = std::move(loaded).value();
     input.kube_scheduler = &*kube_scheduler;
   }
+  if (!o.network_policy_path.empty()) {
+    static const model::DocumentSpec kSpec{
+        "--network-policy", {"NetworkPolicy"}, "a NetworkPolicy", {}};
+    auto doc = model::read_document(o.network_policy_path, kSpec);
+    if (!doc) return input_error(doc.error().message);
+    input.network_policies.push_back({doc->source, std::move(doc->text)});
+  }
+  input.ca_cloud_provider = o.ca_cloud_provider;
   input.offline = o.offline;
 
   const doctor::Report report = doctor::run_doctor(input);

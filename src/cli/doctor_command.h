@@ -13,7 +13,11 @@ namespace hamisim::cli {
 
 struct DoctorOptions {
   std::string scheduler_config_path;       // the KubeSchedulerConfiguration CA loads
-  std::string kube_scheduler_config_path;  // optional: kube-scheduler's, for the live extender
+  std::string kube_scheduler_config_path;  // kube-scheduler's, for the live extender
+  // At least one of the two above. The NetworkPolicy in front of the simulation service:
+  // does it admit Cluster Autoscaler's pods as the CA chart labels them?
+  std::string network_policy_path;
+  std::string ca_cloud_provider = "aws";  // the CA chart's cloudProvider (its pod labels)
   DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string max_nodegroup_binpacking_duration = "10s";  // CA's flag of the same name
   bool offline = false;

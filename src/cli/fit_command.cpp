@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "fit/device_config.h"
 #include "model/decode.h"
+#include "model/input.h"
 #include "model/json_writer.h"
 
 namespace hamisim::cli {
@@ -224,18 +225,28 @@ int run_fit(const FitOptions& options) {
   if (options.output != "table" && options.output != "json") {
     return input_error("--output must be table or json, not \"" + options.output + "\"");
   }
+  if (auto once = model::check_stdin_once({{"--pod", options.pod_path},
+                                           {"--node", options.node_path},
+                                           {"--pods-on-node", options.pods_on_node_path},
+                                           {"--device-profiles", options.device_profiles_path},
+                                           {"--device-config-file", options.device.config_path}});
+      !once) {
+    return input_error(once.error().message);
+  }
   auto config = load_device_flags(options.device);
   if (!config) return input_error(config.error().message);
   const device::DeviceRegistry registry = fit::build_registry(*config);
 
-  auto pod_text = model::read_file(options.pod_path);
-  if (!pod_text) return input_error(pod_text.error().message);
-  auto pod = model::decode_pod(*pod_text);
-  if (!pod) return input_error(options.pod_path + ": " + pod.error().message);
-  auto node_text = model::read_file(options.node_path);
-  if (!node_text) return input_error(node_text.error().message);
-  auto node = model::decode_node(*node_text);
-  if (!node) return input_error(options.node_path + ": " + node.error().message);
+  static const model::DocumentSpec kPodSpec{"--pod", {"Pod"}, "a Pod", {}};
+  static const model::DocumentSpec kNodeSpec{"--node", {"Node"}, "a Node", {}};
+  auto pod_doc = model::read_document(options.pod_path, kPodSpec);
+  if (!pod_doc) return input_error(pod_doc.error().message);
+  auto pod = model::decode_pod(pod_doc->text);
+  if (!pod) return input_error(pod_doc->source + ": " + pod.error().message);
+  auto node_doc = model::read_document(options.node_path, kNodeSpec);
+  if (!node_doc) return input_error(node_doc.error().message);
+  auto node = model::decode_node(node_doc->text);
+  if (!node) return input_error(node_doc->source + ": " + node.error().message);
 
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   if (!options.device_profiles_path.empty()) {
@@ -246,14 +257,18 @@ int run_fit(const FitOptions& options) {
   // The same engine /filter-simulation answers with: a template node is described as there.
   const engine::Engine engine(registry, profiles,
                               fit::FitPolicy{options.gpu_policy, options.node_policy});
-  auto prepared = engine.prepare(*pod, options.pod_path);
+  auto prepared = engine.prepare(*pod, pod_doc->source);
   if (!prepared) return input_error(prepared.error().message);
   prepared->explain = true;
 
   std::vector<fit::PodAllocation> placed;
   if (!options.pods_on_node_path.empty()) {
-    auto others = model::load_objects(options.pods_on_node_path);
+    const model::ObjectKinds kinds{
+        "--pods-on-node", {.nodes = false, .pods = true, .quotas = false}, {}, {}};
+    std::vector<std::string> warnings;
+    auto others = model::load_checked_objects(options.pods_on_node_path, kinds, warnings);
     if (!others) return input_error(others.error().message);
+    for (const auto& w : warnings) std::fprintf(stderr, "hamisim fit: warning: %s\n", w.c_str());
     for (const model::Pod& other : others->pods) {
       auto allocation = engine.allocation(other);
       if (!allocation) {

@@ -10,6 +10,8 @@
 
 #include "fit/device_config.h"
 #include "model/decode.h"
+#include "model/input.h"
+#include "planner/expander/expander.h"
 #include "planner/nodegroups/node_groups.h"
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
@@ -136,6 +138,15 @@ int run_plan(PlanOptions o, bool no_arguments) {
     return fail(2, "--max-nodes-per-scaleup: must not be negative");
   }
 
+  std::vector<model::FlagInput> inputs{{"--node-groups", o.node_groups_path},
+                                       {"--device-profiles", o.device_profiles_path},
+                                       {"--device-config-file", o.device.config_path},
+                                       {"--scheduler-config", o.scheduler_config_path},
+                                       {"--priority-config", o.priority_config_path},
+                                       {"--pods", o.pods_path}};
+  for (const auto& path : o.cluster_paths) inputs.push_back({"--cluster", path});
+  if (auto once = model::check_stdin_once(inputs); !once) return fail(2, once.error().message);
+
   auto config = load_device_flags(o.device);
   if (!config) return fail(2, config.error().message);
   auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry(*config));
@@ -152,17 +163,31 @@ int run_plan(PlanOptions o, bool no_arguments) {
     scheduler = std::move(loaded).value();
   }
   if (!o.priority_config_path.empty()) {
-    auto text = model::read_file(o.priority_config_path);
-    if (!text) return fail(2, text.error().message);
-    o.planner.priority_config = std::move(text).value();
+    // CA reads the `priorities` key of its cluster-autoscaler-priority-expander ConfigMap.
+    static const model::DocumentSpec kSpec{
+        "--priority-config",
+        {},
+        "the priority expander's priorities (a map of priority to node-group name regexes)",
+        {"priorities"}};
+    auto doc = model::read_document(o.priority_config_path, kSpec);
+    if (!doc) return fail(2, doc.error().message);
+    if (auto parsed = planner::expander::PriorityConfig::parse(doc->text); !parsed) {
+      return fail(2, "--priority-config: " + doc->source + ": " + parsed.error().message);
+    }
+    o.planner.priority_config = std::move(doc->text);
   }
+  auto warn = [](const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) std::fprintf(stderr, "hamisim plan: warning: %s\n", w.c_str());
+  };
 
   // Shared so a run that keeps its state until exit can hand it over (see below).
   auto input_state = std::make_shared<planner::scaleup::PlanInput>();
   planner::scaleup::PlanInput& input = *input_state;
   for (const auto& path : o.cluster_paths) {
-    auto objects = model::load_objects(path);
+    std::vector<std::string> warnings;
+    auto objects = model::load_checked_objects(path, {"--cluster", {}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
+    warn(warnings);
     input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),
                        std::make_move_iterator(objects->nodes.end()));
     input.pods.insert(input.pods.end(), std::make_move_iterator(objects->pods.begin()),
@@ -171,8 +196,11 @@ int run_plan(PlanOptions o, bool no_arguments) {
                         std::make_move_iterator(objects->quotas.end()));
   }
   if (!o.pods_path.empty()) {
-    auto objects = model::load_objects(o.pods_path);
+    std::vector<std::string> warnings;
+    auto objects = model::load_checked_objects(
+        o.pods_path, {"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
+    warn(warnings);
     input.pending = std::move(objects->pods);
   }
   auto groups = planner::nodegroups::load_node_groups(o.node_groups_path);
@@ -214,11 +242,16 @@ int run_plan(PlanOptions o, bool no_arguments) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!out.empty() && out.back() != '\n') std::fputc('\n', stdout);
+  const int code = plan->extender_failures.empty() ? 0 : planner::scaleup::kExitExtenderFailed;
+  if (code != 0) {
+    std::fprintf(stderr, "hamisim plan: a non-ignorable extender failed: %s\n",
+                 plan->extender_failures.front().c_str());
+  }
   if (o.planner.keep_state_until_exit) {
     planner::scaleup::keep_until_exit(std::move(input_state));
     planner::scaleup::keep_until_exit(std::make_shared<planner::scaleup::Plan>(std::move(*plan)));
   }
-  return 0;
+  return code;
 }
 
 }  // namespace hamisim::cli

@@ -6,6 +6,7 @@
 #include "kube/client.h"
 #include "kube/kube_config.h"
 #include "model/decode.h"
+#include "model/input.h"
 #include "model/json_writer.h"
 #include "profile/device_profiles.h"
 #include "profile/reconcile.h"
@@ -54,6 +55,10 @@ int run_profile_check(const ProfileCheckOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return input_error("--output must be table or json, not \"" + o.output + "\"");
   }
+  std::vector<model::FlagInput> inputs{{"--device-profiles", o.device_profiles_path},
+                                       {"--device-config-file", o.device.config_path}};
+  for (const auto& path : o.cluster_paths) inputs.push_back({"--cluster", path});
+  if (auto once = model::check_stdin_once(inputs); !once) return input_error(once.error().message);
   auto config = load_device_flags(o.device);
   if (!config) return input_error(config.error().message);
   const device::DeviceRegistry registry = fit::build_registry(*config);
@@ -65,8 +70,15 @@ int run_profile_check(const ProfileCheckOptions& o) {
   if (sources > 1) return input_error("give at most one of --cluster, --kubeconfig, --in-cluster");
   model::ObjectSet cluster;
   for (const auto& path : o.cluster_paths) {
-    auto objects = model::load_objects(path);
+    // The plan's cluster dump works here too: its Pods and ResourceQuotas are not needed.
+    const model::ObjectKinds kinds{
+        "--cluster", {.nodes = true, .pods = false, .quotas = false}, {}, {"Pod", "ResourceQuota"}};
+    std::vector<std::string> warnings;
+    auto objects = model::load_checked_objects(path, kinds, warnings);
     if (!objects) return input_error(objects.error().message);
+    for (const auto& w : warnings) {
+      std::fprintf(stderr, "hamisim profile check: warning: %s\n", w.c_str());
+    }
     cluster.append(std::move(objects).value());
   }
   if (o.cluster_paths.empty()) {

@@ -360,6 +360,17 @@ class Checker {
       }
       return;
     }
+    const bool unverified = f.tls_verification == TlsVerification::kSkippedInsecure ||
+                            f.tls_verification == TlsVerification::kSkippedNoCa;
+    if (unverified && is_loopback_host(host)) {
+      // HAMi's chart: https://127.0.0.1:443 with insecure: true, from kube-scheduler to the
+      // extender in the same pod. Nothing can intercept loopback, so this is plain HTTP to
+      // loopback with encryption on top, and reported the same way.
+      add(Severity::kInfo, "tls", p + ".urlPrefix", "unverified TLS to loopback (" + host + ")",
+          "Traffic stays inside the pod (the sidecar layout, as HAMi's chart deploys it); no "
+          "one can intercept it, so the unverified certificate does not matter.");
+      return;
+    }
     switch (f.tls_verification) {
       case TlsVerification::kSkippedInsecure:
         add(Severity::kWarning, "tls-insecure", p + ".tlsConfig.insecure",

@@ -75,6 +75,14 @@ bool is_hami_extender(const planner::extender::ExtenderConfig& extender,
 std::vector<Finding> check_config(const planner::extender::SchedulerConfig& config, ConfigRole role,
                                   const CheckOptions& options);
 
+// The NetworkPolicy in front of the simulation service (YAML or JSON text of one NetworkPolicy,
+// `source` names it): some ingress rule's podSelector must match the labels Cluster Autoscaler's
+// pods carry: the CA Helm chart's `app.kubernetes.io/name: <cloudProvider>-cluster-autoscaler`
+// (any app.kubernetes.io/instance), or older manifests' `app: cluster-autoscaler`. An error when
+// none does; info when one does or when no rule selects pods by label.
+std::vector<Finding> check_network_policy(std::string_view text, const std::string& source,
+                                          std::string_view cloud_provider = "aws");
+
 // ---- live probe ----
 
 // What a probe saw, for the report.
@@ -130,6 +138,7 @@ struct Report {
   std::vector<ConfigSummary> configs;
   std::vector<Finding> findings;
   std::vector<ProbeResult> probes;
+  std::vector<std::string> network_policies;  // the files check_network_policy read
 
   size_t count(Severity s) const;
   // Nothing is wrong: no error and no warning.
@@ -142,6 +151,12 @@ struct DoctorInput {
   bool offline = false;
   device::ResourceNames probe_resources;  // names the probe pod asks for
   CheckOptions options;
+  struct NetworkPolicy {
+    std::string source;
+    std::string text;
+  };
+  std::vector<NetworkPolicy> network_policies;  // optional
+  std::string ca_cloud_provider = "aws";
 };
 
 Report run_doctor(const DoctorInput& input);

@@ -63,6 +63,11 @@ Report run_doctor(const DoctorInput& input) {
   if (input.kube_scheduler) {
     add_config(*input.kube_scheduler, ConfigRole::kKubeScheduler, input, report);
   }
+  for (const auto& np : input.network_policies) {
+    report.network_policies.push_back(np.source);
+    auto findings = check_network_policy(np.text, np.source, input.ca_cloud_provider);
+    report.findings.insert(report.findings.end(), findings.begin(), findings.end());
+  }
   return report;
 }
 
@@ -92,6 +97,19 @@ std::string render_table(const Report& report) {
       if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
     }
     if (!any) out += "\n  no findings\n";
+    out += "\n";
+  }
+  for (const auto& file : report.network_policies) {
+    out += "network policy " + file + "\n";
+    for (const auto& f : report.findings) {
+      if (f.file != file || f.check != "network-policy-ca-labels") continue;
+      char head[64];
+      std::snprintf(head, sizeof head, "  %-9s", upper(to_string(f.severity)).c_str());
+      out += head + (f.field.empty() ? std::string("-") : f.field) + "  [" + f.check + "]\n";
+      out += "           " + f.message + "\n";
+      if (!f.why.empty()) out += "           why: " + f.why + "\n";
+      if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
+    }
     out += "\n";
   }
   if (report.offline) {

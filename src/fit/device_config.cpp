@@ -20,6 +20,7 @@
 #include "device/mthreads/mthreads_backend.h"
 #include "device/vastai/vastai_backend.h"
 #include "model/decode.h"
+#include "model/input.h"
 
 namespace hamisim::fit {
 namespace {
@@ -153,10 +154,15 @@ Result<DeviceConfig> parse_device_config(std::string_view yaml) {
 }
 
 Result<DeviceConfig> load_device_config(const std::string& path) {
-  auto text = model::read_file(path);
-  if (!text) return text.error();
-  auto config = parse_device_config(*text);
-  if (!config) return make_error(path + ": " + config.error().message);
+  // HAMi's chart ships it as the device-config.yaml key of the hami-scheduler-device ConfigMap.
+  static const model::DocumentSpec kSpec{"--device-config-file",
+                                         {},
+                                         "HAMi's device-config.yaml (nvidia:, cambricon:, ...)",
+                                         {"device-config.yaml"}};
+  auto doc = model::read_document(path, kSpec);
+  if (!doc) return doc.error();
+  auto config = parse_device_config(doc->text);
+  if (!config) return make_error(doc->source + ": " + config.error().message);
   return config;
 }
 

@@ -36,6 +36,7 @@ struct DeviceConfig {
 // Parses the YAML text. Unknown keys inside a section are ignored like HAMi's decoder does;
 // wrong types are errors naming the section, key and line.
 Result<DeviceConfig> parse_device_config(std::string_view yaml);
+// Reads `path` as model::read_document does (HAMi's ConfigMap, key device-config.yaml; `-`).
 Result<DeviceConfig> load_device_config(const std::string& path);
 
 // NVIDIA plus every other vendor (enabled gates only).

@@ -804,6 +804,31 @@ class Decoder {
   }
 
   // The TypeMeta and list shape of an object: its kind and whether it has `items`.
+  // apiVersion and metadata's name and namespace, as far as they are strings; anything else
+  // in a skipped item is not ours to judge.
+  bool identity(od::value& v, SkippedItem& out) {
+    auto is = [](od::value& val, od::json_type want) {
+      od::json_type t;
+      return !val.type().get(t) && t == want;
+    };
+    auto text = [&](od::value& val, std::string& to) {
+      std::string_view s;
+      if (is(val, od::json_type::string) && !val.get_string().get(s)) to.assign(s);
+    };
+    return members(v, [&](std::string_view key, od::value& val) {
+      if (ascii_iequal(key, "apiVersion")) {
+        text(val, out.api_version);
+      } else if (ascii_iequal(key, "metadata") && is(val, od::json_type::object)) {
+        return members(val, [&](std::string_view k, od::value& m) {
+          if (ascii_iequal(k, "name")) text(m, out.name);
+          if (ascii_iequal(k, "namespace")) text(m, out.namespace_);
+          return true;
+        });
+      }
+      return true;
+    });
+  }
+
   bool type_meta(od::value& v, std::string& kind, int& items_keys) {
     return members(v, [&](std::string_view key, od::value& val) {
       HAMISIM_FIELD("kind", string(val, kind));
@@ -900,12 +925,12 @@ std::string item_kind_of(std::string_view list_kind) {
 }
 
 Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
-                           const std::string& path, ObjectSet& out);
+                           const std::string& path, const DecodeKinds& kinds, ObjectSet& out);
 
 // Decodes the array `items` (a List's items, or a top-level array); each item is decoded by a
 // parser of the next level, straight from its bytes inside this document.
 bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, int level,
-                  const std::string& items_path, ObjectSet& out) {
+                  const std::string& items_path, const DecodeKinds& kinds, ObjectSet& out) {
   od::json_type t;
   HAMISIM_TRY(d.type_of(items, t));
   if (t == od::json_type::null) return true;
@@ -928,7 +953,7 @@ bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, in
       if (auto e = el.get_object().get(obj)) return d.fail_json(e);
       if (auto e = obj.raw_json().get(raw)) return d.fail_json(e);
       const std::string item_path = items_path + "[" + std::to_string(i) + "]";
-      auto st = decode_objects_into(raw, item_kind, level + 1, item_path, out);
+      auto st = decode_objects_into(raw, item_kind, level + 1, item_path, kinds, out);
       if (!st) return d.fail_verbatim(st.error().message);
     }
     ++i;
@@ -937,7 +962,7 @@ bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, in
 }
 
 Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
-                           const std::string& path, ObjectSet& out) {
+                           const std::string& path, const DecodeKinds& kinds, ObjectSet& out) {
   Decoder d(path);
   if (level > kMaxListNesting) {
     d.fail("lists nested too deeply");
@@ -948,7 +973,7 @@ Status decode_objects_into(std::string_view json, std::string_view default_kind,
   od::json_type type;
   if (!doc.root(d, root, type)) return make_error(d.error());
   if (type == od::json_type::array) {
-    if (!decode_items(d, root, std::string(default_kind), level, path, out)) {
+    if (!decode_items(d, root, std::string(default_kind), level, path, kinds, out)) {
       return make_error(d.error());
     }
     return ok_status();
@@ -969,26 +994,31 @@ Status decode_objects_into(std::string_view json, std::string_view default_kind,
       // Go keeps the last of duplicate keys.
       if (!ascii_iequal(key, "items") || ++seen < items_keys) return true;
       const auto scope = d.enter("items");
-      return decode_items(d, val, item_kind, level, items_path, out);
+      return decode_items(d, val, item_kind, level, items_path, kinds, out);
     });
     if (!ok) return make_error(d.error());
     return ok_status();
   }
-  if (kind == "Pod") {
+  if (kind == "Pod" && kinds.pods) {
     Pod pod;
     if (!d.pod(root, pod)) return make_error(d.error());
     out.pods.push_back(std::move(pod));
-  } else if (kind == "Node") {
+  } else if (kind == "Node" && kinds.nodes) {
     Node node;
     if (!d.node(root, node)) return make_error(d.error());
     out.nodes.push_back(std::move(node));
     out.node_json.emplace_back(trim(json));
-  } else if (kind == "ResourceQuota") {
+  } else if (kind == "ResourceQuota" && kinds.quotas) {
     ResourceQuota quota;
     if (!d.resource_quota(root, quota)) return make_error(d.error());
     out.quotas.push_back(std::move(quota));
   } else {
     ++out.skipped_items;
+    SkippedItem item;
+    item.path = path;
+    item.kind = kind;
+    if (!d.identity(root, item)) return make_error(d.error());
+    out.skipped.push_back(std::move(item));
   }
   return ok_status();
 }
@@ -1353,6 +1383,7 @@ void ObjectSet::append(ObjectSet&& other) {
   move_all(node_json, other.node_json);
   skipped_items += other.skipped_items;
   other.skipped_items = 0;
+  move_all(skipped, other.skipped);
 }
 
 Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path) {
@@ -1381,10 +1412,10 @@ Result<Node> decode_node_json(std::string_view json) {
   return decode_node_json_in_buffer(padded);
 }
 
-Result<ObjectSet> decode_objects_json(std::string_view json) {
+Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds) {
   const simdjson::padded_string padded(json);
   ObjectSet out;
-  auto st = decode_objects_into(padded, "", 0, "", out);
+  auto st = decode_objects_into(padded, "", 0, "", kinds, out);
   if (!st) return st.error();
   return out;
 }
@@ -1401,11 +1432,17 @@ Result<std::string> yaml_to_json(std::string_view yaml) {
   return std::move(docs->json);
 }
 
-Result<ObjectSet> decode_objects(std::string_view text) {
-  if (looks_like_json(text)) return decode_objects_json(text);
+Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds) {
+  if (looks_like_json(text)) return decode_objects_json(text, kinds);
   auto json = yaml_to_json(text);
   if (!json) return json.error();
-  return decode_objects_json(*json);
+  return decode_objects_json(*json, kinds);
+}
+
+bool is_empty_document(std::string_view text) {
+  if (looks_like_json(text)) return false;
+  auto docs = convert_yaml(text);
+  return docs && docs->count == 0;
 }
 
 Result<Pod> decode_pod(std::string_view text) {
@@ -1420,14 +1457,22 @@ Result<Node> decode_node(std::string_view text) {
   return decode_node_json(*json);
 }
 
-Result<std::string> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string display_name(const std::string& path) {
+  return path == "-" ? std::string("<stdin>") : path;
+}
+
+Result<std::string> read_file(const std::string& given) {
+  const bool is_stdin = given == "-";
+  const std::string path = display_name(given);
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("cannot open " + path + ": " + std::strerror(errno));
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    ~Closer() {
+      if (fd != STDIN_FILENO) ::close(fd);
+    }
   } closer{fd};
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return make_error("cannot stat " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return make_error("cannot read " + path + ": is a directory");
   if (st.st_size > static_cast<off_t>(kMaxFileBytes)) {
@@ -1454,10 +1499,10 @@ Result<std::string> read_file(const std::string& path) {
   return out;
 }
 
-Result<ObjectSet> load_objects(const std::string& path) {
+Result<std::vector<std::string>> input_files(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const bool is_dir = fs::is_directory(path, ec);
+  const bool is_dir = path != "-" && fs::is_directory(path, ec);
   std::vector<std::string> files;
   if (is_dir) {
     fs::directory_iterator it(path, ec);
@@ -1476,12 +1521,21 @@ Result<ObjectSet> load_objects(const std::string& path) {
   } else {
     files.push_back(path);
   }
+  return files;
+}
+
+Result<ObjectSet> load_objects(const std::string& path, const DecodeKinds& kinds) {
+  auto files = input_files(path);
+  if (!files) return files.error();
   ObjectSet all;
-  for (const auto& file : files) {
+  for (const auto& file : *files) {
     auto text = read_file(file);
     if (!text) return text.error();
-    auto set = decode_objects(*text);
-    if (!set) return make_error(file + ": " + set.error().message);
+    auto set = decode_objects(*text, kinds);
+    if (!set) return make_error(display_name(file) + ": " + set.error().message);
+    for (SkippedItem& item : set->skipped) {
+      item.path = display_name(file) + (item.path.empty() ? "" : ": " + item.path);
+    }
     all.append(std::move(*set));
   }
   return all;

@@ -37,19 +37,38 @@ inline bool is_json_space(char c) {
 Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path = {});
 Result<Node> decode_node_json_in_buffer(std::string_view json, std::string_view path = {});
 
+// An item of a List that was not decoded (its kind is not one asked for), as found: enough
+// for a caller to say which item it was (model/input.h decides whether that is an error).
+struct SkippedItem {
+  std::string path;  // "items[3]", "items[0].items[2]"; empty for a single object
+  std::string kind;  // as written, or taken from a typed list; empty when it has none
+  std::string api_version;
+  std::string name;  // metadata.name, when it is a string
+  std::string namespace_;
+};
+
+// The kinds decode_objects decodes; items of the others are skipped (and listed).
+struct DecodeKinds {
+  bool nodes = true;
+  bool pods = true;
+  bool quotas = true;
+};
+
 // A Kubernetes List, NodeList, PodList, ResourceQuotaList, or a single object, as
-// `kubectl get -o json` prints them. Items of other kinds are counted, not decoded. Items
-// without a kind take it from a typed list ("NodeList" -> Node); items that are lists themselves
-// are flattened (a few levels deep); a top-level JSON array is read as a list of items.
+// `kubectl get -o json` prints them. Items of other kinds are counted and listed, not decoded.
+// Items without a kind take it from a typed list ("NodeList" -> Node); items that are lists
+// themselves are flattened (a few levels deep); a top-level JSON array is read as a list of
+// items.
 struct ObjectSet {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
   std::vector<ResourceQuota> quotas;
   std::vector<std::string> node_json;  // raw JSON of each node, same order as `nodes`
   int skipped_items = 0;
+  std::vector<SkippedItem> skipped;  // the skipped items that are objects (nulls are counted)
   void append(ObjectSet&& other);
 };
-Result<ObjectSet> decode_objects_json(std::string_view json);
+Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds = {});
 
 // YAML documents (one or many, `---` separated) converted to JSON text, then decoded as above.
 // One document converts to itself, several (or none) to {"kind":"List","items":[...]}; empty
@@ -57,13 +76,21 @@ Result<ObjectSet> decode_objects_json(std::string_view json);
 Result<std::string> yaml_to_json(std::string_view yaml);
 // Detects JSON vs YAML by the first non-space character ('{' or '[' is JSON). decode_pod and
 // decode_node require exactly one YAML document.
-Result<ObjectSet> decode_objects(std::string_view text);
+Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds = {});
+// True when the text holds no YAML document and no JSON value (only space and comments).
+bool is_empty_document(std::string_view text);
 Result<Pod> decode_pod(std::string_view text);
 Result<Node> decode_node(std::string_view text);
 
 // Reads a file, or every *.json/*.yaml/*.yml regular file of a directory (not recursive,
 // sorted by name); errors start with the file's path. read_file refuses files over 256 MiB.
-Result<ObjectSet> load_objects(const std::string& path);
+// "-" is standard input for both (named "<stdin>" in errors). Skipped items' paths are
+// prefixed with the file they came from ("dir/a.yaml: items[2]").
+Result<ObjectSet> load_objects(const std::string& path, const DecodeKinds& kinds = {});
 Result<std::string> read_file(const std::string& path);
+// The files load_objects reads for `path`: the path itself (or "-"), or a directory's files.
+Result<std::vector<std::string>> input_files(const std::string& path);
+// The name of a path in messages: "<stdin>" for "-", else the path.
+std::string display_name(const std::string& path);
 
 }  // namespace hamisim::model

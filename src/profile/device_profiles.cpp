@@ -6,6 +6,7 @@
 
 #include "device/codec.h"
 #include "model/decode.h"
+#include "model/input.h"
 
 namespace hamisim::profile {
 namespace {
@@ -415,9 +416,13 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
 
 Result<DeviceProfiles> load_device_profiles(const std::string& path,
                                             const device::DeviceRegistry& registry) {
-  auto text = model::read_file(path);
-  if (!text) return text.error();
-  return parse_device_profiles(*text, path, registry);
+  static const model::DocumentSpec kSpec{"--device-profiles",
+                                         {"DeviceProfiles"},
+                                         "a DeviceProfiles document",
+                                         {"device-profiles.yaml"}};
+  auto doc = model::read_document(path, kSpec);
+  if (!doc) return doc.error();
+  return parse_device_profiles(doc->text, doc->source, registry);
 }
 
 }  // namespace hamisim::profile

@@ -49,6 +49,7 @@ struct DeviceProfiles {
 // ("profiles.yaml: profiles[0] (a100).devices[0].numa: ...").
 Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_view source,
                                              const device::DeviceRegistry& registry);
+// Reads `path` as model::read_document does (a ConfigMap's device-profiles.yaml key, `-`).
 Result<DeviceProfiles> load_device_profiles(const std::string& path,
                                             const device::DeviceRegistry& registry);
 

@@ -1308,8 +1308,9 @@ Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics
   auto l = std::make_unique<Listener>(control, is_metrics);
   error_code ec;
   auto fail = [&](std::string_view what) {
-    return make_error(fmt::format("listen on {}:{}: {}: {}", ep.address().to_string(), ep.port(),
-                                  what, ec.message()));
+    return make_error(fmt::format("listen on {}:{} ({}): {}: {}", ep.address().to_string(),
+                                  ep.port(), is_metrics ? "--metrics-listen" : "--listen", what,
+                                  ec.message()));
   };
   // The wildcard listens dual-stack where the kernel has IPv6 (Go's net.Listen does the same),
   // and on IPv4 alone where it has not.

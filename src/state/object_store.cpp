@@ -204,7 +204,7 @@ Result<std::pair<std::string, std::string>> normalize(Kind kind, json::object& o
 
 }  // namespace
 
-Result<size_t> ObjectStore::load(std::string_view text) {
+Result<size_t> ObjectStore::load(std::string_view text, std::vector<model::SkippedItem>* skipped) {
   auto doc = parse(text);
   if (!doc) return doc.error();
   struct Item {
@@ -237,7 +237,20 @@ Result<size_t> ObjectStore::load(std::string_view text) {
       return self(self, it->value(), kind, where.empty() ? "items" : where + ".items");
     }
     const auto k = kind_from(kind);
-    if (!k) return ok_status();  // kinds the live path does not read
+    if (!k) {  // kinds the live path does not read
+      if (skipped != nullptr) {
+        model::SkippedItem item;
+        item.path = where;
+        item.kind = kind;
+        item.api_version = string_at(o, "apiVersion");
+        if (const auto* m = o.if_contains("metadata"); m != nullptr && m->is_object()) {
+          item.name = string_at(m->get_object(), "name");
+          item.namespace_ = string_at(m->get_object(), "namespace");
+        }
+        skipped->push_back(std::move(item));
+      }
+      return ok_status();
+    }
     staged.push_back({*k, o});
     return ok_status();
   };

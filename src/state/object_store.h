@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "model/decode.h"
 #include "model/result.h"
 #include "state/cluster_source.h"
 
@@ -58,8 +59,9 @@ class ObjectStore {
   // Adds every Node, Pod, ResourceQuota, Lease and Event of a List (or single object, or JSON
   // array of objects) in JSON text; other kinds are skipped. Returns how many were added. Missing
   // uids and creationTimestamps are filled in. Errors name the item ("items[3]: ...") and leave the
-  // store unchanged.
-  Result<size_t> load(std::string_view json);
+  // store unchanged. The skipped items are listed in `skipped` when given (model/input.h judges
+  // them).
+  Result<size_t> load(std::string_view json, std::vector<model::SkippedItem>* skipped = nullptr);
 
   ApiResult<StoredObject> get(Kind kind, std::string_view namespace_, std::string_view name) const;
   struct Listing {

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "model/decode.h"
+#include "model/input.h"
 #include "model/json_writer.h"
 
 namespace hamisim::state {
@@ -22,22 +23,6 @@ namespace {
 constexpr Kind kWatched[] = {Kind::kNode, Kind::kPod, Kind::kResourceQuota, Kind::kLease};
 constexpr std::string_view kBindPhase = "hami.io/bind-phase";
 constexpr std::string_view kNodeLock = "hami.io/mutex.lock";
-
-// A file, or the *.json/*.yaml/*.yml files of a directory, sorted by name.
-Result<std::vector<std::string>> expand(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return std::vector<std::string>{path};
-  std::vector<std::string> files;
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string ext = it->path().extension().string();
-    if (it->is_regular_file() && (ext == ".json" || ext == ".yaml" || ext == ".yml")) {
-      files.push_back(it->path().string());
-    }
-  }
-  if (ec) return make_error(path + ": " + ec.message());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 void write_patch(model::JsonWriter& w, std::string_view key, const MetadataPatch& patch) {
   if (patch.empty()) return;
@@ -129,11 +114,18 @@ Result<std::unique_ptr<SnapshotSource>> SnapshotSource::load(const std::vector<s
   std::unique_ptr<SnapshotSource> source(
       new SnapshotSource(std::move(options), "snapshot " + joined));
   for (const auto& path : paths) {
-    auto files = expand(path);
+    auto files = model::input_files(path);
     if (!files) return files.error();
-    for (const auto& file : *files) {
-      auto text = model::read_file(file);
+    if (files->empty()) {
+      return make_error(path + ": no *.json, *.yaml or *.yml file in the directory");
+    }
+    for (const auto& given : *files) {
+      const std::string file = model::display_name(given);
+      auto text = model::read_file(given);
       if (!text) return text.error();
+      if (model::is_empty_document(*text)) {
+        return make_error(file + ": empty, want a List of Nodes, Pods, ResourceQuotas, Leases");
+      }
       const size_t start = text->find_first_not_of(" \t\r\n");
       const bool is_json =
           start != std::string::npos && ((*text)[start] == '{' || (*text)[start] == '[');
@@ -143,9 +135,14 @@ Result<std::unique_ptr<SnapshotSource>> SnapshotSource::load(const std::vector<s
         if (!converted) return make_error(file + ": " + converted.error().message);
         json_text = std::move(converted).value();
       }
-      if (auto n = source->store_.load(json_text); !n) {
+      std::vector<model::SkippedItem> skipped;
+      if (auto n = source->store_.load(json_text, &skipped); !n) {
         return make_error(file + ": " + n.error().message);
       }
+      const model::ObjectKinds kinds{"--cluster-snapshot", {}, {"Lease", "Event"}, {}};
+      auto checked = model::check_skipped_items(std::move(skipped), kinds, file, given != path);
+      if (!checked) return checked.error();
+      for (const auto& w : checked->lines) spdlog::warn("{}", w);
     }
   }
   return source;

@@ -322,7 +322,7 @@ TEST_F(CliTest, PlanWithAnEmptyNodeGroupsFileExits2) {
   const auto r = hamisim({"plan", "--cluster", kClusterYaml, "--node-groups", path});
   expect_ran(r);
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_THAT(r.err, HasSubstr(path + ": expected a NodeGroups document"));
+  EXPECT_THAT(r.err, HasSubstr(path + ": empty, want a NodeGroups document"));
 }
 
 TEST_F(CliTest, PlanWithMalformedClusterYamlExits2NamingTheFile) {

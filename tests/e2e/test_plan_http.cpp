@@ -156,6 +156,21 @@ TEST(PlanOverHttp, ExtenderFailuresAreReasonsOrWarnings) {
   EXPECT_TRUE(trainer_found);
 }
 
+// Issue 25: a non-ignorable extender failure is not hidden in per-group reasons: the plan
+// lists it, its summary (the decision line) says so, and so does the JSON /v1/plan answers with.
+TEST(PlanOverHttp, ANonIgnorableExtenderFailureIsInTheDecisionLineAndTheJson) {
+  Example e;
+  FailingExtender bad;
+  Plan strict = plan_with(e, ca_config(bad.port()));
+  ASSERT_FALSE(strict.extender_failures.empty()) << report::render_table(strict);
+  EXPECT_NE(strict.extender_failures[0].find("filter failed"), std::string::npos);
+  EXPECT_NE(strict.summary.find("an extender failed"), std::string::npos) << strict.summary;
+  EXPECT_NE(report::render_json(strict).find("\"extenderFailed\":true"), std::string::npos);
+  Plan lenient = plan_with(e, ca_config(bad.port(), "filter-simulation", true));
+  EXPECT_TRUE(lenient.extender_failures.empty());
+  EXPECT_NE(report::render_json(lenient).find("\"extenderFailed\":false"), std::string::npos);
+}
+
 // /v1/plan answers with exactly the JSON `hamisim plan -o json` prints for the same input.
 TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
   Example e;

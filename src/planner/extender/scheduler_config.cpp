@@ -12,6 +12,7 @@
 
 #include "model/base64.h"
 #include "model/decode.h"
+#include "model/input.h"
 #include "planner/extender/extender_url.h"
 
 namespace hamisim::planner::extender {
@@ -729,9 +730,16 @@ Result<SchedulerConfig> parse_scheduler_config(std::string_view text, std::strin
 }
 
 Result<SchedulerConfig> load_scheduler_config(const std::string& path, const LoadOptions& options) {
-  auto text = model::read_file(path);
-  if (!text) return text.error();
-  return parse_scheduler_config(*text, path, options);
+  // Our deploy/ ConfigMaps use scheduler-config.yaml; HAMi's chart (the -newversion ConfigMap)
+  // config.yaml.
+  const model::DocumentSpec spec{
+      options.flag,
+      {std::string(kSchedulerConfigKind)},
+      "a KubeSchedulerConfiguration",
+      {"scheduler-config.yaml", "config.yaml", "kube-scheduler-config.yaml"}};
+  auto doc = model::read_document(path, spec);
+  if (!doc) return doc.error();
+  return parse_scheduler_config(doc->text, doc->source, options);
 }
 
 // ---- Go durations ------------------------------------------------------------------------

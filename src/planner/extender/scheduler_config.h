@@ -85,12 +85,15 @@ struct LoadOptions {
   // Cluster Autoscaler's NewHandle refuses any profile count other than one ("expected one
   // scheduler profile only"). Off for a kube-scheduler configuration (doctor compares both).
   bool require_single_profile = true;
+  // The flag the file was given to, named in errors about its shape.
+  std::string flag = "--scheduler-config";
 };
 
 // Parses and validates the text. `source` prefixes every error (normally the file path).
 Result<SchedulerConfig> parse_scheduler_config(std::string_view text, std::string_view source,
                                                const LoadOptions& options = {});
-// Reads `path` and parses it; errors start with `path`.
+// Reads `path` as model::read_document does (a ConfigMap's scheduler-config.yaml or config.yaml
+// key, a List of one, `-` for stdin, PATH:KEY) and parses it; errors start with `path`.
 Result<SchedulerConfig> load_scheduler_config(const std::string& path,
                                               const LoadOptions& options = {});
 

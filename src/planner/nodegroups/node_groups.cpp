@@ -10,6 +10,7 @@
 #include <set>
 
 #include "model/decode.h"
+#include "model/input.h"
 #include "model/yaml_check.h"
 #include "profile/device_profiles.h"
 #include "profile/template_node.h"
@@ -432,9 +433,11 @@ Result<NodeGroups> parse_node_groups(std::string_view yaml, std::string_view sou
 }
 
 Result<NodeGroups> load_node_groups(const std::string& path) {
-  auto text = model::read_file(path);
-  if (!text) return text.error();
-  return parse_node_groups(*text, path);
+  static const model::DocumentSpec kSpec{
+      "--node-groups", {"NodeGroups"}, "a NodeGroups document", {"node-groups.yaml"}};
+  auto doc = model::read_document(path, kSpec);
+  if (!doc) return doc.error();
+  return parse_node_groups(doc->text, doc->source);
 }
 
 bool is_member(const NodeGroupSpec& group, const model::Node& node) {

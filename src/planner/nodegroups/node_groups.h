@@ -55,6 +55,8 @@ struct NodeGroups {
 //   taints need a non-empty key and an effect NoSchedule, PreferNoSchedule or NoExecute;
 //   quantities must parse and not be negative. `template: null` means no template.
 Result<NodeGroups> parse_node_groups(std::string_view yaml, std::string_view source);
+// Reads `path` as model::read_document does (a ConfigMap's node-groups.yaml key, a List of
+// one NodeGroups, `-` for stdin).
 Result<NodeGroups> load_node_groups(const std::string& path);
 
 // Whether a node belongs to the group: every `members` label matches. A group with no

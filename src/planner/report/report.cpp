@@ -1088,6 +1088,9 @@ std::string render_json(const Plan& plan) {
   json_scale_ups(w, plan.scale_ups);
   w.key("warnings");
   strings(w, plan.warnings);
+  w.key("extenderFailed").boolean(!plan.extender_failures.empty());
+  w.key("extenderFailures");
+  strings(w, plan.extender_failures);
   w.key("clusterNodes").number(plan.cluster_nodes);
   w.key("clusterPods").number(plan.cluster_pods);
   w.key("deviceStage").string(plan.device_stage);

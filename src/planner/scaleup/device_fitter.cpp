@@ -1,5 +1,7 @@
 #include "planner/scaleup/device_fitter.h"
 
+#include <algorithm>
+
 #include <string_view>
 #include <unordered_map>
 
@@ -89,7 +91,10 @@ Result<DeviceVerdicts> DeviceAwareFitter::filter(const PodInfo& pod,
   return verdicts;
 }
 
-FitResult DeviceAwareFitter::failed(const Error& error) const {
+FitResult DeviceAwareFitter::failed(const Error& error) {
+  if (std::find(failures_.begin(), failures_.end(), error.message) == failures_.end()) {
+    failures_.push_back(error.message);
+  }
   // CA turns an extender failure into "does not fit" (FailingPredicateError), not an
   // internal error: the estimator stops adding pods and the group rejects the pod.
   return FitResult::rejected(

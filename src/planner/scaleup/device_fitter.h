@@ -28,6 +28,9 @@ class DeviceAwareFitter final : public estimator::PodFitter {
   // Warnings from the device stage since the last call (ignorable extender failures, pods
   // whose allocation could not be read).
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
+  // Failures of the device stage as a whole (a non-ignorable extender failed) since the last
+  // call, each message once: the pods they touched were judged "does not fit", as CA does.
+  std::vector<std::string> take_failures() { return std::move(failures_); }
 
  private:
   // Runs the device stage over `candidates` (walk order) and picks the first survivor.
@@ -37,12 +40,13 @@ class DeviceAwareFitter final : public estimator::PodFitter {
   Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                 std::span<const framework::NodeInfo* const> candidates);
   // The stage failed as a whole (e.g. a non-ignorable extender).
-  estimator::FitResult failed(const Error& error) const;
+  estimator::FitResult failed(const Error& error);
 
   const framework::FilterPipeline& pipeline_;
   DeviceStage& devices_;
   size_t next_start_ = 0;
   std::vector<std::string> warnings_;
+  std::vector<std::string> failures_;
 };
 
 // The pod with the allocation annotations added (a new PodInfo; the original is unchanged).

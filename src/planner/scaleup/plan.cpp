@@ -111,6 +111,11 @@ class Planner {
 
   Result<Plan> run() {
     Result<Plan> plan = decide();
+    if (plan && !plan->extender_failures.empty()) {
+      // The decision rests on answers that never came: say so where the decision is read.
+      plan->summary += "; but an extender failed, so device fit was not checked for some pods (" +
+                       plan->extender_failures.front() + ")";
+    }
     if (!plan || env_.unpatched_ca == nullptr) return plan;
     plan->unpatched_ca = compare_unpatched_ca(*plan, *env_.unpatched_ca);
     if (stop_requested()) return cancelled_error();
@@ -225,6 +230,7 @@ class Planner {
       for (const estimator::Placement& p : r.placements) left.erase(p.pod);
     }
     (void)fitter_.take_warnings();
+    (void)fitter_.take_failures();
 
     std::map<std::string_view, const PodOutcome*> blind_pods;
     for (const PodOutcome& p : blind.pods) blind_pods.emplace(p.pod, &p);
@@ -783,6 +789,10 @@ class Planner {
   }
 
   void collect_warnings() {
+    for (auto& f : fitter_.take_failures()) {
+      auto& all = plan_.extender_failures;
+      if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(std::move(f));
+    }
     for (auto& w : fitter_.take_warnings()) {
       if (std::find(plan_.warnings.begin(), plan_.warnings.end(), w) == plan_.warnings.end()) {
         plan_.warnings.push_back(std::move(w));

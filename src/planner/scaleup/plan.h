@@ -142,6 +142,10 @@ struct Plan {
   std::vector<PodOutcome> pods;         // pending pods, in the order they were considered
   std::vector<PlannedNode> new_nodes;   // the chosen group's estimated nodes
   std::vector<std::string> warnings;    // expander, extender and input warnings
+  // Non-ignorable extender failures (each message once). CA counts the pods they touched as
+  // not fitting, so the decision may be "no scale-up" for want of an answer; the summary says
+  // so and `hamisim plan` exits kExitExtenderFailed.
+  std::vector<std::string> extender_failures;
   // Counts of the input, for the report header.
   int64_t cluster_nodes = 0;
   int64_t cluster_pods = 0;
@@ -151,6 +155,10 @@ struct Plan {
   std::shared_ptr<const UnpatchedCaPlan> unpatched_ca;
 };
 std::string_view to_string(Plan::Decision decision);
+
+// `hamisim plan`'s exit code when a plan was made but a non-ignorable extender failed
+// (docs/plan.md): 0 is a plan to trust, 1 an internal failure, 2 bad input.
+inline constexpr int kExitExtenderFailed = 3;
 
 // The same input planned as a Cluster Autoscaler whose extender calls carry no SimulatedPods
 // plans it (issue #33; docs/ca-side.md): the extender sees every node, existing or a template

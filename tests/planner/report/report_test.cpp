@@ -488,7 +488,8 @@ TEST(Json, SmallPlanIsExact) {
       R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"scale-up",)"
       R"("summary":"scale up g by 1 node (0 -\u003e 1): 1 pod placed on new nodes",)"
       R"("scaleUps":[{"group":"g","currentSize":0,"newSize":1,"delta":1}],)"
-      R"("warnings":["a \u003cwarning\u003e \u0026 more"],"clusterNodes":2,"clusterPods":3,)"
+      R"("warnings":["a \u003cwarning\u003e \u0026 more"],"extenderFailed":false,)"
+      R"("extenderFailures":[],"clusterNodes":2,"clusterPods":3,)"
       R"("deviceStage":"in-process","groups":[{"name":"g","minSize":0,"maxSize":3,)"
       R"("targetSize":0,"members":0,"templateSource":"cold",)"
       R"("templateNode":"template-node-for-g-0","sampleNode":"","deviceSource":"profile",)"
@@ -587,11 +588,13 @@ TEST(Json, EveryKeyIsDocumented) {
 }
 
 TEST(Json, EmptyPlanHasEveryTopLevelKey) {
-  EXPECT_EQ(render_json(Plan{}),
-            R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"no-scale-up-needed",)"
-            R"("summary":"","scaleUps":[],"warnings":[],"clusterNodes":0,"clusterPods":0,)"
-            R"("deviceStage":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null})"
-            "\n");
+  EXPECT_EQ(
+      render_json(Plan{}),
+      R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"no-scale-up-needed",)"
+      R"("summary":"","scaleUps":[],"warnings":[],"extenderFailed":false,"extenderFailures":[],)"
+      R"("clusterNodes":0,"clusterPods":0,)"
+      R"("deviceStage":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null})"
+      "\n");
 }
 
 TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {

@@ -1,0 +1,325 @@
+// File flags as kubectl users feed them (issue 25): the bare object, a List, a ConfigMap, `-`
+// for standard input; wrong, unknown and empty inputs refused naming the file and the item.
+// Each test runs the real binary.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "run_process.h"
+
+namespace hamisim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::describe;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ProcessResult;
+
+const std::string kExamples = HAMISIM_EXAMPLES_DIR;
+const std::string kFixtures = std::string(HAMISIM_CLI_FIXTURES) + "/inputs";
+const std::string kSource = HAMISIM_SOURCE_DIR;
+const std::string kPod = kExamples + "/fit/pod-fits.yaml";
+const std::string kNode = kExamples + "/fit/node-k80.yaml";
+const std::string kCluster = kExamples + "/plan/cluster.yaml";
+const std::string kNodeGroups = kExamples + "/plan/node-groups.yaml";
+const std::string kProfiles = kExamples + "/plan/device-profiles.yaml";
+
+ProcessResult hamisim(std::vector<std::string> args) {
+  args.insert(args.begin(), HAMISIM_BIN);
+  return testing::run_process(args);
+}
+
+// `hamisim args... < stdin_file`, through the shell.
+ProcessResult hamisim_with_stdin(const std::string& args, const std::string& stdin_file) {
+  return testing::run_process(
+      {"/bin/sh", "-c",
+       std::string("exec '") + HAMISIM_BIN + "' " + args + " < '" + stdin_file + "'"});
+}
+
+class CliInputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hamisim-inputs-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::vector<std::string> plan(std::vector<std::string> extra) {
+    std::vector<std::string> a{"plan", "--node-groups", kNodeGroups, "--device-profiles",
+                               kProfiles};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  fs::path dir_;
+};
+
+TEST_F(CliInputs, DoctorReadsOurShippedSchedulerConfigConfigMap) {
+  const auto r =
+      hamisim({"doctor", "--scheduler-config",
+               kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("scheduler-config.yaml:scheduler-config.yaml"));
+}
+
+TEST_F(CliInputs, PlanReadsOurShippedSchedulerConfigConfigMap) {
+  const auto r = hamisim(
+      plan({"--cluster", kCluster, "--scheduler-config",
+            kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml", "--output", "json"}));
+  // The file was read: what stops the plan here is the mTLS material it names, which lives only
+  // in the cluster.
+  EXPECT_THAT(r.err, Not(HasSubstr("unknown field"))) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tlsConfig.caFile /etc/hamisim/tls/ca.crt")) << describe(r);
+}
+
+TEST_F(CliInputs, PriorityConfigReadsCasPriorityExpanderConfigMap) {
+  const std::string cm = write("prio.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-autoscaler-priority-expander
+  namespace: kube-system
+data:
+  priorities: |-
+    10:
+      - .*
+    50:
+      - gpu-k80.*
+)");
+  const auto r =
+      hamisim(plan({"--cluster", kCluster, "--expander", "priority", "--priority-config", cm}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("scale up gpu-k80"));
+}
+
+TEST_F(CliInputs, AConfigMapWithSeveralPossibleKeysAsksForPathColonKey) {
+  const std::string cm = write("cm.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: two}
+data:
+  a.yaml: |
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+  b.yaml: |
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+)");
+  auto r = hamisim({"doctor", "--scheduler-config", cm, "--offline"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("name the key: --scheduler-config " + cm + ":KEY"));
+  r = hamisim({"doctor", "--scheduler-config", cm + ":b.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);  // read; and it has no extender, which doctor says
+  EXPECT_THAT(r.out, HasSubstr(cm + ":b.yaml"));
+}
+
+TEST_F(CliInputs, FitNodeGivenAListOfTwoNodesIsRefusedNamingTheItems) {
+  const std::string list = write("nodes.yaml", R"(apiVersion: v1
+kind: NodeList
+items:
+- metadata: {name: a}
+- metadata: {name: b}
+)");
+  const auto r = hamisim({"fit", "--pod", kPod, "--node", list});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("items[0] (Node \"a\")"));
+  EXPECT_THAT(r.err, HasSubstr("--node reads one"));
+}
+
+TEST_F(CliInputs, FitNodeGivenAListOfOneNodeReadsIt) {
+  std::ifstream in(kNode);
+  std::string node((std::istreambuf_iterator<char>(in)), {});
+  std::string indented;
+  for (size_t i = 0; i < node.size(); ++i) {
+    if (i == 0 || node[i - 1] == '\n') indented += "    ";
+    indented += node[i];
+  }
+  const std::string list =
+      write("list.yaml", "apiVersion: v1\nkind: List\nitems:\n  -\n" + indented);
+  const auto r = hamisim({"fit", "--pod", kPod, "--node", list});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+}
+
+TEST_F(CliInputs, FitNodeGivenAPodIsRefused) {
+  const auto r = hamisim({"fit", "--pod", kPod, "--node", kPod});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(kPod + ": kind \"Pod\": --node reads a Node"));
+}
+
+TEST_F(CliInputs, FitPodGivenANodeIsRefused) {
+  const auto r = hamisim({"fit", "--pod", kNode, "--node", kNode});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(kNode + ": kind \"Node\": --pod reads a Pod"));
+  EXPECT_THAT(r.out, Not(HasSubstr("FITS")));
+}
+
+TEST_F(CliInputs, PlanClusterWithAMisspeltKindIsRefusedNamingTheItem) {
+  const std::string cluster = write("cluster.yaml", R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Nod
+  metadata: {name: a100-1}
+)");
+  const auto r = hamisim(plan({"--cluster", cluster}));
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(cluster + ": items[0] (Nod \"a100-1\"): unknown kind \"Nod\""));
+}
+
+TEST_F(CliInputs, PlanClusterGivenAnEmptyFileIsRefused) {
+  const std::string cluster = write("cluster.yaml", "# nothing\n");
+  const auto r = hamisim(plan({"--cluster", cluster}));
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(cluster + ": empty"));
+}
+
+TEST_F(CliInputs, PlanClusterFromAKubectlGetAllDumpWarnsNamingWhatWasSkipped) {
+  const auto r = hamisim(plan({"--cluster", kFixtures + "/kubectl-get-all.yaml"}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("warning: --cluster: skipped 2 Event(s)"));
+  EXPECT_THAT(r.err, HasSubstr("skipped 1 Service"));
+  EXPECT_THAT(r.err, HasSubstr("skipped 1 Deployment"));
+}
+
+TEST_F(CliInputs, PlanClusterDashReadsStandardInput) {
+  const auto r = hamisim_with_stdin(
+      "plan --cluster - --node-groups '" + kNodeGroups + "' --device-profiles '" + kProfiles + "'",
+      kCluster);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("scale up gpu-k80"));
+}
+
+TEST_F(CliInputs, FitPodDashReadsStandardInput) {
+  const auto r = hamisim_with_stdin("fit --pod - --node '" + kNode + "'", kPod);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+}
+
+TEST_F(CliInputs, TwoFlagsReadingStandardInputIsAnError) {
+  const auto r = hamisim_with_stdin("fit --pod - --node -", kPod);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--node and --pod both read standard input"));
+}
+
+TEST_F(CliInputs, DoctorAcceptsAKubeSchedulerConfigAlone) {
+  const auto r = hamisim({"doctor", "--kube-scheduler-config",
+                          kSource + "/deploy/live/scheduler-config.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("kube-scheduler configuration"));
+}
+
+TEST_F(CliInputs, DoctorTreatsHamisChartInsecureLoopbackTlsLikePlainHttpToLoopback) {
+  const auto r = hamisim({"doctor", "--kube-scheduler-config",
+                          kFixtures + "/hami-scheduler-newversion.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("INFO     extenders[0].urlPrefix  [tls]"));
+  EXPECT_THAT(r.out, Not(HasSubstr("NOT OK")));
+}
+
+TEST_F(CliInputs, DoctorNetworkPolicyWithTheCaChartLabelsPasses) {
+  const auto r = hamisim(
+      {"doctor", "--scheduler-config", kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml",
+       "--network-policy", kFixtures + "/networkpolicy-chart-labels.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("admits Cluster Autoscaler's pods"));
+}
+
+TEST_F(CliInputs, DoctorNetworkPolicyWithGuessedCaLabelsIsAnError) {
+  const auto r = hamisim(
+      {"doctor", "--scheduler-config", kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml",
+       "--network-policy", kFixtures + "/networkpolicy-guessed-labels.yaml", "--offline"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("[network-policy-ca-labels]"));
+  EXPECT_THAT(r.out, HasSubstr("app.kubernetes.io/name: aws-cluster-autoscaler"));
+}
+
+TEST_F(CliInputs, DoctorNetworkPolicyFollowsTheChartsCloudProvider) {
+  const std::string np = write("np.yaml", R"(apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: x}
+spec:
+  ingress:
+  - from:
+    - podSelector:
+        matchLabels: {app.kubernetes.io/name: gce-cluster-autoscaler, app.kubernetes.io/instance: ca}
+)");
+  auto r =
+      hamisim({"doctor", "--kube-scheduler-config", kSource + "/deploy/live/scheduler-config.yaml",
+               "--network-policy", np, "--offline"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  r = hamisim({"doctor", "--kube-scheduler-config", kSource + "/deploy/live/scheduler-config.yaml",
+               "--network-policy", np, "--ca-cloud-provider", "gce", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+// An extender nobody answers on (port 1 of loopback refuses at once), not ignorable.
+std::string unreachable_extender_config() {
+  return R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+extenders:
+- urlPrefix: http://127.0.0.1:1
+  filterVerb: filter-simulation
+  nodeCacheCapable: false
+  ignorable: false
+  httpTimeout: 2s
+  managedResources:
+  - {name: nvidia.com/gpu, ignoredByScheduler: true}
+  - {name: nvidia.com/gpumem, ignoredByScheduler: true}
+  - {name: nvidia.com/gpumem-percentage, ignoredByScheduler: true}
+  - {name: nvidia.com/gpucores, ignoredByScheduler: true}
+  - {name: nvidia.com/priority, ignoredByScheduler: true}
+)";
+}
+
+TEST_F(CliInputs, PlanExits3AndSaysSoWhenANonIgnorableExtenderFailed) {
+  const std::string config = write("ca.yaml", unreachable_extender_config());
+  auto r = hamisim(plan({"--cluster", kCluster, "--scheduler-config", config}));
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("but an extender failed")) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("a non-ignorable extender failed"));
+  r = hamisim(plan({"--cluster", kCluster, "--scheduler-config", config, "--output", "json"}));
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"extenderFailed\":true"));
+  EXPECT_THAT(r.out, HasSubstr("127.0.0.1:1"));
+}
+
+TEST_F(CliInputs, PlanWithoutExtenderFailuresSaysNoExtenderFailed) {
+  const auto r = hamisim(plan({"--cluster", kCluster, "--output", "json"}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("\"extenderFailed\":false"));
+}
+
+// README's "Using it" runs two `serve`s; the second then cannot have the default metrics port,
+// and the error must say which flag moves it.
+TEST(CliServeListen, ABusyMetricsPortNamesMetricsListen) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string busy = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", busy});
+  ::close(fd);
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--metrics-listen")) << describe(r);
+}
+
+}  // namespace
+}  // namespace hamisim
