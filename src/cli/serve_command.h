@@ -32,7 +32,9 @@ struct ServeOptions {
   int threads = 0;
   std::string log_format = "text";
   std::string log_level = "info";
-  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
+  int verbosity = 0;            // klog -v: V(n) lines print when n <= verbosity
+  bool legacy_metrics = false;  // HAMi --legacy-metrics
+  DeviceFlags device;           // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string device_profiles_path;
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";

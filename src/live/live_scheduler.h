@@ -65,6 +65,15 @@ struct LiveBindRequest {
   std::string node;
 };
 
+// Counts since start, for metrics.
+struct LiveStats {
+  uint64_t node_lock_contention = 0;  // lock attempts that found another pod's lock
+  uint64_t node_lock_retries = 0;     // lock attempts repeated while waiting (PodGroup binds)
+  uint64_t started_leading = 0;
+  uint64_t stopped_leading = 0;
+  uint64_t registration_passes = 0;
+};
+
 struct LiveReadiness {
   bool ready = false;
   std::string detail;
@@ -103,6 +112,8 @@ class LiveScheduler final : public state::ClusterHandler {
 
   const PodManager& pods() const { return pods_; }
   const NodeManager& nodes() const { return nodes_; }
+  const QuotaManager& quotas() const { return quota_; }
+  LiveStats stats() const;
 
   // ClusterHandler (source thread).
   void on_node(state::EventType type, const model::Node& node) override;
@@ -188,6 +199,10 @@ class LiveScheduler final : public state::ClusterHandler {
   std::mutex term_mutex_;  // guards term_ and the writes of registered_
   uint64_t term_ = 0;
   std::atomic<uint64_t> passes_{0};
+  std::atomic<uint64_t> lock_contention_{0};
+  std::atomic<uint64_t> lock_retries_{0};
+  std::atomic<uint64_t> started_leading_{0};
+  std::atomic<uint64_t> stopped_leading_{0};
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;

@@ -6,15 +6,56 @@
 namespace hamisim::log {
 namespace {
 
-// Marks a log message as a structured line: spdlog hands the source location through to the
-// formatters untouched, and no other caller uses this function name.
-constexpr char kStructured[] = "hamisim::log::structured";
+// The line being written on this thread. spdlog's loggers here are synchronous: the
+// formatters run inside the log call, on this thread, and recognise the message by its
+// payload's address. Any other formatter (a test's, spdlog's default) prints the payload,
+// which is the line in the text format, so nothing is lost without ours.
+struct Current {
+  const char* payload = nullptr;
+  Line line;
+};
+thread_local Current current;
 
 std::atomic<int> g_verbosity{0};
 
 void append_value(std::string& out, std::string_view s) {
   // NUL separates the encoded parts; a value never carries one through.
   for (char c : s) out.push_back(c == '\0' ? ' ' : c);
+}
+
+// Go's %q, as klog prints string values.
+void append_quoted(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
 }
 
 }  // namespace
@@ -31,54 +72,60 @@ std::string_view base_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+void append_text(std::string& out, const Line& line) {
+  out.append(line.msg);
+  for_each_field(line, [&](std::string_view key, Field::Kind kind, std::string_view value) {
+    out.push_back(' ');
+    out.append(key);
+    out.push_back('=');
+    if (kind == Field::Kind::kString) {
+      append_quoted(out, value);
+    } else {
+      out.append(value);
+    }
+  });
+}
+
 void write(spdlog::level::level_enum level, std::string_view msg, Fields fields,
            const std::source_location& where, int v) {
-  // msg \0 v \0 then per field: kind key \0 value \0
-  std::string payload;
-  payload.reserve(msg.size() + 8 + fields.size() * 32);
-  append_value(payload, msg);
-  payload.push_back('\0');
+  // Fields encoded as: kind key \0 value \0, per field.
+  std::string encoded;
+  encoded.reserve(fields.size() * 32);
   char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
-  payload.append(digits, end);
-  payload.push_back('\0');
   for (const Field& f : fields) {
-    payload.push_back(static_cast<char>('0' + static_cast<int>(f.kind)));
-    append_value(payload, f.key);
-    payload.push_back('\0');
+    encoded.push_back(static_cast<char>('0' + static_cast<int>(f.kind)));
+    append_value(encoded, f.key);
+    encoded.push_back('\0');
     switch (f.kind) {
       case Field::Kind::kString:
-        append_value(payload, f.text);
+        append_value(encoded, f.text);
         break;
       case Field::Kind::kBool:
-        payload += f.number ? "true" : "false";
+        encoded += f.number ? "true" : "false";
         break;
       case Field::Kind::kNumber: {
         auto [e, err] = std::to_chars(digits, digits + sizeof digits, f.number);
-        payload.append(digits, e);
+        encoded.append(digits, e);
         break;
       }
     }
-    payload.push_back('\0');
+    encoded.push_back('\0');
   }
+  const Line line{msg, v, encoded};
+  std::string payload;
+  payload.reserve(msg.size() + encoded.size() + 4 * fields.size());
+  append_text(payload, line);
+  const Current saved = current;  // a formatter that logs (it should not) nests correctly
+  current = {payload.data(), line};
   spdlog::default_logger_raw()->log(
-      spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), kStructured}, level,
+      spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), ""}, level,
       spdlog::string_view_t(payload.data(), payload.size()));
+  current = saved;
 }
 
 bool decode(const spdlog::details::log_msg& m, Line& out) {
-  if (m.source.funcname != kStructured) return false;
-  std::string_view p(m.payload.data(), m.payload.size());
-  const size_t a = p.find('\0');
-  if (a == std::string_view::npos) return false;
-  out.msg = p.substr(0, a);
-  p.remove_prefix(a + 1);
-  const size_t b = p.find('\0');
-  if (b == std::string_view::npos) return false;
-  int v = -1;
-  std::from_chars(p.data(), p.data() + b, v);
-  out.v = v;
-  out.encoded_fields = p.substr(b + 1);
+  if (current.payload == nullptr || m.payload.data() != current.payload) return false;
+  out = current.line;
   return true;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // Structured log lines: a constant message plus key/value fields, written through spdlog's
 // default logger so that each formatter prints the fields its own way (JSON: one key each;
-// text and klog: ` key="value"` after the message). Messages stay constant strings that
-// operators grep for (HAMi's "Scheduling pod to node", "Successfully bound pod to node"...);
-// what varies goes into fields.
+// text and klog: ` key="value"` after the message). The message spdlog carries is the line in
+// the text format, so a logger without our formatters still prints it whole. Messages stay constant
+// strings that operators grep for (HAMi's "Scheduling pod to node", "Successfully bound pod to
+// node"...); what varies goes into fields.
 //
 // Nothing is formatted when the line's level (or verbosity) is off: callers pass views, and
 // the line is encoded only once the logger wants it.
@@ -87,8 +88,12 @@ struct Line {
   std::string_view encoded_fields;
 };
 
-// The structured line this log message carries; false for a plain spdlog line.
+// The structured line this log message carries; false for a plain spdlog line. Valid inside
+// the formatter call only (loggers must be synchronous, as init_logging makes them).
 bool decode(const spdlog::details::log_msg& m, Line& out);
+
+// `msg key="value" n=3`: the text form of a line (Go-quoted strings, as klog prints them).
+void append_text(std::string& out, const Line& line);
 
 // Calls f(key, kind, value) for every field of a decoded line, in order. Numbers and bools
 // come as their decimal text ("12", "true").

@@ -1230,7 +1230,9 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
   requests_total =
       &metrics->counter("hamisim_http_requests_total",
-                        "HTTP requests answered, by route and status code.", {"route", "code"});
+                        "HTTP requests answered, by route, status code and outcome (an extender "
+                        "answer of HTTP 200 carrying an Error is outcome error).",
+                        {"route", "code", "outcome"});
   request_duration = &metrics->histogram(
       "hamisim_http_request_duration_seconds",
       "Time from the first byte of a request to its response, by route and outcome.",
@@ -1513,7 +1515,7 @@ void HttpServer::Impl::record(std::string_view route, int status, std::string_vi
   char code[12];
   auto [end, ec] = std::to_chars(code, code + sizeof code, status);
   std::string_view code_sv(code, end - code);
-  requests_total->labels({route, code_sv}).inc();
+  requests_total->labels({route, code_sv, outcome}).inc();
   request_duration->labels({route, outcome}).observe(seconds);
 }
 

@@ -182,24 +182,6 @@ void append_fields(spdlog::memory_buf_t& dest, const log::Line& line) {
                       });
 }
 
-// The message part of the text format: a structured line's message, then its fields.
-class TextPayloadFlag final : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
-    log::Line line;
-    if (!log::decode(msg, line)) {
-      dest.append(std::string_view(msg.payload.data(), msg.payload.size()));
-      return;
-    }
-    dest.append(line.msg);
-    append_fields(dest, line);
-  }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<TextPayloadFlag>();
-  }
-};
-
 char klog_severity(spdlog::level::level_enum level) {
   switch (level) {
     case spdlog::level::warn:
@@ -257,9 +239,9 @@ class KlogFormatter final : public spdlog::formatter {
 }  // namespace
 
 std::unique_ptr<spdlog::formatter> make_text_formatter() {
-  auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  f->add_flag<TextPayloadFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %*");
-  return f;
+  // A structured line's message already is its text form (log::append_text).
+  return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v",
+                                                     spdlog::pattern_time_type::utc);
 }
 
 std::unique_ptr<spdlog::formatter> make_klog_formatter(int pid) {

@@ -1384,10 +1384,12 @@ TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_requests_total counter\n"));
-  EXPECT_THAT(r.body,
-              HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\"} 3\n"));
-  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"other\",code=\"404\"} "));
-  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/throw\",code=\"500\"} 1\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\","
+                                "outcome=\"ok\"} 3\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"other\",code=\"404\","
+                                "outcome=\"client_error\"} "));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/throw\",code=\"500\","
+                                "outcome=\"server_error\"} 1\n"));
   EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_request_duration_seconds histogram\n"));
   EXPECT_THAT(r.body, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/healthz\","
                                 "outcome=\"ok\"} 3\n"));
@@ -1417,6 +1419,26 @@ TEST(HttpServer, RouteCanSetItsOwnOutcome) {
   auto text = server->metrics().render();
   EXPECT_THAT(text, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/soft-error\","
                               "outcome=\"invalid_request\"} 1\n"));
+}
+
+// An extender answers its errors with HTTP 200 and an Error field: the request counter must
+// tell them apart from successes, not only the duration histogram.
+TEST(HttpServer, RequestCounterTellsAnErrorAnsweredWith200FromASuccess) {
+  auto routes = test_routes();
+  routes.push_back({"POST", "/soft-error", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = HttpResponse::error(200, "not ready: no source");
+                      r.outcome = "error";
+                      return r;
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  must(testing::http_request(plain_client(*server), "POST", "/soft-error", "{}"));
+  must(testing::http_request(plain_client(*server), "GET", "/healthz"));
+  auto text = server->metrics().render();
+  EXPECT_THAT(text, HasSubstr("hamisim_http_requests_total{route=\"/soft-error\",code=\"200\","
+                              "outcome=\"error\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\","
+                              "outcome=\"ok\"} 1\n"));
 }
 
 // --- isolation and limits (adversarial probe) ------------------------------------------------
