@@ -265,6 +265,14 @@ void ExtenderService::log_filter_decision(const fit::PreparedPod& pod,
                                           const std::vector<std::string>& names,
                                           const live::LiveFilterResult& result) {
   const model::ObjectMeta& meta = pod.pod->metadata;
+  if (log::v_enabled(4)) {
+    // HAMi's V4 NodeUnfitPod, one per node that does not fit (HAMi's chart runs -v=4).
+    for (const auto& [node, reason] : result.failed_nodes) {
+      log::v(
+          4, "NodeUnfitPod",
+          {{"pod", meta.name}, {"namespace", meta.namespace_}, {"node", node}, {"reason", reason}});
+    }
+  }
   switch (result.kind) {
     case live::LiveFilterResult::Kind::kChosen:
       log::info("Scheduling pod to node", {{"pod", meta.name},

@@ -16,6 +16,7 @@
 #include "fit/device_config.h"
 #include "http_test_client.h"
 #include "live/live_scheduler.h"
+#include "log/structured.h"
 #include "model/decode.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
@@ -469,6 +470,36 @@ TEST(LiveHttp, EachLiveFilterAndBindLogsItsDecision) {
       find("Bind error for pod", {R"("pod":"nope")", R"("result":"error")",
                                   R"("reason":"invalid request: pod \"default/nope\" not found")"}))
       << out.str();
+}
+
+// HAMi's chart runs -v=4, where HAMi logs one NodeUnfitPod line per node that does not fit;
+// at the default -v=0 there is none.
+TEST(LiveHttp, PerNodeLinesAppearFromVerbosityFour) {
+  auto old = spdlog::default_logger();
+  for (int v : {0, 4}) {
+    std::ostringstream out;
+    auto logger = std::make_shared<spdlog::logger>(
+        "hamisim", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+    logger->set_formatter(server::make_klog_formatter());
+    spdlog::set_default_logger(logger);
+    log::set_verbosity(v);
+    {
+      LiveServe s;
+      EXPECT_TRUE(s.wait_ready());
+      EXPECT_EQ(s.post("/filter", example("filter-1.json")).status, 200);
+      EXPECT_EQ(s.post("/bind", example("bind-1.json")).body, R"({"Error":""})");
+      EXPECT_EQ(s.post("/filter", example("filter-2.json")).status, 200);
+      EXPECT_EQ(s.post("/bind", example("bind-2.json")).body, R"({"Error":""})");
+      (void)s.post("/filter", example("filter-3.json"));
+    }
+    spdlog::set_default_logger(old);
+    log::set_verbosity(0);
+    const std::string text = out.str();
+    const bool shown =
+        text.find(R"("NodeUnfitPod" pod="workload-3" namespace="default" )"
+                  R"(node="gpu-node-1" reason="2/2 CardInsufficientMemory")") != std::string::npos;
+    EXPECT_EQ(shown, v >= 4) << "-v=" << v << "\n" << text;
+  }
 }
 
 TEST(LiveHttp, ReadyzNamesTheLiveSource) {
