@@ -88,6 +88,11 @@ void append_text(std::string& out, const Line& line) {
 
 void write(spdlog::level::level_enum level, std::string_view msg, Fields fields,
            const std::source_location& where, int v) {
+  write(*spdlog::default_logger_raw(), level, msg, fields, where, v);
+}
+
+void write(spdlog::logger& logger, spdlog::level::level_enum level, std::string_view msg,
+           Fields fields, const std::source_location& where, int v) {
   // Fields encoded as: kind key \0 value \0, per field.
   std::string encoded;
   encoded.reserve(fields.size() * 32);
@@ -117,9 +122,8 @@ void write(spdlog::level::level_enum level, std::string_view msg, Fields fields,
   append_text(payload, line);
   const Current saved = current;  // a formatter that logs (it should not) nests correctly
   current = {payload.data(), line};
-  spdlog::default_logger_raw()->log(
-      spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), ""}, level,
-      spdlog::string_view_t(payload.data(), payload.size()));
+  logger.log(spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), ""}, level,
+             spdlog::string_view_t(payload.data(), payload.size()));
   current = saved;
 }
 

@@ -57,9 +57,11 @@ inline bool v_enabled(int n) {
   return n <= verbosity() && enabled(spdlog::level::info);
 }
 
-// Writes the line (if its level is on) at `where`.
+// Writes the line (if its level is on) at `where`, to the default logger or to `logger`.
 void write(spdlog::level::level_enum level, std::string_view msg, Fields fields,
            const std::source_location& where, int v = -1);
+void write(spdlog::logger& logger, spdlog::level::level_enum level, std::string_view msg,
+           Fields fields, const std::source_location& where, int v = -1);
 
 inline void info(std::string_view msg, Fields fields = {},
                  std::source_location where = std::source_location::current()) {

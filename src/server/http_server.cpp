@@ -41,6 +41,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "log/structured.h"
 #include "server/metrics.h"
 
 namespace hamisim::server {
@@ -954,11 +955,17 @@ class Connection final : public ConnectionBase,
     std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
     server_.record(route, r.status, outcome, seconds);
     if (log().should_log(spdlog::level::debug)) {
-      log().debug(
-          "http request id={} method={} path={} status={} outcome={} duration_us={} "
-          "bytes_out={} client={} remote={}",
-          request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          head_only ? 0 : body_size, identity.empty() ? "-" : identity, remote_);
+      hamisim::log::write(log(), spdlog::level::debug, "http request",
+                          {{"id", request_id},
+                           {"method", method},
+                           {"path", path},
+                           {"status", r.status},
+                           {"outcome", outcome},
+                           {"duration_us", static_cast<int64_t>(seconds * 1e6)},
+                           {"bytes_out", head_only ? size_t{0} : body_size},
+                           {"client", identity.empty() ? std::string_view("-") : identity},
+                           {"remote", remote_}},
+                          std::source_location::current());
     }
 
     state_ = State::kWriting;
