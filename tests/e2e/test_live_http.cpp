@@ -16,6 +16,7 @@
 #include "fit/device_config.h"
 #include "http_test_client.h"
 #include "live/live_scheduler.h"
+#include "live/time_format.h"
 #include "log/structured.h"
 #include "model/decode.h"
 #include "server/extender_service.h"
@@ -500,6 +501,46 @@ TEST(LiveHttp, PerNodeLinesAppearFromVerbosityFour) {
                   R"(node="gpu-node-1" reason="2/2 CardInsufficientMemory")") != std::string::npos;
     EXPECT_EQ(shown, v >= 4) << "-v=" << v << "\n" << text;
   }
+}
+
+// A bind that finds the node locked by another pod is counted.
+TEST(LiveHttp, NodeLockContentionIsCounted) {
+  LiveServe s;
+  ASSERT_TRUE(s.wait_ready());
+  ASSERT_EQ(s.post("/filter", example("filter-1.json")).status, 200);
+  // workload-2 exists in the seed, so its fresh lock is neither expired nor orphaned.
+  ASSERT_TRUE(s.source().patch_node_annotations(
+      "gpu-node-1",
+      {{"hami.io/mutex.lock",
+        live::format_rfc3339_local(std::chrono::system_clock::now()) + ",default,workload-2"}},
+      ""));
+  const auto b = s.post("/bind", example("bind-1.json"));
+  EXPECT_NE(b.body.find("node lock contention"), std::string::npos) << b.body;
+  const std::string m = s.metrics().render();
+  EXPECT_NE(m.find("hamisim_live_node_lock_contention_total 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find(R"(hamisim_http_requests_total{route="/bind",code="200",outcome="error"} 1)"),
+            std::string::npos)
+      << m;
+}
+
+// A follower whose kube-scheduler takes the Lease starts leading: counted, and HAMi's
+// per-device series appear after its first registration pass.
+TEST(LiveHttp, LeadershipIsExportedAndNodeSeriesFollowIt) {
+  LiveServe s(true, {.follower = true});
+  ASSERT_TRUE(s.wait_synced());
+  EXPECT_EQ(s.metrics().render().find("hami_gpu_memory_limit_bytes"), std::string::npos);
+  const uint64_t passes = s.live().registration_passes();
+  s.live().on_lease(state::EventType::kAdded,
+                    {"kube-system", "hami-scheduler", "1", "not-the-holder_3f2a", 3600});
+  for (int i = 0; i < 1000 && s.live().registration_passes() == passes; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::string m = s.metrics().render();
+  EXPECT_NE(m.find("hamisim_live_leader 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("hamisim_live_leadership_changes_total{change=\"started\"} 1\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("hami_gpu_memory_limit_bytes{device_index=\"0\""), std::string::npos) << m;
 }
 
 TEST(LiveHttp, ReadyzNamesTheLiveSource) {
