@@ -43,6 +43,8 @@ struct LiveServeOptions {
   bool metrics_listener = false;
   // A replica whose kube-scheduler does not hold the Lease (none is ever seen).
   bool follower = false;
+  // Cluster snapshot files; empty: examples/live.
+  std::string snapshot;
 };
 
 live::LiveOptions live_options(const LiveServeOptions& o) {
@@ -59,8 +61,9 @@ live::LiveOptions live_options(const LiveServeOptions& o) {
 class LiveServe {
  public:
   explicit LiveServe(bool with_live = true, LiveServeOptions o = {})
-      : source_(state::SnapshotSource::load({std::string(HAMISIM_EXAMPLES_DIR) + "/live"},
-                                            {.play_device_plugin = true})
+      : source_(state::SnapshotSource::load(
+                    {o.snapshot.empty() ? std::string(HAMISIM_EXAMPLES_DIR) + "/live" : o.snapshot},
+                    {.play_device_plugin = true})
                     .value()),
         live_(registry_, *source_, live_options(o)),
         service_(engine_, metrics_,
@@ -541,6 +544,62 @@ TEST(LiveHttp, LeadershipIsExportedAndNodeSeriesFollowIt) {
             std::string::npos)
       << m;
   EXPECT_NE(m.find("hami_gpu_memory_limit_bytes{device_index=\"0\""), std::string::npos) << m;
+}
+
+// HAMi normalises the cores of AMD devices (type starting with AMD) to a percentage of the
+// device in the current families, and keeps the raw figures in the legacy ones. HAMi decides
+// "AMD" by the type's prefix alone; the type also names NVIDIA here so that the NVIDIA backend
+// places the pod on it.
+TEST(LiveHttp, HamiCoreFamiliesNormaliseAmdDevices) {
+  const std::string path = ::testing::TempDir() + "/hamisim-amd-snapshot.yaml";
+  std::ofstream(path) << R"(apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: amd-node
+      annotations:
+        hami.io/node-nvidia-register: '[{"id":"GPU-AMD-0","count":10,"devmem":16384,"devcore":64,"type":"AMD-NVIDIA-MOCK","mode":"hami-core","health":true}]'
+    status:
+      capacity: {nvidia.com/gpu: "10"}
+      allocatable: {nvidia.com/gpu: "10"}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: p, namespace: default, uid: 00000000-0000-4000-8000-0000000000a1}
+    spec:
+      schedulerName: hami-scheduler
+      containers:
+        - name: m
+          resources:
+            limits: {nvidia.com/gpu: "1", nvidia.com/gpumem: "1024", nvidia.com/gpucores: "32"}
+)";
+  {
+    LiveServe s(true, {.legacy_metrics = true, .snapshot = path});
+    ASSERT_TRUE(s.wait_ready());
+    const auto f = s.post(
+        "/filter",
+        R"({"Pod":{"metadata":{"name":"p","namespace":"default","uid":"00000000-0000-4000-8000-0000000000a1"},"spec":{"schedulerName":"hami-scheduler","containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1","nvidia.com/gpumem":"1024","nvidia.com/gpucores":"32"}}}]}},"NodeNames":["amd-node"]})");
+    ASSERT_NE(f.body.find(R"("NodeNames":["amd-node"])"), std::string::npos) << f.body;
+    const std::string m = s.metrics().render();
+    const std::string dev =
+        R"({device_index="0",device_type="AMD-NVIDIA-MOCK",device_uuid="GPU-AMD-0",node="amd-node",zone="vGPU"} )";
+    const std::string ldev =
+        R"({deviceidx="0",devicetype="AMD-NVIDIA-MOCK",deviceuuid="GPU-AMD-0",nodeid="amd-node",zone="vGPU"} )";
+    const std::string pod =
+        R"({container_index="0",device_uuid="GPU-AMD-0",namespace="default",node="amd-node",pod="p",zone="vGPU"} )";
+    for (const std::string& line : std::vector<std::string>{
+             "hami_gpu_core_limit_ratio" + dev + "100\n",
+             "hami_gpu_core_allocated_ratio" + dev + "50\n",
+             "hami_vgpu_core_allocated_ratio" + pod + "50\n",
+             "GPUDeviceCoreLimit" + ldev + "64\n",
+             "GPUDeviceCoreAllocated" + ldev + "32\n",
+             R"(hami_gpu_memory_allocated_bytes{device_cores="64",)",
+         }) {
+      EXPECT_NE(m.find(line), std::string::npos) << line << "\n" << m;
+    }
+  }
+  std::remove(path.c_str());
 }
 
 TEST(LiveHttp, ReadyzNamesTheLiveSource) {
