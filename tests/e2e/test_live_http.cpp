@@ -602,6 +602,62 @@ items:
   std::remove(path.c_str());
 }
 
+// A realised MIG instance (its UUID and GPU and compute instance ids written by the device
+// plugin) on a device in MIG mode: one hami_node_gpu_mig_instance_info series, and HAMi's
+// legacy nodeGPUMigInstance with migname <profile>-<GPU instance id>.
+TEST(LiveHttp, HamiMigFamilyShowsRealisedInstances) {
+  const std::string path = ::testing::TempDir() + "/hamisim-mig-snapshot.yaml";
+  std::ofstream(path) << R"(apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: mig-node
+      annotations:
+        hami.io/node-nvidia-register: '[{"id":"GPU-M1","count":7,"devmem":40960,"devcore":100,"type":"NVIDIA-A100","mode":"mig","health":true}]'
+    status:
+      capacity: {nvidia.com/gpu: "7"}
+      allocatable: {nvidia.com/gpu: "7"}
+  - apiVersion: v1
+    kind: Pod
+    metadata:
+      name: m
+      namespace: default
+      uid: 00000000-0000-4000-8000-0000000000b1
+      annotations:
+        hami.io/vgpu-node: mig-node
+        hami.io/vgpu-devices-allocated: "GPU-M1,NVIDIA,10240,28:;"
+        hami.io/vgpu-mig-allocations: '[{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-M1","profile":"2g.10gb","placement":{"start":0,"size":2},"migUUID":"MIG-1","gpuInstanceID":3,"computeInstanceID":0},{"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-M1","profile":"1g.5gb","placement":{"start":6,"size":1}}]'
+    spec:
+      nodeName: mig-node
+      containers:
+        - name: c
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+    status: {phase: Running}
+)";
+  {
+    LiveServe s(true, {.legacy_metrics = true, .snapshot = path});
+    ASSERT_TRUE(s.wait_ready());
+    const std::string m = s.metrics().render();
+    EXPECT_NE(m.find(R"(hami_node_gpu_mig_instance_info{compute_instance_id="0",device_index="0",)"
+                     R"(device_uuid="GPU-M1",gpu_instance_id="3",mig_uuid="MIG-1",node="mig-node",)"
+                     R"(placement_size="2",placement_start="0",profile="2g.10gb",zone="vGPU"} 1)"
+                     "\n"),
+              std::string::npos)
+        << m;
+    // The instance the device plugin has not realised yet has no series.
+    EXPECT_EQ(m.find(R"(profile="1g.5gb")"), std::string::npos) << m;
+    EXPECT_NE(m.find(R"(nodeGPUMigInstance{deviceidx="0",deviceuuid="GPU-M1",migname="2g.10gb-3",)"
+                     R"(nodeid="mig-node",zone="vGPU"} 1)"
+                     "\n"),
+              std::string::npos)
+        << m;
+  }
+  std::remove(path.c_str());
+}
+
 TEST(LiveHttp, ReadyzNamesTheLiveSource) {
   LiveServe s;
   ASSERT_TRUE(s.wait_ready());
