@@ -10,10 +10,12 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli/doctor_command.h"
 #include "cli/fit_command.h"
 #include "cli/gen_command.h"
+#include "cli/hami_flags.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
 #include "cli/serve_command.h"
@@ -45,13 +47,57 @@ void restart_plan_with_huge_pages(int argc, char** argv) {
   unsetenv("GLIBC_TUNABLES");  // exec failed: go on as we are
 }
 
+// HAMi's `version` subcommand: six lines on stderr, as cobra prints them.
+int print_scheduler_version() {
+  std::fputs("version:          " HAMISIM_VERSION
+             "\n"
+             "revision:         " HAMISIM_REVISION
+             "\n"
+             "build date:       " __DATE__ " " __TIME__
+             "\n"
+             "go version:       none (hamisim is C++)\n"
+             "compiler:         " __VERSION__
+             "\n"
+             "platform:         linux\n",
+             stderr);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   restart_plan_with_huge_pages(argc, argv);
+  // HAMi's chart runs the extender as `scheduler ...` (hami-dropin.md §2.7): a `scheduler`
+  // link to hamisim is `hamisim scheduler`.
+  std::vector<std::string> words(argv, argv + argc);
+  const std::string self = words[0].substr(words[0].rfind('/') + 1);
+  if (self == "scheduler") words.insert(words.begin() + 1, "scheduler");
+
+  hamisim::cli::ServeOptions serve;
+  hamisim::cli::ServeOptions scheduler;
+  hamisim::cli::apply_hami_defaults(scheduler);
+  // HAMi's own flag names and syntax, for both; the rest is hamisim's parser's.
+  if (words.size() > 1 && (words[1] == "serve" || words[1] == "scheduler")) {
+    auto& target = words[1] == "serve" ? serve : scheduler;
+    if (words.size() > 2 && words[1] == "scheduler" && words[2] == "version") {
+      return print_scheduler_version();
+    }
+    auto rest = hamisim::cli::take_hami_flags({words.begin() + 2, words.end()}, target);
+    if (!rest) {
+      std::fprintf(stderr, "hamisim %s: %s\n", words[1].c_str(), rest.error().message.c_str());
+      return 2;
+    }
+    words.resize(2);
+    words.insert(words.end(), rest->begin(), rest->end());
+  }
+  std::vector<char*> args;
+  for (auto& w : words) args.push_back(w.data());
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+
   CLI::App app{"hamisim: GPU scale-up simulation for HAMi devices"};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", "hamisim 0.1.0");
+  app.set_version_flag("--version", "hamisim " HAMISIM_VERSION);
 
   hamisim::cli::FitOptions fit;
   CLI::App* fit_cmd =
@@ -70,9 +116,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fit_cmd->add_option("--output,-o", fit.output, "table or json")->capture_default_str();
 
-  hamisim::cli::ServeOptions serve;
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender service");
   hamisim::cli::add_serve_options(*serve_cmd, serve);
+  serve_cmd->footer(hamisim::cli::hami_flags_help());
+
+  CLI::App* scheduler_cmd = app.add_subcommand(
+      "scheduler",
+      "HAMi's scheduler extender as HAMi's Helm chart runs it: HAMi's flags and defaults, the "
+      "live path from $KUBECONFIG, ~/.kube/config or the pod's service account "
+      "(`scheduler version` prints the build)");
+  hamisim::cli::add_serve_options(*scheduler_cmd, scheduler);
+  scheduler_cmd->footer(hamisim::cli::hami_flags_help());
 
   hamisim::cli::PlanOptions plan;
   CLI::App* plan_cmd = app.add_subcommand(
@@ -120,6 +174,7 @@ int main(int argc, char** argv) {
   }
   if (*fit_cmd) return hamisim::cli::run_fit(fit);
   if (*serve_cmd) return hamisim::cli::run_serve(serve);
+  if (*scheduler_cmd) return hamisim::cli::run_serve(scheduler);
   if (*plan_cmd) {
     const bool no_arguments = argc == 2;  // just `hamisim plan`
     // The process ends with the plan: it need not free the plan's state (sanitized builds

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -50,6 +52,33 @@ std::string hostname() {
   return buf;
 }
 
+// HAMi's client configuration (hami-dropin.md §3): $KUBECONFIG, else ~/.kube/config; when
+// that cannot be loaded, the pod's service account.
+Result<kube::KubeConfig> hami_client_config() {
+  const char* env = std::getenv("KUBECONFIG");
+  const char* home = std::getenv("HOME");
+  std::string path = env != nullptr && *env != '\0' ? env
+                     : home != nullptr              ? std::string(home) + "/.kube/config"
+                                                    : "";
+  if (!path.empty() && std::filesystem::exists(path)) {
+    auto config = kube::load_kubeconfig(path);
+    if (config) {
+      spdlog::info("client configuration from {}", path);
+      return config;
+    }
+    spdlog::warn("loading {} failed ({}); using the in-cluster configuration", path,
+                 config.error().message);
+  }
+  auto config = kube::in_cluster_config();
+  if (!config) {
+    return make_error(
+        "no client configuration: $KUBECONFIG and ~/.kube/config are absent or "
+        "unusable, and the in-cluster one fails: " +
+        config.error().message);
+  }
+  return config;
+}
+
 // The cluster source the flags ask for, or null for a simulation-only service. Errors name
 // the flag.
 Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(const ServeOptions& o) {
@@ -71,16 +100,24 @@ Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(const ServeOpt
     if (!source) return make_error("--cluster-snapshot: " + source.error().message);
     return std::unique_ptr<state::ClusterSource>(std::move(source).value());
   }
-  if (o.kubeconfig.empty() && !o.in_cluster) return std::unique_ptr<state::ClusterSource>();
-  auto config = o.in_cluster ? kube::in_cluster_config()
-                             : kube::load_kubeconfig(o.kubeconfig, o.kube_context);
-  if (!config) {
-    return make_error(std::string(o.in_cluster ? "--in-cluster: " : "--kubeconfig: ") +
-                      config.error().message);
+  if (o.kubeconfig.empty() && !o.in_cluster && !o.hami_scheduler) {
+    return std::unique_ptr<state::ClusterSource>();
+  }
+  Result<kube::KubeConfig> config = make_error("no client configuration");
+  if (o.in_cluster) {
+    config = kube::in_cluster_config();
+    if (!config) return make_error("--in-cluster: " + config.error().message);
+  } else if (!o.kubeconfig.empty()) {
+    config = kube::load_kubeconfig(o.kubeconfig, o.kube_context);
+    if (!config) return make_error("--kubeconfig: " + config.error().message);
+  } else {
+    config = hami_client_config();
+    if (!config) return config.error();
   }
   kube::ClientOptions client;
   client.qps = o.kube_qps;
   client.burst = o.kube_burst;
+  if (o.kube_timeout_s > 0) client.request_timeout = std::chrono::seconds(o.kube_timeout_s);
   client.user_agent = "hamisim/" + event_component(o);
   kube::KubeSourceOptions source_options;
   source_options.scheduler_name = event_component(o);
@@ -103,16 +140,28 @@ Result<live::LiveOptions> live_options(const ServeOptions& o) {
   auto retry = live::parse_go_duration(o.node_lock_retry_timeout);
   if (!retry) return make_error("--node-lock-retry-timeout: " + retry.error().message);
   lo.node_lock_retry_timeout = *retry;
+  lo.node_selector = o.node_label_selector;
+  // HAMi's chart sets both from the downward API; they name this pod for the role labels.
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') {
+    const char* ns = std::getenv("POD_NAMESPACE");
+    lo.role_labels = {.pod_name = pod, .pod_namespace = ns != nullptr ? ns : ""};
+  }
   if (o.leader_elect) {
+    if (o.leader_elect_resource_namespace.empty()) {
+      return make_error(
+          "--leader-elect needs --leader-elect-resource-namespace (where the kube-scheduler "
+          "Lease is)");
+    }
     if (o.leader_elect_resource_name.empty()) {
       return make_error(
           "--leader-elect needs --leader-elect-resource-name (the kube-scheduler "
           "Lease to observe)");
     }
-    lo.leader = {.enabled = true,
-                 .lease_namespace = o.leader_elect_resource_namespace,
-                 .lease_name = o.leader_elect_resource_name,
-                 .identity = hostname()};
+    lo.leader = {
+        .enabled = true,
+        .lease_namespace = o.leader_elect_resource_namespace,
+        .lease_name = o.leader_elect_resource_name,
+        .identity = o.leader_elect_identity.empty() ? hostname() : o.leader_elect_identity};
     if (lo.leader.identity.empty()) return make_error("--leader-elect: the hostname is empty");
   }
   return lo;
@@ -183,12 +232,6 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
-  app.add_option("-v,--v", o.verbosity,
-                 "klog verbosity: V(n) lines print when n <= this (and info is on)")
-      ->capture_default_str()
-      // klog's single-dash form -v=4 reaches CLI11 as -v with the value "=4".
-      ->transform([](std::string v) { return v.starts_with('=') ? v.substr(1) : v; })
-      ->check(CLI::NonNegativeNumber);
   app.add_flag("--legacy-metrics", o.legacy_metrics,
                "Also export HAMi's legacy metric names (GPUDeviceMemoryLimit, ...)");
   add_device_flags(app, o.device, "HAMi device-config.yaml");
@@ -244,6 +287,9 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--leader-elect-resource-namespace", o.leader_elect_resource_namespace,
                  "Namespace of that Lease")
       ->capture_default_str();
+  app.add_option("--leader-elect-identity", o.leader_elect_identity,
+                 "Leader when the Lease holder starts with this (default: the hostname, which "
+                 "kube-scheduler's identity starts with; set it under hostNetwork)");
   app.add_option("--profile-reconcile-interval", o.profile_reconcile_interval,
                  "With a live source and --device-profiles: how often real nodes are compared "
                  "with their profiles")
@@ -306,6 +352,18 @@ int run_serve(const ServeOptions& o) {
       spdlog::error("{}", lo.error().message);
       return 2;
     }
+    if (!lo->role_labels.pod_name.empty()) {
+      spdlog::info(
+          "while leading, this pod ({}/{}) is labelled hami.io/scheduler-role=leader "
+          "and the other hami-scheduler pods follower",
+          lo->role_labels.pod_namespace, lo->role_labels.pod_name);
+    }
+    if (std::getenv("HAMI_NODELOCK_EXPIRE") != nullptr) {
+      spdlog::info(
+          "HAMI_NODELOCK_EXPIRE is set; as in HAMi v2.10, --node-lock-timeout ({}) "
+          "decides",
+          o.node_lock_timeout);
+    }
     live = std::make_unique<live::LiveScheduler>(registry, **source, std::move(lo).value());
   }
 
@@ -331,6 +389,9 @@ int run_serve(const ServeOptions& o) {
   sc.allow_live_clients = o.allow_live_clients;
   sc.allow_simulation_clients = o.allow_simulation_clients;
   sc.allow_webhook_clients = o.allow_webhook_clients;
+  // With a live source /filter and /bind write to the cluster: never from the network
+  // without a verified client certificate (docs/live.md, "Who can call what").
+  sc.live_routes_loopback_or_certificate = live != nullptr;
   sc.max_body_bytes = o.max_body_bytes;
   sc.max_inflight_live = o.max_inflight_live;
   sc.max_inflight_simulation = o.max_inflight_simulation;

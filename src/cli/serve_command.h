@@ -1,9 +1,10 @@
 #pragma once
 // `hamisim serve`: the extender service.
 
+#include <map>
 #include <string>
-
 #include <vector>
+
 #include "cli/device_flags.h"
 
 namespace CLI {
@@ -32,7 +33,6 @@ struct ServeOptions {
   int threads = 0;
   std::string log_format = "text";
   std::string log_level = "info";
-  int verbosity = 0;            // klog -v: V(n) lines print when n <= verbosity
   bool legacy_metrics = false;  // HAMi --legacy-metrics
   DeviceFlags device;           // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string device_profiles_path;
@@ -57,7 +57,15 @@ struct ServeOptions {
   bool leader_elect = false;
   std::string leader_elect_resource_name;
   std::string leader_elect_resource_namespace = "kube-system";
+  std::string leader_elect_identity;  // empty: the hostname, as HAMi (the pod's name)
   std::string profile_reconcile_interval = "5m";
+
+  // HAMi's flags with no hamisim name of their own (cli/hami_flags.h).
+  std::map<std::string, std::string> node_label_selector;  // --node-label-selector
+  int kube_timeout_s = 0;  // --kube-timeout: seconds per API request; 0 keeps hamisim's bound
+  int verbosity = 0;       // klog's -v: V(n) lines print when n <= verbosity
+  // Started as HAMi's `scheduler`: the live path from the default client configuration.
+  bool hami_scheduler = false;
 };
 
 void add_serve_options(CLI::App& app, ServeOptions& options);

@@ -166,6 +166,22 @@ class DeviceBackend {
   // Whether Fit reads the pods already on a device (DeviceUsage::pods).
   virtual bool reads_device_pods() const { return false; }
 
+  // --- Admission (the webhook) ---
+  // Which of HAMi's MutateAdmission variants this backend takes (webhook/mutation.h does the
+  // pod edits). Most vendors change nothing: they only report whether a container's limits
+  // name their count resource.
+  enum class Admission {
+    kCountInLimits,
+    kNvidia,
+    kIluvatar,
+    kAscend,
+    kAmd,
+    kMthreads,
+    kKunlunVxpu,
+    kMetaxSgpu,
+  };
+  virtual Admission admission() const { return Admission::kCountInLimits; }
+
   // HAMi ScoreNode: added to the node score when the pod was given devices of this vendor.
   // `previous` is the node's usage before the pod, `chosen` the pod's positional list.
   virtual float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,

@@ -142,8 +142,62 @@ void LiveScheduler::on_node(state::EventType type, const model::Node& node) {
   if (type == state::EventType::kAdded) notify_registration();
 }
 
+namespace {
+constexpr std::string_view kRoleLabel = "hami.io/scheduler-role";
+constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
+constexpr std::string_view kSchedulerComponent = "hami-scheduler";
+}  // namespace
+
 void LiveScheduler::on_pod(state::EventType type, const model::Pod& pod) {
   pods_.on_pod(type, pod);
+  const auto& roles = options_.role_labels;
+  if (roles.pod_name.empty()) return;
+  if (!roles.pod_namespace.empty() && pod.metadata.namespace_ != roles.pod_namespace) return;
+  const std::string key = pod.metadata.namespace_ + "/" + pod.metadata.name;
+  const std::string* component = model::find_label(pod.metadata, kComponentLabel);
+  std::lock_guard lock(role_mutex_);
+  if (type == state::EventType::kDeleted || component == nullptr ||
+      *component != kSchedulerComponent) {
+    scheduler_pods_.erase(key);
+    return;
+  }
+  const std::string* role = model::find_label(pod.metadata, kRoleLabel);
+  scheduler_pods_[key] = {pod.metadata.namespace_, pod.metadata.name, role ? *role : ""};
+}
+
+void LiveScheduler::label_scheduler_pods() {
+  std::vector<SchedulerPod> wrong;
+  {
+    std::lock_guard lock(role_mutex_);
+    for (const auto& [key, p] : scheduler_pods_) {
+      const bool self = p.name == options_.role_labels.pod_name;
+      if (p.role != (self ? "leader" : "follower")) wrong.push_back(p);
+    }
+  }
+  for (const SchedulerPod& p : wrong) {
+    const bool self = p.name == options_.role_labels.pod_name;
+    const std::string role = self ? "leader" : "follower";
+    auto st =
+        source_.patch_pod_metadata(p.namespace_, p.name, {}, {{std::string(kRoleLabel), role}});
+    if (!st) {
+      spdlog::error("Failed to patch the {} label to hami scheduler pod {}/{}: {}", role,
+                    p.namespace_, p.name, st.error().message);
+      continue;
+    }
+    spdlog::info("Successfully patched {} label to hami scheduler pod {}/{}", role, p.namespace_,
+                 p.name);
+    std::lock_guard lock(role_mutex_);
+    auto it = scheduler_pods_.find(p.namespace_ + "/" + p.name);
+    if (it != scheduler_pods_.end()) it->second.role = role;
+  }
+}
+
+bool LiveScheduler::selected(const model::Node& node) const {
+  for (const auto& [key, value] : options_.node_selector) {
+    const std::string* label = model::find_label(node.metadata, key);
+    if (label == nullptr || *label != value) return false;
+  }
+  return true;
 }
 
 void LiveScheduler::on_quota(state::EventType type, const model::ResourceQuota& quota) {
@@ -258,6 +312,7 @@ void LiveScheduler::register_pass() {
     term = term_;
   }
   if (!leader_.is_leader(options_.steady_now())) return;
+  label_scheduler_pods();
   std::vector<std::shared_ptr<const model::Node>> nodes;
   {
     std::lock_guard lock(observed_mutex_);
@@ -266,6 +321,15 @@ void LiveScheduler::register_pass() {
   }
   for (const auto& node : nodes) {
     const std::string& name = node->metadata.name;
+    if (!selected(*node)) {
+      // Outside --node-label-selector: HAMi's pass never lists it, so it has no devices.
+      for (const auto& backend : registry_.backends()) {
+        if (nodes_.has_vendor(name, backend->vendor())) {
+          nodes_.remove_vendor(name, backend->vendor());
+        }
+      }
+      continue;
+    }
     for (const auto& backend : registry_.backends()) {
       const std::string_view vendor = backend->vendor();
       device::NodeDevices found = backend->node_devices(*node);
@@ -350,10 +414,21 @@ LiveStats LiveScheduler::stats() const {
 }
 
 LiveReadiness LiveScheduler::readiness() const {
-  if (auto why = not_ready_reason()) return {false, *why};
-  return {true, fmt::format("{}; {} registered node(s), {} pod allocation(s); {}",
-                            source_.describe(), nodes_.snapshot()->size(), pods_.size(),
-                            leader_.describe(options_.steady_now()))};
+  LiveReadiness r;
+  if (!source_synced_) {
+    r.detail = "the cluster source has not delivered its initial lists yet";
+    return r;
+  }
+  r.ready = true;
+  r.leading = leader_.is_leader(options_.steady_now());
+  r.filtering = !not_ready_reason().has_value();
+  const std::string role = !r.leading ? "follower (not the leader), /filter answers on the leader"
+                           : r.filtering ? "leader"
+                                         : "leader, first registration pass not finished";
+  r.detail = fmt::format("{}; {}; {} registered node(s), {} pod allocation(s); {}", role,
+                         source_.describe(), nodes_.snapshot()->size(), pods_.size(),
+                         leader_.describe(options_.steady_now()));
+  return r;
 }
 
 void LiveScheduler::event(const model::Pod& pod, std::string type, std::string reason,

@@ -43,6 +43,17 @@ struct LiveOptions {
   std::chrono::milliseconds register_interval{15000};
   std::chrono::seconds handshake_grace{60};
   LeaderTracker::Options leader;
+  // HAMi's --node-label-selector: a node whose labels do not all equal these is not
+  // registered (its devices are dropped if it was), so /filter finds no devices on it.
+  std::map<std::string, std::string> node_selector;
+  // HAMi's `hami.io/scheduler-role` labels ($POD_NAME, $POD_NAMESPACE): each pass while
+  // leading labels this pod `leader` and the other `app.kubernetes.io/component:
+  // hami-scheduler` pods of the namespace `follower`; HAMi's Service selects the leader. Off
+  // when pod_name is empty. An empty namespace means every namespace, as HAMi's lister.
+  struct RoleLabels {
+    std::string pod_name;
+    std::string pod_namespace;
+  } role_labels;
   // Injectable clocks (tests); wall time for annotations, steady time for the Lease.
   std::function<WallTime()> wall_now = [] { return std::chrono::system_clock::now(); };
   std::function<LeaderTracker::Clock::time_point()> steady_now = [] {
@@ -74,8 +85,13 @@ struct LiveStats {
   uint64_t registration_passes = 0;
 };
 
+// Readiness and leadership are separate signals (HAMi #1677): a follower whose caches are
+// complete is ready, so a rolling update (surge 1, unavailable 0) can replace the leader; only
+// the leader answers /filter.
 struct LiveReadiness {
-  bool ready = false;
+  bool ready = false;      // the source delivered its initial lists: this replica can serve
+  bool leading = false;    // holds the Lease (always, without leader election)
+  bool filtering = false;  // leading, and a registration pass finished since: /filter answers
   std::string detail;
 };
 
@@ -142,6 +158,9 @@ class LiveScheduler final : public state::ClusterHandler {
                       const device::NodeDevices& found);
   Health handshake(const device::DeviceBackend& backend, const model::Node& node);
   void node_cleanup(const std::string& node, const device::DeviceBackend& backend);
+  bool selected(const model::Node& node) const;
+  // Patches the role labels that differ from what they should be (the pass, while leading).
+  void label_scheduler_pods();
   // Evicts reservations unconfirmed for a whole pass whose pod the API no longer has.
   void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
@@ -186,6 +205,13 @@ class LiveScheduler final : public state::ClusterHandler {
   // Pods ("ns/name") a bind is running for; one bind per pod at a time.
   std::mutex binding_mutex_;
   std::unordered_set<std::string> binding_;
+
+  // Scheduler pods the role labels cover, "ns/name" -> {namespace, name, current role label}.
+  struct SchedulerPod {
+    std::string namespace_, name, role;
+  };
+  mutable std::mutex role_mutex_;  // never held across an API call
+  std::map<std::string, SchedulerPod> scheduler_pods_;
 
   std::mutex register_mutex_;  // serializes passes (held across their API calls)
   std::mutex reported_mutex_;  // never held across an API call: the source thread takes it

@@ -404,10 +404,11 @@ HttpResponse ExtenderService::healthz(const HttpRequest&) {
 
 HttpResponse ExtenderService::readyz(const HttpRequest&) {
   // Simulation is ready once configuration is loaded, which happened before the server
-  // started. Live is ready once its source synced, this replica leads and a registration pass
-  // finished; a service without a live source is simulation-only ("all" then means simulation).
+  // started. Live is ready once its source synced, leader or follower (HAMi answers 200 on
+  // both, so a rolling update can start the new replica while the old one leads); a service
+  // without a live source is simulation-only ("all" then means simulation).
   const bool simulation_ready = !registry_.backends().empty();
-  live::LiveReadiness live{false, std::string(kNoLiveSource)};
+  live::LiveReadiness live{.detail = std::string(kNoLiveSource)};
   if (options_.live != nullptr) live = options_.live->readiness();
   bool ready = true;
   if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all")
@@ -430,6 +431,11 @@ HttpResponse ExtenderService::readyz(const HttpRequest&) {
                         : live.ready             ? "ready"
                                                  : "not ready");
   w.key("detail").string(live.detail);
+  if (options_.live != nullptr) {
+    // Leadership is its own signal: a ready follower does not filter until it leads.
+    w.key("leader").boolean(live.leading);
+    w.key("filtering").boolean(live.filtering);
+  }
   w.end_object();
   w.end_object();
   w.end_object();

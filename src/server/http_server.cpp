@@ -29,6 +29,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -548,6 +549,11 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<Listener>> listeners;
   std::optional<net::signal_set> signals;
   net::steady_timer grace_timer{control};
+  // Keeps the worker threads in the io_context from start() until shutdown has closed the
+  // listeners. Without it a shutdown requested before the first accept was posted could find
+  // the workers gone (nothing to wait for), its close never ran, and connections waiting in
+  // the kernel's accept queue were neither served nor closed.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> running;
   // Runs heavy routes' handlers; declared after the io_context, so destroyed before it: the
   // connections its pending work holds reach back into the io_context and the members above.
   std::optional<net::thread_pool> heavy_pool;
@@ -593,7 +599,15 @@ class Connection final : public ConnectionBase,
         stream_(make_stream(std::move(socket))) {
     error_code ec;
     auto ep = lowest().socket().remote_endpoint(ec);
-    if (!ec) remote_ = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+    if (!ec) {
+      net::ip::address a = ep.address();
+      if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+        a = net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
+      }
+      remote_ = a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), ep.port())
+                          : fmt::format("{}:{}", a.to_string(), ep.port());
+      peer_is_loopback_ = a.is_loopback();
+    }
   }
 
   ~Connection() override {
@@ -878,6 +892,7 @@ class Connection final : public ConnectionBase,
     req.client_identities = identities_;
     if (!identities_.empty()) req.client_identity = identities_.front();
     req.remote_address = remote_;
+    req.peer_is_loopback = peer_is_loopback_;
     req.body = direct_body_ ? std::move(body_) : std::move(msg.body());
     direct_body_ = false;
     req.body.reserve(req.body.size() + kBodyPadding);  // a chunked body: copied once here
@@ -1163,6 +1178,7 @@ class Connection final : public ConnectionBase,
   std::unique_ptr<char[]> drain_buf_;
   std::vector<std::string> identities_;
   std::string remote_;
+  bool peer_is_loopback_ = false;
   std::optional<uint64_t> id_;
   InflightSlot group_slot_, heavy_slot_;  // of the request being answered
   Clock::time_point started_ = Clock::now();
@@ -1201,7 +1217,8 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
   bool tls_enabled = !config.tls_cert.empty() || !config.tls_key.empty();
   if (tls_enabled && (config.tls_cert.empty() || config.tls_key.empty())) {
-    return make_error("tls: --tls-cert and --tls-key must be given together");
+    return make_error(
+        "tls: --tls-cert (--cert_file) and --tls-key (--key_file) must be given together");
   }
   if (!tls_enabled && !config.insecure_http && !ep->address().is_loopback()) {
     return make_error(fmt::format(
@@ -1303,9 +1320,33 @@ Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics
     return make_error(fmt::format("listen on {}:{}: {}: {}", ep.address().to_string(), ep.port(),
                                   what, ec.message()));
   };
-  if (l->acceptor.open(ep.protocol(), ec); ec) return fail("open");
-  if (l->acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) return fail("option");
-  if (l->acceptor.bind(ep, ec); ec) return fail("bind");
+  // The wildcard listens dual-stack where the kernel has IPv6 (Go's net.Listen does the same),
+  // and on IPv4 alone where it has not.
+  const bool wildcard = ep.address().is_unspecified();
+  bool bound = false;
+  if (wildcard) {
+    const tcp::endpoint any6(net::ip::address_v6::any(), ep.port());
+    error_code ec6;
+    l->acceptor.open(tcp::v6(), ec6);
+    if (!ec6) l->acceptor.set_option(net::ip::v6_only(false), ec6);
+    if (!ec6) l->acceptor.set_option(net::socket_base::reuse_address(true), ec6);
+    if (!ec6) l->acceptor.bind(any6, ec6);
+    if (!ec6) {
+      bound = true;
+    } else if (ec6 == net::error::address_in_use) {
+      ec = ec6;
+      return fail("bind");
+    } else if (l->acceptor.is_open()) {
+      l->acceptor.close(ec6);
+    }
+  }
+  if (!bound) {
+    if (l->acceptor.open(ep.protocol(), ec); ec) return fail("open");
+    if (l->acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) {
+      return fail("option");
+    }
+    if (l->acceptor.bind(ep, ec); ec) return fail("bind");
+  }
   if (l->acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return fail("listen");
   uint16_t port = l->acceptor.local_endpoint(ec).port();
   if (ec) return fail("local_endpoint");
@@ -1402,6 +1443,7 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
       l->retry.cancel();
     }
     if (signals) signals->cancel(ec);
+    running.reset();
     {
       std::lock_guard lock(conns_mu);
       if (conns.empty()) return;
@@ -1466,6 +1508,15 @@ HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, Htt
   }
 
   size_t g = size_t(route->group);
+  if (route->group == AuthGroup::kLive && config.live_routes_loopback_or_certificate &&
+      !req.peer_is_loopback && req.client_identities.empty()) {
+    a.response = HttpResponse::error(
+        403, fmt::format("forbidden: {} acts on the cluster and answers only loopback peers (the "
+                         "kube-scheduler next to it) or clients with a verified certificate "
+                         "(--client-ca); {} has neither",
+                         req.target, req.remote_address));
+    return a;
+  }
   if (route->group != AuthGroup::kNone && allow[g] != nullptr && !allow[g]->empty()) {
     const std::string* match = nullptr;
     for (const auto& id : req.client_identities) {
@@ -1559,6 +1610,7 @@ MetricsRegistry& HttpServer::metrics() {
 
 void HttpServer::start() {
   if (impl_->started.exchange(true)) return;
+  impl_->running.emplace(impl_->ioc.get_executor());
   net::post(impl_->control, [impl = impl_.get()] {
     if (impl->stopping.load()) return;
     for (auto& l : impl->listeners) impl->do_accept(*l);

@@ -48,6 +48,7 @@ struct HttpRequest {
   std::vector<std::string> client_identities;  // subject CN first, then DNS SANs
   std::string request_id;                      // X-Request-Id as received, or generated
   std::string remote_address;                  // "ip:port"
+  bool peer_is_loopback = false;               // 127.0.0.0/8, ::1, or ::ffff:127.x.y.z
   // Set once the server gives up on this request (the shutdown grace period is over, or the
   // server is being destroyed): a long handler polls it and stops early; its answer is
   // dropped. Never null for requests the server dispatches.
@@ -103,7 +104,9 @@ struct Route {
 
 struct ServerConfig {
   // "host:port" or "[v6]:port"; host is an IP literal, "localhost", or empty (all interfaces).
-  // Port 0 picks an ephemeral port (see HttpServer::port()).
+  // Port 0 picks an ephemeral port (see HttpServer::port()). The IPv4 wildcard (empty, "*",
+  // "0.0.0.0") listens dual-stack where the kernel has IPv6, as Go's net.Listen does, so an
+  // IPv6 pod IP is served too; "[::]" likewise.
   std::string listen = "127.0.0.1:8443";
   // Plain HTTP /metrics listener; empty disables it.
   std::string metrics_listen = "127.0.0.1:9395";
@@ -116,6 +119,11 @@ struct ServerConfig {
   // Certificate identities (CN or DNS SAN) allowed per group; empty = any verified client.
   // A non-empty list requires client_ca.
   std::vector<std::string> allow_live_clients, allow_simulation_clients, allow_webhook_clients;
+  // The live verbs (/filter, /bind) act on the cluster: when set, they answer only peers on
+  // loopback (kube-scheduler in the same pod) or clients with a verified certificate; any other
+  // peer gets 403. HAMi's chart binds its one listener to 0.0.0.0:443 for the webhook, and its
+  // Service exposes that port as a NodePort: without this anyone reaching a node could bind pods.
+  bool live_routes_loopback_or_certificate = false;
   // How often (at most) new connections check the TLS files for changes.
   std::chrono::milliseconds tls_reload_interval{1000};
 

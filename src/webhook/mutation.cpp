@@ -11,13 +11,6 @@
 namespace hamisim::webhook {
 namespace {
 
-Result<bool> mutate_nvidia(const device::DeviceBackend& backend, ContainerAdmission target) {
-  // The vendor key alone does not prove the type: a test double may claim "NVIDIA".
-  const auto* nvidia = dynamic_cast<const device::nvidia::NvidiaBackend*>(&backend);
-  if (!nvidia) return false;
-  return mutate_nvidia_container(nvidia->config(), target);
-}
-
 // Most vendors change nothing at admission; their `found` is "the count resource is in the
 // container's limits" (reference: hami-other-vendors.md, each vendor's Requests section).
 Result<bool> count_in_limits(const device::DeviceBackend& backend, ContainerAdmission target) {
@@ -29,45 +22,39 @@ Result<bool> count_in_limits(const device::DeviceBackend& backend, ContainerAdmi
   return limits && limits->is_object() && limits->get_object().contains(count);
 }
 
+// The backend declared its admission kind, so the cast is to its own class.
+template <class Backend, Result<bool> (*Mutate)(const Backend&, ContainerAdmission)>
+Result<bool> as(const device::DeviceBackend& backend, ContainerAdmission target) {
+  return Mutate(static_cast<const Backend&>(backend), target);
+}
+
+Result<bool> mutate_nvidia(const device::DeviceBackend& backend, ContainerAdmission target) {
+  return mutate_nvidia_container(
+      static_cast<const device::nvidia::NvidiaBackend&>(backend).config(), target);
+}
+
 }  // namespace
 
-Result<bool> mutate_iluvatar(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_iluvatar_container(static_cast<const device::iluvatar::IluvatarBackend&>(backend),
-                                   target);
-}
-
-Result<bool> mutate_mthreads(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_mthreads_container(static_cast<const device::mthreads::MthreadsBackend&>(backend),
-                                   target);
-}
-
-Result<bool> mutate_xpu(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_xpu_container(static_cast<const device::kunlun::XpuBackend&>(backend), target);
-}
-
-Result<bool> mutate_metax_sgpu(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_metax_sgpu_container(static_cast<const device::metax::MetaxSgpuBackend&>(backend),
-                                     target);
-}
-
-Result<bool> mutate_amd(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_amd_container(static_cast<const device::amd::AmdBackend&>(backend), target);
-}
-
-Result<bool> mutate_ascend(const device::DeviceBackend& backend, ContainerAdmission target) {
-  return mutate_ascend_container(static_cast<const device::ascend::AscendBackend&>(backend),
-                                 target);
-}
-
 ContainerMutator mutator_for(const device::DeviceBackend& backend) {
-  if (backend.vendor() == device::kNvidiaVendor) return &mutate_nvidia;
-  // Dispatch on the type: Ascend and Iluvatar vendor keys are configured chip names.
-  if (dynamic_cast<const device::iluvatar::IluvatarBackend*>(&backend)) return &mutate_iluvatar;
-  if (dynamic_cast<const device::ascend::AscendBackend*>(&backend)) return &mutate_ascend;
-  if (dynamic_cast<const device::amd::AmdBackend*>(&backend)) return &mutate_amd;
-  if (dynamic_cast<const device::mthreads::MthreadsBackend*>(&backend)) return &mutate_mthreads;
-  if (dynamic_cast<const device::kunlun::XpuBackend*>(&backend)) return &mutate_xpu;
-  if (dynamic_cast<const device::metax::MetaxSgpuBackend*>(&backend)) return &mutate_metax_sgpu;
+  using A = device::DeviceBackend::Admission;
+  switch (backend.admission()) {
+    case A::kCountInLimits:
+      return &count_in_limits;
+    case A::kNvidia:
+      return &mutate_nvidia;
+    case A::kIluvatar:
+      return &as<device::iluvatar::IluvatarBackend, &mutate_iluvatar_container>;
+    case A::kAscend:
+      return &as<device::ascend::AscendBackend, &mutate_ascend_container>;
+    case A::kAmd:
+      return &as<device::amd::AmdBackend, &mutate_amd_container>;
+    case A::kMthreads:
+      return &as<device::mthreads::MthreadsBackend, &mutate_mthreads_container>;
+    case A::kKunlunVxpu:
+      return &as<device::kunlun::XpuBackend, &mutate_xpu_container>;
+    case A::kMetaxSgpu:
+      return &as<device::metax::MetaxSgpuBackend, &mutate_metax_sgpu_container>;
+  }
   return &count_in_limits;
 }
 

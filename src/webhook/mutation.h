@@ -1,8 +1,9 @@
 #pragma once
 // Vendor admission mutations (HAMi's per-device MutateAdmission). Each vendor that changes pods
-// at admission has one function here; the dispatch is keyed on the backend's vendor() so that a
-// vendor added later only adds a case. Backends without one leave pods alone but still mark a
-// pod that asks for their devices as HAMi's (scheduler name, privileged check).
+// at admission has one function here; the dispatch is keyed on the backend's admission() kind,
+// so a vendor added later declares its kind and adds a case. Backends without one leave pods
+// alone but still mark a pod that asks for their devices as HAMi's (scheduler name, privileged
+// check).
 
 #include <boost/json/object.hpp>
 

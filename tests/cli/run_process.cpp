@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -158,6 +159,90 @@ std::string describe(const ProcessResult& r) {
   }
   s += "--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;
   return s;
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::vector<std::string>& env) {
+  static std::atomic<int> counter{0};
+  log_path_ = "/tmp/hamisim-background-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter++) + ".log";
+  const int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  environment.insert(environment.end(), env.begin(), env.end());
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, fd, 2);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) == 0) pid_ = pid;
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fd);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0 && !exited_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (!log_path_.empty()) ::unlink(log_path_.c_str());
+}
+
+std::string BackgroundProcess::log() const {
+  std::string out;
+  const int fd = ::open(log_path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+bool BackgroundProcess::running() const {
+  if (pid_ <= 0 || exited_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    exited_ = true;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return false;
+  }
+  return true;
+}
+
+bool BackgroundProcess::wait_for_log(const std::string& text,
+                                     std::chrono::milliseconds limit) const {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (log().find(text) != std::string::npos) return true;
+    if (!running()) return log().find(text) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int BackgroundProcess::stop(std::chrono::milliseconds limit) {
+  if (pid_ <= 0) return -1;
+  if (!running()) return exit_code_;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = Clock::now() + limit;
+  while (running() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exited_ = true;
+    exit_code_ = -1;
+  }
+  return exit_code_;
 }
 
 }  // namespace hamisim::testing

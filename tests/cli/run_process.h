@@ -24,6 +24,32 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           std::chrono::milliseconds limit = std::chrono::seconds(120));
 
+// A child that runs while the test talks to it (a server): started with `argv` and extra
+// environment entries ("NAME=value", added to the test's own environment), stdout and stderr
+// appended to one log file. The destructor kills it if the test did not stop it.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  // Waits until the log contains `text` (true), the child exited, or `limit` passed.
+  bool wait_for_log(const std::string& text,
+                    std::chrono::milliseconds limit = std::chrono::seconds(60)) const;
+  std::string log() const;
+  bool running() const;
+  // SIGTERM, then waits up to `limit` (SIGKILL after it); the exit code, -1 after a signal.
+  int stop(std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+ private:
+  int pid_ = -1;
+  std::string log_path_;
+  mutable int exit_code_ = -1;
+  mutable bool exited_ = false;
+};
+
 // One line for test failure messages: exit code or signal, and both streams.
 std::string describe(const ProcessResult& r);
 

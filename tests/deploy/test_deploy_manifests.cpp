@@ -43,11 +43,15 @@ struct Object {
   std::string kind, name, ns;
 };
 
+// The Kubernetes objects under deploy/: every .yaml file but kustomize's own files, the JSON
+// patch for a CA Deployment of one's own, and the Helm values files (deploy/helm/).
 std::vector<fs::path> manifest_files() {
   std::vector<fs::path> out;
   for (const auto& e : fs::recursive_directory_iterator(kDeploy)) {
+    const auto rel = fs::relative(e.path(), kDeploy);
     if (e.is_regular_file() && e.path().extension() == ".yaml" &&
-        e.path().filename() != kPatchFile) {
+        e.path().filename() != kPatchFile && e.path().filename() != "kustomization.yaml" &&
+        *rel.begin() != "helm") {
       out.push_back(e.path());
     }
   }
@@ -120,6 +124,27 @@ bool labels_match(const YAML::Node& selector, const YAML::Node& labels) {
         labels[kv.first.as<std::string>()].as<std::string>() != kv.second.as<std::string>()) {
       return false;
     }
+  }
+  return true;
+}
+
+// A LabelSelector (matchLabels and matchExpressions) against a set of labels.
+bool selects(const YAML::Node& selector, const std::map<std::string, std::string>& labels) {
+  for (const auto& kv : selector["matchLabels"]) {
+    auto it = labels.find(kv.first.as<std::string>());
+    if (it == labels.end() || it->second != kv.second.as<std::string>()) return false;
+  }
+  for (const auto& e : selector["matchExpressions"]) {
+    const std::string key = e["key"].as<std::string>();
+    const std::string op = e["operator"].as<std::string>();
+    std::set<std::string> values;
+    for (const auto& v : e["values"]) values.insert(v.as<std::string>());
+    auto it = labels.find(key);
+    const bool has = it != labels.end();
+    if (op == "In" && !(has && values.count(it->second))) return false;
+    if (op == "NotIn" && has && values.count(it->second)) return false;
+    if (op == "Exists" && !has) return false;
+    if (op == "DoesNotExist" && has) return false;
   }
   return true;
 }
@@ -304,23 +329,37 @@ TEST_F(Manifests, SimulationServiceNetworkPolicyAndBudgetSelectTheSimulationPods
   const Object& np = must("NetworkPolicy", "hamisim", "hamisim-simulation");
   EXPECT_TRUE(labels_match(np.node["spec"]["podSelector"]["matchLabels"], pod_labels));
   EXPECT_EQ(np.node["spec"]["policyTypes"][0].as<std::string>(), "Ingress");
-  // The extender port is admitted only from Cluster Autoscaler's pods.
-  bool extender_rule = false;
-  for (const auto& rule : np.node["spec"]["ingress"]) {
-    for (const auto& p : rule["ports"]) {
-      if (p["port"].as<int>() != ports.at("https")) continue;
-      extender_rule = true;
-      ASSERT_EQ(rule["from"].size(), 1u);
-      EXPECT_EQ(
-          rule["from"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/name"].as<std::string>(
-              ""),
-          "cluster-autoscaler");
-      EXPECT_EQ(rule["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
-                    .as<std::string>(""),
-                "kube-system");
+  // The extender port is admitted only from Cluster Autoscaler's pods in kube-system, with the
+  // labels CA's Helm chart gives them (app.kubernetes.io/name: <cloudProvider>-cluster-autoscaler,
+  // default aws) and the older app: cluster-autoscaler of CA's example manifests.
+  const auto admitted = [&](const std::map<std::string, std::string>& pod, const std::string& ns) {
+    for (const auto& rule : np.node["spec"]["ingress"]) {
+      bool port = false;
+      for (const auto& p : rule["ports"]) port |= p["port"].as<int>() == ports.at("https");
+      if (!port) continue;
+      for (const auto& peer : rule["from"]) {
+        EXPECT_TRUE(peer["namespaceSelector"] && peer["podSelector"])
+            << "a peer without both selectors admits too much";
+        if (selects(peer["namespaceSelector"], {{"kubernetes.io/metadata.name", ns}}) &&
+            selects(peer["podSelector"], pod)) {
+          return true;
+        }
+      }
     }
+    return false;
+  };
+  for (const char* provider : {"aws", "gce", "azure", "clusterapi", "magnum", "alicloud", "oci",
+                               "hetzner", "exoscale", "kwok", "civo"}) {
+    EXPECT_TRUE(admitted({{"app.kubernetes.io/name", std::string(provider) + "-cluster-autoscaler"},
+                          {"app.kubernetes.io/instance", "cluster-autoscaler"}},
+                         "kube-system"))
+        << provider;
   }
-  EXPECT_TRUE(extender_rule);
+  EXPECT_TRUE(admitted({{"app.kubernetes.io/name", "cluster-autoscaler"}}, "kube-system"));
+  EXPECT_TRUE(admitted({{"app", "cluster-autoscaler"}}, "kube-system"));
+  EXPECT_FALSE(admitted({{"app.kubernetes.io/name", "aws-cluster-autoscaler"}}, "default"));
+  EXPECT_FALSE(admitted({{"app.kubernetes.io/name", "hamisim"}}, "kube-system"));
+  EXPECT_FALSE(admitted({}, "kube-system"));
 
   const Object& pdb = must("PodDisruptionBudget", "hamisim", "hamisim-simulation");
   EXPECT_TRUE(labels_match(pdb.node["spec"]["selector"]["matchLabels"], pod_labels));
@@ -607,11 +646,32 @@ TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
   EXPECT_EQ(volume(pod, vol)["configMap"]["name"].as<std::string>(), cm.name);
   EXPECT_EQ(ks_flags.at("--config"), mount + "/scheduler-config.yaml");
 
-  // The extender URL is the sidecar's --listen address.
+  // kube-scheduler reaches the sidecar's --listen port over loopback (the only peer the
+  // listener answers /filter and /bind for), over TLS verified with the mounted CA.
   const auto sidecar = flags(container(pod, "hamisim"));
-  auto url = planner::extender::parse_extender_url(config->extenders.at(0).url_prefix);
+  const auto& extender = config->extenders.at(0);
+  auto url = planner::extender::parse_extender_url(extender.url_prefix);
   ASSERT_TRUE(url);
-  EXPECT_EQ(sidecar.at("--listen"), url->host + ":" + std::to_string(url->port));
+  EXPECT_EQ(url->host, "127.0.0.1");
+  const std::string listen = sidecar.at("--listen");
+  EXPECT_EQ(listen.substr(listen.rfind(':') + 1), std::to_string(url->port));
+  EXPECT_THAT((std::set<std::string>{"127.0.0.1", "0.0.0.0"}),
+              Contains(listen.substr(0, listen.rfind(':'))));
+  if (sidecar.count("--tls-cert")) {
+    EXPECT_EQ(extender.url_prefix.rfind("https://", 0), 0u);
+    ASSERT_TRUE(extender.tls_config);
+    auto [ca_mount, ca_vol] = volume_for(ks, extender.tls_config->ca_file);
+    ASSERT_FALSE(ca_mount.empty()) << extender.tls_config->ca_file << " is on no mounted volume";
+    auto [cert_mount, cert_vol] = volume_for(container(pod, "hamisim"), sidecar.at("--tls-cert"));
+    EXPECT_EQ(volume(pod, ca_vol)["secret"]["secretName"].as<std::string>(""),
+              volume(pod, cert_vol)["secret"]["secretName"].as<std::string>("-"))
+        << "kube-scheduler must trust the CA of the sidecar's certificate";
+  }
+
+  // Rolls without downtime: a new pod turns Ready (as a follower) before the old one goes.
+  EXPECT_EQ(d.node["spec"]["strategy"]["type"].as<std::string>(""), "RollingUpdate");
+  EXPECT_EQ(d.node["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"].as<int>(-1), 0);
+  EXPECT_GE(d.node["spec"]["strategy"]["rollingUpdate"]["maxSurge"].as<int>(0), 1);
 }
 
 }  // namespace

@@ -662,7 +662,8 @@ TEST(LiveHttp, ReadyzNamesTheLiveSource) {
   LiveServe s;
   ASSERT_TRUE(s.wait_ready());
   auto r = s.get("/readyz");
-  EXPECT_NE(r.body.find(R"("live":{"state":"ready","detail":"snapshot )"), std::string::npos)
+  EXPECT_NE(r.body.find(R"("live":{"state":"ready","detail":"leader; snapshot )"),
+            std::string::npos)
       << r.body;
 }
 

@@ -150,7 +150,7 @@ struct KubeReplica {
   ~KubeReplica() { scheduler->stop(); }
 
   bool wait_ready() {
-    return eventually_for(20s, [&] { return scheduler->readiness().ready; });
+    return eventually_for(20s, [&] { return scheduler->readiness().filtering; });
   }
   LiveFilterResult filter(const std::string& pod_name, const std::vector<std::string>& nodes,
                           const std::string& ns = "default") {

@@ -109,7 +109,7 @@ struct Harness {
   ~Harness() { scheduler->stop(); }
 
   bool wait_ready() {
-    return eventually([&] { return scheduler->readiness().ready; });
+    return eventually([&] { return scheduler->readiness().filtering; });
   }
   model::Pod pod(const std::string& name, const std::string& ns = "default") {
     auto p = source->get_pod(ns, name);

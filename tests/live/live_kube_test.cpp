@@ -113,7 +113,10 @@ TEST(LiveKube, OnlyTheLeaderFiltersAndANewLeaderSeesThePreviousOnesAllocations) 
   ASSERT_TRUE(eventually_for(20s, [&] {
     return r1.scheduler->readiness().detail.find("not the leader") != std::string::npos;
   })) << r1.scheduler->readiness().detail;
-  EXPECT_FALSE(r1.scheduler->readiness().ready);
+  // A follower is ready (it can take over); it only does not filter.
+  EXPECT_TRUE(r1.scheduler->readiness().ready);
+  EXPECT_FALSE(r1.scheduler->readiness().leading);
+  EXPECT_FALSE(r1.scheduler->readiness().filtering);
   auto refused = r1.filter("a1", nodes);
   ASSERT_EQ(refused.kind, Kind::kError);
   EXPECT_TRUE(refused.error.starts_with("not ready: not the leader (")) << refused.error;
@@ -128,7 +131,7 @@ TEST(LiveKube, OnlyTheLeaderFiltersAndANewLeaderSeesThePreviousOnesAllocations) 
   // kube-scheduler on replica 1's pod takes the Lease.
   ASSERT_TRUE(cluster.store.merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
                                         R"({"spec":{"holderIdentity":"sched-1_y"}})"));
-  ASSERT_TRUE(eventually_for(20s, [&] { return !r0.scheduler->readiness().ready; }));
+  ASSERT_TRUE(eventually_for(20s, [&] { return !r0.scheduler->readiness().filtering; }));
   EXPECT_NE(r0.scheduler->readiness().detail.find("not the leader"), std::string::npos)
       << r0.scheduler->readiness().detail;
   ASSERT_TRUE(r1.wait_ready()) << r1.scheduler->readiness().detail;
@@ -206,7 +209,7 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
     return cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1") >= 2;
   }));  // the pass is in its PATCH
   f.move_lease("sched-1_y");
-  ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().ready; }));
+  ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().filtering; }));
   pass.join();  // it finishes in the other replica's term
 
   f.answer_handshake("Reported_z");
@@ -219,8 +222,10 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   }));
   // Leading again; its first pass is still in its 10 s PATCH.
   const LiveReadiness r = replica.scheduler->readiness();
-  EXPECT_FALSE(r.ready) << r.detail;
-  EXPECT_EQ(r.detail, "no registration pass has finished since this replica became leader");
+  EXPECT_TRUE(r.ready) << r.detail;
+  EXPECT_TRUE(r.leading) << r.detail;
+  EXPECT_FALSE(r.filtering) << r.detail;
+  EXPECT_TRUE(r.detail.starts_with("leader, first registration pass not finished")) << r.detail;
   cluster.server->set_delay(0ms);
   EXPECT_TRUE(replica.wait_ready()) << replica.scheduler->readiness().detail;
 }

@@ -169,7 +169,7 @@ TEST(LiveScheduler, AFailedBindKeepsItsLockWhenThePodIsBoundAllTheSame) {
   options.register_interval = std::chrono::hours(1);
   LiveScheduler scheduler(registry, source, std::move(options));
   scheduler.start();
-  ASSERT_TRUE(eventually([&] { return scheduler.readiness().ready; }));
+  ASSERT_TRUE(eventually([&] { return scheduler.readiness().filtering; }));
   auto filter = [&](const std::string& name) {
     const model::Pod pod = *snapshot.get_pod("default", name);
     auto prepared = fit::prepare_pod(pod, registry, {});
@@ -242,6 +242,68 @@ TEST(LiveScheduler, UnregisteredAndUnknownNodesAreNamed) {
   EXPECT_EQ(h.scheduler->pods().size(), 0u);
   // Nothing was written on the pod.
   EXPECT_EQ(h.pod_annotation("p1", "hami.io/vgpu-node"), "");
+}
+
+TEST(LiveScheduler, NodesOutsideTheNodeLabelSelectorAreNotRegistered) {
+  std::string labelled = node_json("gpu-1");
+  labelled.replace(labelled.find(R"("annotations")"), 0, R"("labels":{"pool":"gpu","zone":"a"},)");
+  LiveOptions o;
+  o.node_selector = {{"pool", "gpu"}, {"zone", "a"}};
+  Harness h({labelled, node_json("gpu-2"), pod_json("p1", 1000)}, o);
+  ASSERT_TRUE(h.wait_ready());
+  auto r = h.filter("p1", {"gpu-1", "gpu-2"});
+  ASSERT_EQ(r.kind, Kind::kChosen) << r.error;
+  EXPECT_EQ(r.node, "gpu-1");
+  EXPECT_EQ(h.scheduler->nodes().snapshot()->size(), 1u);
+}
+
+// A scheduler pod of HAMi's chart: component label, optionally a role label already.
+std::string scheduler_pod(const std::string& name, const std::string& ns,
+                          const std::string& labels) {
+  return fmt::format(
+      R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}","namespace":"{}","labels":{{{}}}}},)"
+      R"("spec":{{"containers":[{{"name":"extender","image":"hamisim"}}]}},"status":{{"phase":"Running"}}}})",
+      name, ns, labels);
+}
+
+TEST(LiveScheduler, TheLeaderLabelsItselfLeaderAndTheOtherSchedulerPodsFollower) {
+  const std::string component = R"("app.kubernetes.io/component":"hami-scheduler")";
+  LiveOptions o;
+  o.role_labels = {.pod_name = "hami-scheduler-new", .pod_namespace = "hami-system"};
+  Harness h({node_json("gpu-1"), scheduler_pod("hami-scheduler-new", "hami-system", component),
+             scheduler_pod("hami-scheduler-old", "hami-system",
+                           component + R"(,"hami.io/scheduler-role":"leader")"),
+             scheduler_pod("hami-scheduler-other", "elsewhere", component),
+             scheduler_pod("unrelated", "hami-system", R"("app":"web")")},
+            o);
+  ASSERT_TRUE(h.wait_ready());
+  auto role = [&](const std::string& name, const std::string& ns) {
+    const auto labels = h.pod(name, ns).metadata.labels;
+    auto it = labels.find("hami.io/scheduler-role");
+    return it == labels.end() ? std::string("(none)") : it->second;
+  };
+  EXPECT_EQ(role("hami-scheduler-new", "hami-system"), "leader");
+  EXPECT_EQ(role("hami-scheduler-old", "hami-system"), "follower");  // a deposed leader
+  EXPECT_EQ(role("hami-scheduler-other", "elsewhere"), "(none)");    // not our namespace
+  EXPECT_EQ(role("unrelated", "hami-system"), "(none)");             // not a scheduler pod
+}
+
+TEST(LiveScheduler, AFollowerLabelsNoPod) {
+  LiveOptions o;
+  o.leader = {.enabled = true,
+              .lease_namespace = "kube-system",
+              .lease_name = "kube-scheduler",
+              .identity = "hami-scheduler-new"};
+  o.role_labels = {.pod_name = "hami-scheduler-new", .pod_namespace = "hami-system"};
+  Harness h(
+      {node_json("gpu-1"), scheduler_pod("hami-scheduler-new", "hami-system",
+                                         R"("app.kubernetes.io/component":"hami-scheduler")")},
+      o);
+  ASSERT_TRUE(eventually([&] { return h.scheduler->readiness().ready; }));
+  h.scheduler->register_now();
+  EXPECT_FALSE(h.scheduler->readiness().leading);
+  EXPECT_FALSE(h.pod("hami-scheduler-new", "hami-system")
+                   .metadata.labels.contains("hami.io/scheduler-role"));
 }
 
 TEST(LiveScheduler, RefilteringReplacesTheStaleReservation) {
@@ -369,7 +431,7 @@ TEST(LiveScheduler, DeviceQuotaLimitsTheNamespace) {
   EXPECT_EQ(h.filter("b", {"gpu-1"}, "team").kind, Kind::kChosen);
 }
 
-TEST(LiveScheduler, NotReadyUntilThisReplicaLeads) {
+TEST(LiveScheduler, FiltersOnlyWhileThisReplicaLeadsAndIsReadyAsAFollower) {
   LiveOptions o;
   o.leader = {.enabled = true,
               .lease_namespace = "kube-system",
@@ -381,6 +443,8 @@ TEST(LiveScheduler, NotReadyUntilThisReplicaLeads) {
   auto r = h.filter("p1", {"gpu-1"});
   ASSERT_EQ(r.kind, Kind::kError);
   EXPECT_TRUE(r.error.starts_with("not ready: not the leader")) << r.error;
+  EXPECT_TRUE(h.scheduler->readiness().ready);  // a follower can take over: it is ready
+  EXPECT_FALSE(h.scheduler->readiness().leading);
   // kube-scheduler on this pod takes the Lease.
   ASSERT_TRUE(h.source->store().create(
       state::Kind::kLease,
@@ -390,7 +454,8 @@ TEST(LiveScheduler, NotReadyUntilThisReplicaLeads) {
   // Another replica takes over.
   ASSERT_TRUE(h.source->store().merge_patch(state::Kind::kLease, "kube-system", "kube-scheduler",
                                             R"({"spec":{"holderIdentity":"sched-1_77aa"}})"));
-  ASSERT_TRUE(eventually([&] { return !h.scheduler->readiness().ready; }));
+  ASSERT_TRUE(eventually([&] { return !h.scheduler->readiness().filtering; }));
+  EXPECT_TRUE(h.scheduler->readiness().ready);
 }
 
 TEST(LiveScheduler, PodGroupMembersWaitForTheLockThenTimeOut) {

@@ -1,5 +1,9 @@
 #include "http_test_client.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -231,6 +235,21 @@ Result<ClientResponse> http_request(const ClientOptions& options, std::string_vi
   auto client = HttpTestClient::connect(options);
   if (!client) return client.error();
   return client.value()->request(method, target, body, headers);
+}
+
+std::string non_loopback_ipv4() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::string found;
+  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) found = text;
+  }
+  freeifaddrs(list);
+  return found;
 }
 
 }  // namespace hamisim::testing

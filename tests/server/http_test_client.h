@@ -70,6 +70,10 @@ class HttpTestClient {
   std::unique_ptr<Impl> impl_;
 };
 
+// An IPv4 address of this machine that is not loopback, so a test can call a server as a peer
+// "from the network" without leaving the machine; empty when there is none.
+std::string non_loopback_ipv4();
+
 // connect + one request.
 Result<ClientResponse> http_request(const ClientOptions& options, std::string_view method,
                                     std::string_view target, std::string_view body = {},

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The plain-Secret variant of the mTLS material (no cert-manager): makes a private CA, the
-# server certificate of the simulation service and the client certificate of Cluster Autoscaler
-# with openssl, and creates the same Secrets cert-manager would:
+# The plain-Secret variant of the TLS material (no cert-manager): makes a private CA, the
+# server certificate of the simulation service, the client certificate of Cluster Autoscaler
+# and the live pod's server certificate with openssl, and creates the same Secrets
+# cert-manager would (deploy/tls/cert-manager/):
 #   hamisim/hamisim-simulation-tls     tls.crt tls.key ca.crt   (server, mounted by hamisim)
 #   kube-system/hamisim-ca-client-tls  tls.crt tls.key ca.crt   (client, mounted by CA)
+#   hamisim/hamisim-scheduler-tls      tls.crt tls.key ca.crt   (live pod: webhook Service
+#                                                               names and 127.0.0.1)
+# Without cert-manager nothing injects the webhook's caBundle: the script prints the patch.
 #
 #   deploy/tls/secret/generate.sh [OUT_DIR]          # writes PEMs, then kubectl apply
 #   DRY_RUN=1 deploy/tls/secret/generate.sh OUT_DIR  # writes PEMs and the Secret YAML only
@@ -37,6 +41,10 @@ issue server hamisim-simulation.hamisim.svc "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
 subjectAltName=DNS:hamisim-simulation,DNS:hamisim-simulation.hamisim,DNS:hamisim-simulation.hamisim.svc,DNS:hamisim-simulation.hamisim.svc.cluster.local"
+issue live-server hamisim-scheduler.hamisim.svc "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:hamisim-scheduler,DNS:hamisim-scheduler.hamisim,DNS:hamisim-scheduler.hamisim.svc,DNS:hamisim-scheduler.hamisim.svc.cluster.local,IP:127.0.0.1"
 # The CN is the identity `hamisim serve --allow-simulation-clients` admits.
 issue ca-client cluster-autoscaler "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
@@ -51,6 +59,8 @@ secret() { # namespace name stem
   secret hamisim hamisim-simulation-tls server
   echo "---"
   secret kube-system hamisim-ca-client-tls ca-client
+  echo "---"
+  secret hamisim hamisim-scheduler-tls live-server
 } > secrets.yaml
 
 if [ "${DRY_RUN:-0}" = 1 ]; then
@@ -58,3 +68,6 @@ if [ "${DRY_RUN:-0}" = 1 ]; then
 else
   kubectl apply -f secrets.yaml
 fi
+echo "after applying deploy/overlays/live (or all), give the webhook this CA:" >&2
+echo "  kubectl patch mutatingwebhookconfiguration hamisim-webhook --type json -p" \
+  "'[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 ca.crt)\"}]'" >&2

@@ -26,6 +26,7 @@ struct AmdAdmission {
 
 class AmdBackend final : public StandardBackend {
  public:
+  Admission admission() const override { return Admission::kAmd; }
   explicit AmdBackend(AmdConfig config = {});
   const AmdConfig& config() const { return config_; }
   // Reads limits only and rewrites nothing.

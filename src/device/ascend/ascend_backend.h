@@ -73,6 +73,7 @@ struct AscendPreparedPod : StandardPreparedPod {
 
 class AscendBackend final : public StandardBackend {
  public:
+  Admission admission() const override { return Admission::kAscend; }
   // `hami_vnpu_core` is the section's global soft-split default (vnpus.hamiVnpuCore).
   AscendBackend(VnpuConfig config, bool hami_vnpu_core);
 

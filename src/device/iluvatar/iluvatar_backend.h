@@ -43,6 +43,7 @@ struct IluvatarAdmission {
 
 class IluvatarBackend final : public StandardBackend {
  public:
+  Admission admission() const override { return Admission::kIluvatar; }
   explicit IluvatarBackend(IluvatarConfig config);
   ContainerDeviceRequest request_for(const model::Container& container) const override;
   NodeDevices node_devices(const model::Node& node) const override;

@@ -20,6 +20,7 @@ int64_t trim_memory(int64_t mib);
 
 class XpuBackend final : public TopologyBackend {
  public:
+  Admission admission() const override { return Admission::kKunlunVxpu; }
   explicit XpuBackend(KunlunConfig config = {});
   // Any integer count (Go's int32 conversion); an integer memory is rounded up to a slice
   // (an explicit 0 included) with cores = 25 / 50 / 100; no memory = a whole card.

@@ -38,6 +38,7 @@ struct SgpuPreparedPod : StandardPreparedPod {
 
 class MetaxSgpuBackend final : public StandardBackend {
  public:
+  Admission admission() const override { return Admission::kMetaxSgpu; }
   explicit MetaxSgpuBackend(MetaxConfig config = {});
   // Limits only; a bare vmemory is GiB, one with a unit is bytes.
   ContainerDeviceRequest request_for(const model::Container& container) const override;

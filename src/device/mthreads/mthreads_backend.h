@@ -51,6 +51,7 @@ struct MthreadsConfig {
 
 class MthreadsBackend final : public StandardBackend {
  public:
+  Admission admission() const override { return Admission::kMthreads; }
   explicit MthreadsBackend(MthreadsConfig config = {});
   // Count 1..2^31-1; memory (512 MiB units, 0..kMaxMemoryUnits) and cores are totals divided
   // by the count.

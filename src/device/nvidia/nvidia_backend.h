@@ -40,6 +40,7 @@ inline constexpr std::string_view kNumaBindAnnotation = "nvidia.com/numa-bind";
 
 class NvidiaBackend final : public DeviceBackend {
  public:
+  Admission admission() const override { return Admission::kNvidia; }
   explicit NvidiaBackend(NvidiaConfig config = {});
 
   std::string_view vendor() const override { return kNvidiaVendor; }

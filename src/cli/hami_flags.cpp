@@ -1,0 +1,391 @@
+#include "cli/hami_flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <functional>
+#include <string_view>
+
+#include "device/allocation.h"
+
+namespace hamisim::cli {
+namespace {
+
+// How a flag's value is read (pflag's value types).
+enum class Kind { kBool, kString, kInt, kSeconds, kSeverity, kStringToString };
+
+struct Flag {
+  std::string_view name;
+  Kind kind;
+  // Applies the parsed value; an error says why hamisim refuses it.
+  std::function<Status(ServeOptions&, std::string_view text)> apply;
+};
+
+Status ok() {
+  return ok_status();
+}
+
+// Go's strconv.ParseInt(s, 0, 64): sign, 0x/0o/0b/0 prefixes, underscores between digits.
+bool parse_go_int(std::string_view s, int64_t* out) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int base = 10;
+  bool prefixed = false;
+  if (s.size() > 1 && s[0] == '0') {
+    const char p = static_cast<char>(s[1] | 0x20);
+    base = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 8;
+    s.remove_prefix(p == 'x' || p == 'o' || p == 'b' ? 2 : 1);
+    prefixed = true;
+  }
+  if (s.empty()) return false;
+  uint64_t value = 0;
+  bool last_underscore = prefixed;  // "0x_1" is valid Go; "_1" and "1__2" are not
+  bool digits = false;
+  for (char c : s) {
+    if (c == '_') {
+      if (last_underscore && digits) return false;
+      last_underscore = true;
+      continue;
+    }
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 10
+            : c >= 'A' && c <= 'Z' ? c - 'A' + 10
+                                   : 99;
+    if (d >= base) return false;
+    if (value > (uint64_t(INT64_MAX) + 1 - d) / base) return false;
+    value = value * base + d;
+    digits = true;
+    last_underscore = false;
+  }
+  if (!digits || (last_underscore && s.back() == '_')) return false;
+  if (!negative && value > uint64_t(INT64_MAX)) return false;
+  *out = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+  return true;
+}
+
+// Accepts only the value HAMi's binary behaves the same with as hamisim does.
+std::function<Status(ServeOptions&, std::string_view)> only(std::string_view flag,
+                                                            std::string_view accepted,
+                                                            std::string why) {
+  return [flag, accepted, why](ServeOptions&, std::string_view text) -> Status {
+    if (text == accepted) return ok();
+    return make_error(fmt::format("{}={}: {}", flag, text, why));
+  };
+}
+
+Status accept(ServeOptions&, std::string_view) {
+  return ok();
+}
+
+bool bool_value(std::string_view text) {
+  bool b = false;
+  device::parse_go_bool(text, &b);
+  return b;
+}
+
+const std::vector<Flag>& hami_only_flags() {
+  static const std::vector<Flag> flags = [] {
+    std::vector<Flag> f = {
+        {"http_bind", Kind::kString,
+         [](ServeOptions& o, std::string_view v) {
+           o.listen = v;
+           return ok();
+         }},
+        {"cert_file", Kind::kString,
+         [](ServeOptions& o, std::string_view v) {
+           o.tls_cert = v;
+           return ok();
+         }},
+        {"key_file", Kind::kString,
+         [](ServeOptions& o, std::string_view v) {
+           o.tls_key = v;
+           return ok();
+         }},
+        {"metrics-bind-address", Kind::kString,
+         [](ServeOptions& o, std::string_view v) {
+           o.metrics_listen = v;
+           return ok();
+         }},
+        {"node-label-selector", Kind::kStringToString, nullptr},  // handled with its merge rule
+        {"kube-timeout", Kind::kSeconds,
+         [](ServeOptions& o, std::string_view v) {
+           int64_t s = 0;
+           parse_go_int(v, &s);
+           if (s < 0) return Status(make_error(fmt::format("--kube-timeout={}: negative", v)));
+           o.kube_timeout_s = static_cast<int>(std::min<int64_t>(s, 86400));
+           return ok();
+         }},
+        {"profiling", Kind::kBool,
+         [](ServeOptions&, std::string_view v) -> Status {
+           if (!bool_value(v)) return ok();
+           return make_error(
+               "--profiling: hamisim is not a Go program and has no /debug/pprof endpoints; "
+               "profile it with perf instead (docs/performance.md)");
+         }},
+        // HAMi v2.10 parses --debug and never reads it (hami-dropin.md §2.3).
+        {"debug", Kind::kBool, accept},
+        // klog: hamisim logs to stderr only, as klog does with its default --logtostderr.
+        {"v", Kind::kInt,
+         [](ServeOptions& o, std::string_view v) {
+           int64_t n = 0;
+           parse_go_int(v, &n);
+           if (n < 0 || n > INT32_MAX) {
+             return Status(make_error(fmt::format("-v={}: want a level from 0", v)));
+           }
+           o.verbosity = static_cast<int>(n);
+           return ok();
+         }},
+        {"vmodule", Kind::kString,
+         only("--vmodule", "", "per-file verbosity has no equivalent in hamisim; use -v")},
+        {"logtostderr", Kind::kBool,
+         [](ServeOptions&, std::string_view v) -> Status {
+           if (bool_value(v)) return ok();
+           return make_error("--logtostderr=false: hamisim logs to stderr only");
+         }},
+        {"alsologtostderr", Kind::kBool, accept},
+        {"alsologtostderrthreshold", Kind::kSeverity, accept},
+        {"stderrthreshold", Kind::kSeverity, accept},  // ignored under --logtostderr, as klog
+        {"legacy_stderr_threshold_behavior", Kind::kBool, accept},
+        {"log_dir", Kind::kString,
+         only("--log_dir", "", "hamisim logs to stderr only; collect the container's log")},
+        {"log_file", Kind::kString,
+         only("--log_file", "", "hamisim logs to stderr only; collect the container's log")},
+        {"log_file_max_size", Kind::kInt, accept},  // log files only
+        {"skip_log_headers", Kind::kBool, accept},  // log files only
+        {"one_output", Kind::kBool, accept},        // log files only
+        {"add_dir_header", Kind::kBool,
+         [](ServeOptions&, std::string_view v) -> Status {
+           if (!bool_value(v)) return ok();
+           return make_error("--add_dir_header: hamisim's log lines name no source files");
+         }},
+        {"skip_headers", Kind::kBool,
+         [](ServeOptions&, std::string_view v) -> Status {
+           if (!bool_value(v)) return ok();
+           return make_error("--skip_headers: hamisim's log lines always carry their header");
+         }},
+        {"log_backtrace_at", Kind::kString,
+         only("--log_backtrace_at", "", "hamisim's log lines name no source lines")},
+        {"sgpu-topology-aware", Kind::kBool, accept},  // the device config decides, in HAMi too
+    };
+    // Vendor resource-name flags: HAMi's device initialisation overwrites them with the
+    // device config's values (hami-dropin.md §2.3), so they have no effect there either.
+    for (std::string_view name : {"cambricon-mlu-name",
+                                  "cambricon-mlu-memory",
+                                  "cambricon-mlu-cores",
+                                  "dcu-name",
+                                  "dcu-memory",
+                                  "dcu-cores",
+                                  "mthreads-name",
+                                  "mthreads-memory",
+                                  "mthreads-cores",
+                                  "enflame-gcu-resource-name",
+                                  "enflame-drs-gcu-resource-name",
+                                  "enflame-vgcu-resource-name",
+                                  "enflame-gcu-memory-resource-name",
+                                  "enflame-gcu-core-resource-name",
+                                  "enflame-vgcu-legacy-resource-name",
+                                  "enflame-vgcu-percentage-resource-name",
+                                  "metax-name",
+                                  "metax-vcount",
+                                  "metax-vcore",
+                                  "metax-vmemory",
+                                  "kunlun-name",
+                                  "kunlun-vcount",
+                                  "kunlun-vmemory"}) {
+      f.push_back({name, Kind::kString, accept});
+    }
+    return f;
+  }();
+  return flags;
+}
+
+const Flag* find_flag(std::string_view name) {
+  for (const Flag& f : hami_only_flags()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// pflag's "invalid argument" text.
+Error invalid(std::string_view shown, std::string_view value, std::string_view why) {
+  return make_error(fmt::format("invalid argument \"{}\" for \"{}\" flag: {}", value, shown, why));
+}
+
+Status check_value(const Flag& f, std::string_view shown, std::string_view v) {
+  switch (f.kind) {
+    case Kind::kBool: {
+      bool b = false;
+      if (!device::parse_go_bool(v, &b))
+        return invalid(shown, v, "strconv.ParseBool: invalid syntax");
+      return ok();
+    }
+    case Kind::kInt:
+    case Kind::kSeconds: {
+      int64_t n = 0;
+      if (!parse_go_int(v, &n)) return invalid(shown, v, "strconv.ParseInt: invalid syntax");
+      return ok();
+    }
+    case Kind::kSeverity: {
+      std::string upper(v);
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      for (std::string_view s : {"INFO", "WARNING", "ERROR", "FATAL", "0", "1", "2", "3"}) {
+        if (upper == s) return ok();
+      }
+      return invalid(shown, v, "unknown severity (INFO, WARNING, ERROR, FATAL or 0-3)");
+    }
+    case Kind::kString:
+    case Kind::kStringToString:
+      return ok();
+  }
+  return ok();
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> parse_string_to_string(std::string_view text) {
+  std::map<std::string, std::string> out;
+  if (text.empty()) return out;
+  const auto split_pair = [&](std::string_view item) -> Status {
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return make_error(fmt::format("{} must be formatted as key=value", item));
+    }
+    out[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
+    return ok();
+  };
+  const size_t equals = std::count(text.begin(), text.end(), '=');
+  if (equals == 0) return make_error(fmt::format("{} must be formatted as key=value", text));
+  if (equals == 1) {
+    // One pair: surrounding quotes trimmed (strings.Trim(val, `"`)).
+    std::string_view pair = text;
+    while (!pair.empty() && pair.front() == '"') pair.remove_prefix(1);
+    while (!pair.empty() && pair.back() == '"') pair.remove_suffix(1);
+    if (Status s = split_pair(pair); !s) return s.error();
+    return out;
+  }
+  // One CSV record (encoding/csv): a field may be quoted, "" inside quotes is a quote.
+  std::string field;
+  size_t i = 0;
+  while (i <= text.size()) {
+    field.clear();
+    if (i < text.size() && text[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < text.size()) {
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          closed = true;
+          ++i;
+          break;
+        }
+        field += text[i++];
+      }
+      if (!closed || (i < text.size() && text[i] != ',')) {
+        return make_error(fmt::format("{}: bad quoting in the CSV record", text));
+      }
+    } else {
+      while (i < text.size() && text[i] != ',') field += text[i++];
+    }
+    if (Status s = split_pair(field); !s) return s.error();
+    ++i;  // past the comma (or the end)
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> take_hami_flags(const std::vector<std::string>& args,
+                                                 ServeOptions& o) {
+  std::vector<std::string> rest;
+  bool selector_seen = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {  // pflag: the end of flags; what follows is for the other parser
+      rest.insert(rest.end(), args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
+    std::string name;
+    std::string value;
+    bool has_value = false;
+    std::string shown;
+    if (arg.starts_with("--")) {
+      const auto eq = arg.find('=');
+      name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        has_value = true;
+      }
+      shown = "--" + name;
+    } else if (arg.starts_with("-v") && arg != "-v") {
+      // klog's shorthand: -v=4 and -v4 (pflag gives one-letter Go flags a shorthand).
+      name = "v";
+      value = arg.substr(arg[2] == '=' ? 3 : 2);
+      has_value = true;
+      shown = "-v, --v";
+    } else if (arg == "-v") {
+      name = "v";
+      shown = "-v, --v";
+    } else {
+      rest.push_back(arg);
+      continue;
+    }
+    const Flag* flag = find_flag(name);
+    if (flag == nullptr) {
+      rest.push_back(arg);
+      continue;
+    }
+    if (name == "v") shown = "-v, --v";  // how pflag names a flag that has a shorthand
+    if (!has_value) {
+      if (flag->kind == Kind::kBool) {
+        value = "true";  // a bare boolean; the next word is never its value (pflag)
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return make_error(fmt::format("flag needs an argument: {}", shown));
+      }
+    }
+    if (Status s = check_value(*flag, shown, value); !s) return s.error();
+    if (flag->kind == Kind::kStringToString) {
+      auto pairs = parse_string_to_string(value);
+      if (!pairs) return invalid(shown, value, pairs.error().message);
+      // The first occurrence replaces the default; later ones merge their keys in.
+      if (!selector_seen) o.node_label_selector.clear();
+      selector_seen = true;
+      for (auto& [k, v] : *pairs) o.node_label_selector[k] = v;
+      continue;
+    }
+    if (Status s = flag->apply(o, value); !s) return s.error();
+  }
+  return rest;
+}
+
+std::string hami_flags_help() {
+  std::string names;
+  for (const Flag& f : hami_only_flags()) {
+    if (!names.empty()) names += ", ";
+    names += f.name == "v" ? "-v" : "--" + std::string(f.name);
+  }
+  return "HAMi's scheduler flags are accepted too, in HAMi's syntax (docs/live.md, \"HAMi's "
+         "flags\"): " +
+         names + ".";
+}
+
+void apply_hami_defaults(ServeOptions& o) {
+  o.hami_scheduler = true;
+  o.listen = "127.0.0.1:8080";
+  o.metrics_listen = ":9395";
+  o.insecure_http = true;
+  o.kube_qps = 5;
+  o.kube_burst = 10;
+  o.leader_elect_resource_namespace = "";
+  o.readyz_scope = "live";
+}
+
+}  // namespace hamisim::cli
