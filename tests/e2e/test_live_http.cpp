@@ -74,6 +74,7 @@ class LiveServe {
     config.listen = "127.0.0.1:0";
     config.metrics_listen = o.metrics_listener ? "127.0.0.1:0" : "";
     server_ = server::HttpServer::create(std::move(config), service_.routes(), &metrics_).value();
+    with_live_ = with_live;
     if (with_live) live_.start();
     server_->start();
   }
@@ -95,9 +96,13 @@ class LiveServe {
     EXPECT_TRUE(r) << r.error().message;
     return r.value_or(testing::ClientResponse{});
   }
+  // Ready, and (with a live path) answering /filter: a follower is ready too, so a test
+  // that filters waits for the first registration pass as well.
   bool wait_ready() {
     for (int i = 0; i < 1000; ++i) {
-      if (get("/readyz").status == 200) return true;
+      if (get("/readyz").status == 200 && (!with_live_ || live_.readiness().filtering)) {
+        return true;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
@@ -128,6 +133,7 @@ class LiveServe {
   server::MetricsRegistry metrics_;
   server::ExtenderService service_;
   std::unique_ptr<server::HttpServer> server_;
+  bool with_live_ = true;
 };
 
 TEST(LiveHttp, SeedWarmScenarioAnswersWithHamisBytes) {
