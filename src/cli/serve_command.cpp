@@ -25,12 +25,14 @@
 #include "kube/kube_source.h"
 #include "live/live_scheduler.h"
 #include "live/time_format.h"
+#include "log/structured.h"
 #include "profile/device_profiles.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/plan_api.h"
+#include "server/process_metrics.h"
 #include "state/snapshot_source.h"
 
 namespace hamisim::cli {
@@ -212,9 +214,12 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
                  "Seconds in-flight requests get to finish after SIGTERM")
       ->capture_default_str();
   app.add_option("--threads", o.threads, "Worker threads (0: one per core)")->capture_default_str();
-  app.add_option("--log-format", o.log_format, "text or json")->capture_default_str();
+  app.add_option("--log-format", o.log_format, "text, json or klog (klog's text format)")
+      ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
+  app.add_flag("--legacy-metrics", o.legacy_metrics,
+               "Also export HAMi's legacy metric names (GPUDeviceMemoryLimit, ...)");
   add_device_flags(app, o.device, "HAMi device-config.yaml");
   app.add_option("--device-profiles", o.device_profiles_path,
                  "Device profiles of node groups (templates without registrations)");
@@ -292,7 +297,7 @@ int run_serve(const ServeOptions& o) {
     std::fprintf(stderr, "hamisim serve: --log-format: %s\n", format.error().message.c_str());
     return 2;
   }
-  if (Status s = server::init_logging(*format, o.log_level); !s) {
+  if (Status s = server::init_logging(*format, o.log_level, o.verbosity); !s) {
     std::fprintf(stderr, "hamisim serve: --log-level: %s\n", s.error().message.c_str());
     return 2;
   }
@@ -358,6 +363,9 @@ int run_serve(const ServeOptions& o) {
   service_options.live = live.get();
   service_options.scheduler_name = o.scheduler_name;
   service_options.force_overwrite_default_scheduler = o.force_overwrite_default_scheduler;
+  service_options.legacy_metrics = o.legacy_metrics;
+  server::export_build_info(metrics);
+  server::export_process_metrics(metrics);
   server::ExtenderService service(*simulation, metrics, service_options);
 
   server::ServerConfig sc;
@@ -431,11 +439,13 @@ int run_serve(const ServeOptions& o) {
     }
   }
   (*server)->start();
-  spdlog::info(
-      "hamisim serve: listening on {} (port {}), metrics on {} (port {}), {} device "
-      "backend(s)",
-      o.listen, (*server)->port(), o.metrics_listen, (*server)->metrics_port(),
-      registry.backends().size());
+  log::info("hamisim serve: listening",
+            {{"listen", o.listen},
+             {"port", static_cast<int>((*server)->port())},
+             {"metrics", o.metrics_listen.empty() ? std::string_view("off (--metrics-listen '')")
+                                                  : std::string_view(o.metrics_listen)},
+             {"metricsPort", static_cast<int>((*server)->metrics_port())},
+             {"deviceBackends", registry.backends().size()}});
   (*server)->wait();
   int status = 0;
   if (reconciler) reconciler->stop();

@@ -33,7 +33,8 @@ struct ServeOptions {
   int threads = 0;
   std::string log_format = "text";
   std::string log_level = "info";
-  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
+  bool legacy_metrics = false;  // HAMi --legacy-metrics
+  DeviceFlags device;           // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string device_profiles_path;
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";
@@ -63,7 +64,7 @@ struct ServeOptions {
   // HAMi's flags with no hamisim name of their own (cli/hami_flags.h).
   std::map<std::string, std::string> node_label_selector;  // --node-label-selector
   int kube_timeout_s = 0;  // --kube-timeout: seconds per API request; 0 keeps hamisim's bound
-  int verbosity = 0;       // klog's -v
+  int verbosity = 0;       // klog's -v: V(n) lines print when n <= verbosity
   // Started as HAMi's `scheduler`: the live path from the default client configuration.
   bool hami_scheduler = false;
 };

@@ -126,4 +126,14 @@ std::optional<std::string> DeviceQuota::admission_check(const model::Pod& pod) c
   return std::nullopt;
 }
 
+std::vector<DeviceQuota::EntryView> DeviceQuota::entries() const {
+  std::vector<EntryView> out;
+  for (const auto& [ns, resources] : namespaces_) {
+    for (const auto& [resource, e] : resources) {
+      out.push_back({ns, resource, e.used, e.limit, e.limit_set});
+    }
+  }
+  return out;
+}
+
 }  // namespace hamisim::fit

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "device/backend.h"
 #include "device/registry.h"
@@ -42,6 +43,18 @@ class DeviceQuota final : public device::QuotaView {
   // nullopt when it fits; otherwise which limit it exceeds, e.g.
   // "nvidia.com/gpumem: used 20000 + requested 12000 > limit 24000 in namespace team-a".
   std::optional<std::string> admission_check(const model::Pod& pod) const;
+
+  // One (namespace, resource name) entry, for metrics. Entries appear with a pod's usage or a
+  // quota's limit and are never removed (HAMi's quota manager keeps them too).
+  struct EntryView {
+    std::string namespace_;
+    std::string resource;  // "nvidia.com/gpumem"
+    int64_t used = 0;
+    int64_t limit = 0;
+    bool limit_set = false;
+  };
+  // Sorted by namespace, then resource.
+  std::vector<EntryView> entries() const;
 
  private:
   struct Entry {

@@ -213,9 +213,11 @@ void LiveScheduler::on_lease(state::EventType type, const state::Lease& lease) {
     registered_ = false;
   }
   if (change > 0) {
+    started_leading_.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("started leading: {}", leader_.describe(options_.steady_now()));
     notify_registration();
   } else if (change < 0) {
+    stopped_leading_.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("stopped leading: {}", leader_.describe(options_.steady_now()));
   }
 }
@@ -404,6 +406,13 @@ std::optional<std::string> LiveScheduler::not_ready_reason() const {
   return std::nullopt;
 }
 
+LiveStats LiveScheduler::stats() const {
+  return {lock_contention_.load(std::memory_order_relaxed),
+          lock_retries_.load(std::memory_order_relaxed),
+          started_leading_.load(std::memory_order_relaxed),
+          stopped_leading_.load(std::memory_order_relaxed), passes_.load()};
+}
+
 LiveReadiness LiveScheduler::readiness() const {
   LiveReadiness r;
   if (!source_synced_) {
@@ -569,6 +578,7 @@ LockStatus LiveScheduler::lock_with_pod_group_retry(const model::Pod& pod,
   const std::string& ns = pod.metadata.namespace_;
   const std::string& name = pod.metadata.name;
   LockStatus status = node_lock_.lock(node, ns, name);
+  if (status.contention) lock_contention_.fetch_add(1, std::memory_order_relaxed);
   const bool pod_group = pod.metadata.labels.contains(kPodGroupLabel) ||
                          !pod.spec.scheduling_group_pod_group_name.empty();
   if (status.ok || !status.contention || !pod_group ||
@@ -591,7 +601,9 @@ LockStatus LiveScheduler::lock_with_pod_group_retry(const model::Pod& pod,
                       kNodeLockContention),
           true);
     }
+    lock_retries_.fetch_add(1, std::memory_order_relaxed);
     status = node_lock_.lock(node, ns, name);
+    if (status.contention) lock_contention_.fetch_add(1, std::memory_order_relaxed);
   }
   return status;
 }

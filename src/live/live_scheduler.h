@@ -76,6 +76,15 @@ struct LiveBindRequest {
   std::string node;
 };
 
+// Counts since start, for metrics.
+struct LiveStats {
+  uint64_t node_lock_contention = 0;  // lock attempts that found another pod's lock
+  uint64_t node_lock_retries = 0;     // lock attempts repeated while waiting (PodGroup binds)
+  uint64_t started_leading = 0;
+  uint64_t stopped_leading = 0;
+  uint64_t registration_passes = 0;
+};
+
 // Readiness and leadership are separate signals (HAMi #1677): a follower whose caches are
 // complete is ready, so a rolling update (surge 1, unavailable 0) can replace the leader; only
 // the leader answers /filter.
@@ -119,6 +128,8 @@ class LiveScheduler final : public state::ClusterHandler {
 
   const PodManager& pods() const { return pods_; }
   const NodeManager& nodes() const { return nodes_; }
+  const QuotaManager& quotas() const { return quota_; }
+  LiveStats stats() const;
 
   // ClusterHandler (source thread).
   void on_node(state::EventType type, const model::Node& node) override;
@@ -214,6 +225,10 @@ class LiveScheduler final : public state::ClusterHandler {
   std::mutex term_mutex_;  // guards term_ and the writes of registered_
   uint64_t term_ = 0;
   std::atomic<uint64_t> passes_{0};
+  std::atomic<uint64_t> lock_contention_{0};
+  std::atomic<uint64_t> lock_retries_{0};
+  std::atomic<uint64_t> started_leading_{0};
+  std::atomic<uint64_t> stopped_leading_{0};
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;

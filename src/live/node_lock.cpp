@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "log/structured.h"
+
 namespace hamisim::live {
 namespace {
 
@@ -157,6 +159,8 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
         node, {{std::string(device::kNodeLockAnnotation), value}}, n->metadata.resource_version);
     if (patched) {
       result = LockStatus::success(true);
+      // HAMi's V0 anchor (nodelock.go), which operators grep for.
+      log::info("Node lock set", {{"node", node}, {"namespace", ns}, {"podName", pod}});
       return true;
     }
     result = LockStatus::failure(patched.error().message);
@@ -193,7 +197,10 @@ LockStatus NodeLock::release(const std::string& node, const std::string& ns, con
     if (!same) return true;
     auto patched = source_.patch_node_annotations(
         node, {{std::string(device::kNodeLockAnnotation), {}}}, n->metadata.resource_version);
-    if (patched) return true;
+    if (patched) {
+      log::info("Node lock released", {{"node", node}, {"namespace", ns}, {"podName", pod}});
+      return true;
+    }
     last_error = patched.error().message;
     return false;
   });

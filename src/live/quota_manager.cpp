@@ -45,4 +45,9 @@ std::optional<std::string> QuotaManager::admission_check(const model::Pod& pod) 
   return quota_.admission_check(pod);
 }
 
+std::vector<fit::DeviceQuota::EntryView> QuotaManager::entries() const {
+  std::shared_lock lock(mutex_);
+  return quota_.entries();
+}
+
 }  // namespace hamisim::live

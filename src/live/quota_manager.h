@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "device/backend.h"
 #include "fit/quota.h"
@@ -34,6 +35,8 @@ class QuotaManager final : public device::QuotaView {
   bool has_limits(std::string_view ns) const;
   // The admission webhook's quota pre-check (nullopt: fits).
   std::optional<std::string> admission_check(const model::Pod& pod) const;
+  // Every (namespace, resource) entry with its usage and limit (metrics).
+  std::vector<fit::DeviceQuota::EntryView> entries() const;
 
  private:
   mutable std::shared_mutex mutex_;

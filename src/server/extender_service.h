@@ -29,6 +29,8 @@ struct ExtenderServiceOptions {
   // /webhook: --scheduler-name and --force-overwrite-default-scheduler.
   std::string scheduler_name;
   bool force_overwrite_default_scheduler = true;
+  // --legacy-metrics: HAMi's legacy metric names besides the hami_* ones.
+  bool legacy_metrics = false;
 };
 
 class ExtenderService {
@@ -55,6 +57,8 @@ class ExtenderService {
                                 const HttpRequest& request);
   void record_outcome(std::string_view route, fit::FitClass fit_class, std::string_view reason);
   HttpResponse live_filter(const fit::PreparedPod& pod, const std::vector<std::string>& names);
+  void log_filter_decision(const fit::PreparedPod& pod, const std::vector<std::string>& names,
+                           const live::LiveFilterResult& result);
 
   const device::DeviceRegistry& registry_;
   const fit::FitPolicy& policy_;

@@ -42,6 +42,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "log/structured.h"
 #include "server/metrics.h"
 
 namespace hamisim::server {
@@ -969,11 +970,17 @@ class Connection final : public ConnectionBase,
     std::string_view outcome = r.outcome.empty() ? outcome_of(r.status) : r.outcome;
     server_.record(route, r.status, outcome, seconds);
     if (log().should_log(spdlog::level::debug)) {
-      log().debug(
-          "http request id={} method={} path={} status={} outcome={} duration_us={} "
-          "bytes_out={} client={} remote={}",
-          request_id, method, path, r.status, outcome, static_cast<int64_t>(seconds * 1e6),
-          head_only ? 0 : body_size, identity.empty() ? "-" : identity, remote_);
+      hamisim::log::write(log(), spdlog::level::debug, "http request",
+                          {{"id", request_id},
+                           {"method", method},
+                           {"path", path},
+                           {"status", r.status},
+                           {"outcome", outcome},
+                           {"duration_us", static_cast<int64_t>(seconds * 1e6)},
+                           {"bytes_out", head_only ? size_t{0} : body_size},
+                           {"client", identity.empty() ? std::string_view("-") : identity},
+                           {"remote", remote_}},
+                          std::source_location::current());
     }
 
     state_ = State::kWriting;
@@ -1247,7 +1254,9 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
   requests_total =
       &metrics->counter("hamisim_http_requests_total",
-                        "HTTP requests answered, by route and status code.", {"route", "code"});
+                        "HTTP requests answered, by route, status code and outcome (an extender "
+                        "answer of HTTP 200 carrying an Error is outcome error).",
+                        {"route", "code", "outcome"});
   request_duration = &metrics->histogram(
       "hamisim_http_request_duration_seconds",
       "Time from the first byte of a request to its response, by route and outcome.",
@@ -1565,7 +1574,7 @@ void HttpServer::Impl::record(std::string_view route, int status, std::string_vi
   char code[12];
   auto [end, ec] = std::to_chars(code, code + sizeof code, status);
   std::string_view code_sv(code, end - code);
-  requests_total->labels({route, code_sv}).inc();
+  requests_total->labels({route, code_sv, outcome}).inc();
   request_duration->labels({route, outcome}).observe(seconds);
 }
 

@@ -1,6 +1,7 @@
 #include "server/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -50,7 +51,22 @@ void append_number(std::string& out, double v) {
   } else if (std::isinf(v)) {
     out += v > 0 ? "+Inf" : "-Inf";
   } else {
-    fmt::format_to(std::back_inserter(out), "{}", v);
+    // Go's strconv.FormatFloat(v, 'g', -1, 64), which client_golang uses: the shortest digits
+    // that round-trip, in exponent form when the decimal exponent is < -4 or >= 6 (the
+    // exponent with a sign and at least two digits: 1.048576e+06, 5e-05).
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    std::string_view sci(buf, end - buf);
+    const size_t e = sci.find('e');
+    int exponent = 0;
+    std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
+                    exponent);
+    if (v == 0 || (exponent >= -4 && exponent < 6)) {
+      auto [fend, fec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+      out.append(buf, fend);
+    } else {
+      out += sci;
+    }
   }
 }
 
@@ -227,6 +243,44 @@ void HistogramFamily::render(std::string& out) const {
   });
 }
 
+// --- snapshot families ---
+
+SnapshotFamily::SnapshotFamily(std::string name, std::string help, Type type,
+                               std::vector<std::string> label_names)
+    : FamilyBase(std::move(name), std::move(help), type, std::move(label_names)) {
+  if (type == Type::kHistogram) {
+    throw std::invalid_argument(
+        fmt::format("metric {}: a snapshot family cannot be a histogram", this->name()));
+  }
+}
+
+void SnapshotFamily::replace(std::vector<Sample> samples) {
+  for (const Sample& sample : samples) check_arity(sample.labels.size());
+  std::sort(samples.begin(), samples.end(),
+            [](const Sample& a, const Sample& b) { return a.labels < b.labels; });
+  for (size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i - 1].labels == samples[i].labels) {
+      throw std::invalid_argument(
+          fmt::format("metric {}: two series with the same label values", name()));
+    }
+  }
+  std::lock_guard lock(mu_);
+  samples_ = std::move(samples);
+}
+
+void SnapshotFamily::render(std::string& out) const {
+  std::lock_guard lock(mu_);
+  if (samples_.empty()) return;
+  append_header(out, *this, type() == Type::kCounter ? "counter" : "gauge");
+  for (const Sample& sample : samples_) {
+    out += name();
+    append_labels(out, label_names(), sample.labels);
+    out += ' ';
+    append_number(out, sample.value);
+    out += '\n';
+  }
+}
+
 // --- registry ---
 
 MetricsRegistry::MetricsRegistry() = default;
@@ -242,7 +296,8 @@ F& find_or_add(std::shared_mutex& mu,
   auto it = families.find(name);
   if (it == families.end()) {
     it = families.emplace(std::string(name), make()).first;
-  } else if (it->second->type() != type || it->second->label_names() != label_names) {
+  } else if (it->second->type() != type || it->second->label_names() != label_names ||
+             dynamic_cast<F*>(it->second.get()) == nullptr) {
     throw std::invalid_argument(
         fmt::format("metric {} already registered with another type or labels", name));
   }
@@ -283,6 +338,14 @@ HistogramFamily& MetricsRegistry::histogram(std::string_view name, std::string_v
         fmt::format("metric {} already registered with other buckets", name));
   }
   return f;
+}
+
+SnapshotFamily& MetricsRegistry::snapshot(std::string_view name, std::string_view help,
+                                          MetricType type, std::vector<std::string> label_names) {
+  return find_or_add<SnapshotFamily>(mu_, families_, name, type, label_names, [&] {
+    return std::make_unique<SnapshotFamily>(std::string(name), std::string(help), type,
+                                            label_names);
+  });
 }
 
 void MetricsRegistry::add_collector(std::function<void()> collect) {

@@ -6,6 +6,13 @@
 // single relaxed atomic add. Looking a series up by label values takes a shared lock on the
 // family, so even un-cached lookups do not serialize readers.
 //
+// Families that mirror state owned elsewhere (the live path's devices, the process's /proc
+// figures) are SnapshotFamily: a collector replaces all their series at each scrape, so a
+// series of something that is gone disappears.
+//
+// Values print as Go's client_golang prints them (shortest form, exponent notation from 1e+06
+// and below 1e-04), so hami_* series read byte for byte as HAMi's.
+//
 // Registration mistakes (bad names, the same name registered with another type or other label
 // names, a wrong number of label values) are programming errors and throw
 // std::invalid_argument; they never depend on request input.
@@ -161,6 +168,28 @@ class HistogramFamily : public detail::Family<Histogram> {
   std::vector<double> bounds_;
 };
 
+// Series replaced as a whole by a collector at each scrape (state owned elsewhere). A family
+// with no series is left out of the exposition, as client_golang leaves it out.
+class SnapshotFamily : public detail::FamilyBase {
+ public:
+  struct Sample {
+    std::vector<std::string> labels;  // in the order of the family's label names
+    double value = 0;
+  };
+  SnapshotFamily(std::string name, std::string help, Type type,
+                 std::vector<std::string> label_names);
+  // Replaces every series. Samples in any order; two with the same label values are a
+  // programming error (the scrape would be invalid) and so is a wrong number of labels.
+  void replace(std::vector<Sample> samples);
+  void render(std::string& out) const override;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Sample> samples_;  // sorted by label values
+};
+
+using MetricType = detail::FamilyBase::Type;
+
 // Thread-safe. Registering a name again with the same type and label names (and buckets)
 // returns the existing family, so independent components can share a metric.
 class MetricsRegistry {
@@ -177,6 +206,10 @@ class MetricsRegistry {
   HistogramFamily& histogram(std::string_view name, std::string_view help,
                              std::vector<std::string> label_names,
                              std::span<const double> upper_bounds = kLatencyBuckets);
+
+  // A family whose series a collector replaces at each scrape (type kGauge or kCounter).
+  SnapshotFamily& snapshot(std::string_view name, std::string_view help, MetricType type,
+                           std::vector<std::string> label_names = {});
 
   // Runs before every render, to refresh gauges that mirror state owned elsewhere (the live
   // path's nodes and allocations) only when someone scrapes. Must not call render().

@@ -158,7 +158,7 @@ class HamiChart : public ::testing::Test {
     std::smatch m;
     const std::string log = p.log();
     static const std::regex line(
-        R"(listening on \S+ \(port (\d+)\), metrics on \S+ \(port (\d+)\))");
+        R"(hamisim serve: listening listen="\S+" port=(\d+) metrics="\S+" metricsPort=(\d+))");
     if (!std::regex_search(log, m, line)) return {0, 0};
     return {static_cast<uint16_t>(std::stoi(m[1])), static_cast<uint16_t>(std::stoi(m[2]))};
   }
@@ -204,7 +204,7 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
              scheduler_pod_json("hami-scheduler-old", "leader"), lease_json(host + "_4b1c")});
   BackgroundProcess scheduler(chart_command(), chart_env("hami-scheduler-0"));
   ASSERT_TRUE(scheduler.started());
-  ASSERT_TRUE(scheduler.wait_for_log("listening on")) << scheduler.log();
+  ASSERT_TRUE(scheduler.wait_for_log("hamisim serve: listening")) << scheduler.log();
   const auto [port, metrics_port] = ports(scheduler);
   ASSERT_NE(port, 0) << scheduler.log();
 
@@ -272,7 +272,7 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
 TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
   start_api({node_json("gpu-1"), gpu_pod_json("p1"), lease_json(this_hostname() + "_x")});
   BackgroundProcess scheduler(chart_command(/*webhook=*/false), chart_env("hami-scheduler-0"));
-  ASSERT_TRUE(scheduler.wait_for_log("listening on")) << scheduler.log();
+  ASSERT_TRUE(scheduler.wait_for_log("hamisim serve: listening")) << scheduler.log();
   const uint16_t port = ports(scheduler).first;
   ClientOptions plain;
   plain.port = port;
@@ -304,7 +304,7 @@ TEST_F(HamiChart, ARollingUpdateMakesTheNewPodReadyBeforeTheOldOneStops) {
     return c;
   };
   BackgroundProcess old_pod(command("hami-scheduler-a"), chart_env("hami-scheduler-a"));
-  ASSERT_TRUE(old_pod.wait_for_log("listening on")) << old_pod.log();
+  ASSERT_TRUE(old_pod.wait_for_log("hamisim serve: listening")) << old_pod.log();
   const uint16_t old_port = ports(old_pod).first;
   ASSERT_TRUE(eventually([&] {
     auto r = testing::http_request(tls_client(old_port), "GET", "/readyz");
@@ -312,7 +312,7 @@ TEST_F(HamiChart, ARollingUpdateMakesTheNewPodReadyBeforeTheOldOneStops) {
   })) << old_pod.log();
 
   BackgroundProcess new_pod(command("hami-scheduler-b"), chart_env("hami-scheduler-b"));
-  ASSERT_TRUE(new_pod.wait_for_log("listening on")) << new_pod.log();
+  ASSERT_TRUE(new_pod.wait_for_log("hamisim serve: listening")) << new_pod.log();
   const uint16_t new_port = ports(new_pod).first;
   // Ready as a follower while the old pod leads.
   ASSERT_TRUE(eventually([&] {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -762,6 +763,49 @@ TEST(CliServe, LiveSnapshotReconcilesDeviceProfilesAndWritesTheSnapshotOnShutdow
   }
   EXPECT_EQ(mismatch_events, 1);
   fs::remove(out);
+}
+
+// HAMi's chart runs the extender with klog's -v=4 and may add --legacy-metrics=true; the
+// startup line says the metrics listener is off rather than "metrics on ,".
+TEST(CliServe, KlogFormatVerbosityAndLegacyMetricsFlagsAreAccepted) {
+  auto r = serve_until("hamisim serve: listening",
+                       {"--cluster-snapshot", kExamples + "/live", "--log-format", "klog", "-v=4",
+                        "--legacy-metrics=true"});
+  ASSERT_TRUE(r.spawn_error.empty()) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, ::testing::ContainsRegex(
+                         "I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} +[0-9]+ "
+                         "serve_command\\.cpp:[0-9]+\\] \"hamisim serve: listening\" "))
+      << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("metrics=\"off (--metrics-listen '')\""));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("metrics on ,")));
+}
+
+TEST(CliServe, VerbosityAndLegacyMetricsTakeEveryFlagForm) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--v=2", "--legacy-metrics"}, {"-v", "3", "--legacy-metrics=false"}, {"--v", "0"}}) {
+    auto r = serve_until("hamisim serve: listening", args);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+  }
+  auto negative = hamisim({"serve", "--v=-1"});
+  expect_ran(negative);
+  EXPECT_EQ(negative.exit_code, 2) << describe(negative);
+}
+
+TEST(CliServe, JsonLogsPutTheStartupFieldsUnderTheirOwnKeys) {
+  auto r = serve_until("hamisim serve: listening", {"--log-format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  std::string listening;
+  std::istringstream in(r.err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("hamisim serve: listening") != std::string::npos) listening = line;
+  }
+  ASSERT_FALSE(listening.empty()) << describe(r);
+  const json::value v = parse_json(listening);
+  EXPECT_EQ(v.at("msg"), "hamisim serve: listening");
+  EXPECT_EQ(v.at("listen"), "127.0.0.1:0");
+  EXPECT_TRUE(v.at("port").is_int64());
+  EXPECT_EQ(v.at("metrics"), "off (--metrics-listen '')");
 }
 
 TEST(CliServe, LiveSourceFlagsAreCheckedBeforeStarting) {

@@ -573,14 +573,16 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
       }
       testing::BackgroundProcess serve(argv, env);
       ASSERT_TRUE(serve.started());
-      ASSERT_TRUE(serve.wait_for_log("listening on")) << serve.log();
+      ASSERT_TRUE(serve.wait_for_log("hamisim serve: listening")) << serve.log();
       std::smatch m;
       const std::string log = serve.log();
-      ASSERT_TRUE(std::regex_search(
-          log, m, std::regex(R"(listening on \S+ \(port (\d+)\), metrics on \S+ \(port (\d+)\))")))
-          << log;
+      // The start-up line's metricsPort field, in the text (metricsPort=N) or JSON
+      // ("metricsPort":N) log format.
+      ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(metricsPort"?[=:](\d+))"))) << log;
       testing::ClientOptions metrics;
-      metrics.port = static_cast<uint16_t>(std::stoi(m[2]));
+      metrics.port = static_cast<uint16_t>(std::stoi(m[1]));
+      // and its port field (the extender listener).
+      ASSERT_TRUE(std::regex_search(log, m, std::regex(R"([ ,"]port"?[=:](\d+))"))) << log;
       auto healthz = testing::http_request(metrics, "GET", "/healthz");
       ASSERT_TRUE(healthz) << healthz.error().message;
       EXPECT_EQ(healthz->status, 200) << healthz->body;

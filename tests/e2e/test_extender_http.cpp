@@ -205,7 +205,7 @@ TEST(ExtenderHttp, MetricsCountFitOutcomesByClassAndReason) {
   m.port = svc.metrics_port();
   auto r = http_request(m, "GET", "/metrics");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("hamisim_fit_outcomes_total{route=\"filter-simulation\",class="
+  EXPECT_NE(r->body.find("hamisim_fit_outcomes_total{route=\"/filter-simulation\",class="
                          "\"InsufficientCapacity\",reason=\"CardInsufficientMemory\"} 1"),
             std::string::npos)
       << r->body;

@@ -50,7 +50,7 @@ class CapturedLog {
 
 std::string missing_counter(Serve& serve) {
   const std::string metrics = serve.metrics().render();
-  const std::string name = "hamisim_simulated_pods_missing_total{route=\"filter-simulation\"} ";
+  const std::string name = "hamisim_simulated_pods_missing_total{route=\"/filter-simulation\"} ";
   const size_t at = metrics.find(name);
   if (at == std::string::npos) return "absent";
   return metrics.substr(at + name.size(), metrics.find('\n', at) - at - name.size());

@@ -344,7 +344,7 @@ TEST(HttpServer, LogsOneDebugLinePerRequest) {
                              {{"X-Request-Id", "req-42"}}));
   server->shutdown(5s);
   std::string logs = out.str();
-  EXPECT_THAT(logs, HasSubstr("id=req-42 method=POST path=/echo status=200"));
+  EXPECT_THAT(logs, HasSubstr(R"(http request id="req-42" method="POST" path="/echo" status=200)"));
 }
 
 // A request path is whatever bytes the client sent; the JSON request log stays valid JSON.
@@ -375,11 +375,15 @@ TEST(HttpServer, JsonRequestLogsStayValidWithNonUtf8Paths) {
   while (std::getline(lines, line)) {
     simdjson::dom::element doc;
     ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
-    std::string_view msg;
+    std::string_view msg, id, path;
     ASSERT_EQ(doc["msg"].get(msg), simdjson::SUCCESS) << line;
-    if (msg.find("id=utf8 ") == std::string_view::npos) continue;
+    if (msg != "http request" || doc["id"].get(id) != simdjson::SUCCESS || id != "utf8") continue;
     ++request_lines;
-    EXPECT_THAT(std::string(msg), HasSubstr("path=/caf\xc3\xa9/\uFFFD\uFFFD status=404"));
+    // Each field is its own key (issue #25), the path made valid UTF-8.
+    ASSERT_EQ(doc["path"].get(path), simdjson::SUCCESS) << line;
+    EXPECT_EQ(std::string(path), "/caf\xc3\xa9/\uFFFD\uFFFD");
+    EXPECT_EQ(int64_t(doc["status"]), 404) << line;
+    EXPECT_EQ(std::string_view(doc["outcome"]), "client_error") << line;
   }
   EXPECT_EQ(request_lines, 1) << out.str();
 }
@@ -1448,10 +1452,12 @@ TEST(HttpServer, MetricsListenerExposesRequestCountersAndDurations) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_requests_total counter\n"));
-  EXPECT_THAT(r.body,
-              HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\"} 3\n"));
-  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"other\",code=\"404\"} "));
-  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/throw\",code=\"500\"} 1\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\","
+                                "outcome=\"ok\"} 3\n"));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"other\",code=\"404\","
+                                "outcome=\"client_error\"} "));
+  EXPECT_THAT(r.body, HasSubstr("hamisim_http_requests_total{route=\"/throw\",code=\"500\","
+                                "outcome=\"server_error\"} 1\n"));
   EXPECT_THAT(r.body, HasSubstr("# TYPE hamisim_http_request_duration_seconds histogram\n"));
   EXPECT_THAT(r.body, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/healthz\","
                                 "outcome=\"ok\"} 3\n"));
@@ -1481,6 +1487,26 @@ TEST(HttpServer, RouteCanSetItsOwnOutcome) {
   auto text = server->metrics().render();
   EXPECT_THAT(text, HasSubstr("hamisim_http_request_duration_seconds_count{route=\"/soft-error\","
                               "outcome=\"invalid_request\"} 1\n"));
+}
+
+// An extender answers its errors with HTTP 200 and an Error field: the request counter must
+// tell them apart from successes, not only the duration histogram.
+TEST(HttpServer, RequestCounterTellsAnErrorAnsweredWith200FromASuccess) {
+  auto routes = test_routes();
+  routes.push_back({"POST", "/soft-error", AuthGroup::kSimulation, [](const HttpRequest&) {
+                      HttpResponse r = HttpResponse::error(200, "not ready: no source");
+                      r.outcome = "error";
+                      return r;
+                    }});
+  auto server = start_server(test_config(), routes);
+  ASSERT_TRUE(server);
+  must(testing::http_request(plain_client(*server), "POST", "/soft-error", "{}"));
+  must(testing::http_request(plain_client(*server), "GET", "/healthz"));
+  auto text = server->metrics().render();
+  EXPECT_THAT(text, HasSubstr("hamisim_http_requests_total{route=\"/soft-error\",code=\"200\","
+                              "outcome=\"error\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("hamisim_http_requests_total{route=\"/healthz\",code=\"200\","
+                              "outcome=\"ok\"} 1\n"));
 }
 
 // --- isolation and limits (adversarial probe) ------------------------------------------------

@@ -1,5 +1,9 @@
 #include "server/metrics.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -11,7 +15,9 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "log/structured.h"
 #include "server/logging.h"
+#include "server/process_metrics.h"
 
 namespace hamisim::server {
 namespace {
@@ -158,7 +164,243 @@ TEST(Logging, JsonFormatterReplacesInvalidUtf8) {
 TEST(Logging, ParsesLogFormat) {
   EXPECT_EQ(parse_log_format("json").value(), LogFormat::kJson);
   EXPECT_EQ(parse_log_format("text").value(), LogFormat::kText);
+  EXPECT_EQ(parse_log_format("klog").value(), LogFormat::kKlog);
   EXPECT_FALSE(parse_log_format("yaml").ok());
+}
+
+// Structured lines (log::info and friends) go to spdlog's default logger; this swaps in one
+// that writes to a string with the given formatter, at info with verbosity `v`, and puts the
+// old logger back.
+class CapturedLog {
+ public:
+  CapturedLog(std::unique_ptr<spdlog::formatter> formatter, int v = 0,
+              spdlog::level::level_enum level = spdlog::level::info)
+      : old_(spdlog::default_logger()), old_v_(log::verbosity()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "hamisim", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_formatter(std::move(formatter));
+    logger->set_level(level);
+    spdlog::set_default_logger(logger);
+    log::set_verbosity(v);
+  }
+  ~CapturedLog() {
+    spdlog::set_default_logger(old_);
+    log::set_verbosity(old_v_);
+  }
+  std::string text() {
+    spdlog::default_logger()->flush();
+    return out_.str();
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> old_;
+  int old_v_;
+};
+
+TEST(Logging, JsonFormatPutsEachFieldUnderItsOwnKey) {
+  CapturedLog captured(make_json_formatter());
+  log::info(
+      "Scheduling pod to node",
+      {{"pod", "p"}, {"namespace", "default"}, {"node", "gpu-1"}, {"candidates", 3}, {"ok", true}});
+  const std::string line = captured.text();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+  EXPECT_EQ(std::string_view(doc["msg"]), "Scheduling pod to node") << line;
+  EXPECT_EQ(std::string_view(doc["pod"]), "p");
+  EXPECT_EQ(std::string_view(doc["namespace"]), "default");
+  EXPECT_EQ(std::string_view(doc["node"]), "gpu-1");
+  EXPECT_EQ(int64_t(doc["candidates"]), 3);
+  EXPECT_EQ(bool(doc["ok"]), true);
+  EXPECT_EQ(std::string_view(doc["level"]), "info");
+  EXPECT_THAT(std::string(std::string_view(doc["caller"])), HasSubstr("test_metrics.cpp:"));
+}
+
+TEST(Logging, JsonFieldsAreEscaped) {
+  CapturedLog captured(make_json_formatter());
+  log::warn("odd", {{"path", "/a\"b\n\xff"}});
+  const std::string line = captured.text();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << line;
+  EXPECT_EQ(std::string_view(doc["path"]), "/a\"b\n\xef\xbf\xbd");
+}
+
+TEST(Logging, TextFormatPrintsFieldsAfterTheMessage) {
+  CapturedLog captured(make_text_formatter());
+  log::info("Successfully bound pod to node", {{"pod", "p"}, {"node", "n 1"}, {"n", 2}});
+  spdlog::info("plain {}", "line");
+  const std::string text = captured.text();
+  EXPECT_THAT(text, ::testing::MatchesRegex(
+                        "[0-9-]+T[0-9:.]+Z info Successfully bound pod to node pod=\"p\" "
+                        "node=\"n 1\" n=2\n[0-9-]+T[0-9:.]+Z info plain line\n"));
+}
+
+TEST(Logging, KlogFormatHasKlogsHeaderAndQuotedStructuredMessages) {
+  CapturedLog captured(make_klog_formatter(12345));
+  log::info("Attempting to bind pod to node", {{"pod", "p"}, {"namespace", "default"}});
+  spdlog::warn("plain text");
+  const std::string text = captured.text();
+  // I1205 02:03:04.123456   12345 test_metrics.cpp:NNN] "msg" key="value"
+  EXPECT_THAT(text, ::testing::MatchesRegex(
+                        "I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}   12345 "
+                        "test_metrics\\.cpp:[0-9]+\\] \"Attempting to bind pod to node\" "
+                        "pod=\"p\" namespace=\"default\"\n"
+                        "W[0-9]{4} [0-9:.]+   12345 \\?\\?\\?:1\\] plain text\n"));
+}
+
+TEST(Logging, VLinesPrintUpToTheVerbosity) {
+  CapturedLog captured(make_text_formatter(), /*v=*/4);
+  log::v(4, "shown");
+  log::v(5, "hidden");
+  log::v(0, "also shown");
+  const std::string text = captured.text();
+  EXPECT_THAT(text, HasSubstr("shown"));
+  EXPECT_THAT(text, HasSubstr("also shown"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("hidden")));
+}
+
+TEST(Logging, LevelStaysTheSeverityThresholdForVLines) {
+  CapturedLog captured(make_text_formatter(), /*v=*/10, spdlog::level::warn);
+  log::v(0, "an info line");
+  log::warn("a warning");
+  const std::string text = captured.text();
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("an info line")));
+  EXPECT_THAT(text, HasSubstr("a warning"));
+}
+
+TEST(Logging, InitLoggingRejectsANegativeVerbosity) {
+  EXPECT_FALSE(init_logging(LogFormat::kText, "info", -1).ok());
+}
+
+// --- snapshot families, number format, process and build metrics ---
+
+TEST(MetricsRegistry, SnapshotFamiliesShowOnlyTheLastCollectedSeries) {
+  MetricsRegistry reg;
+  auto& f = reg.snapshot("hami_gpu_shared_count", "Number of containers sharing this GPU",
+                         MetricType::kGauge, {"device_uuid", "node"});
+  f.replace({{{"GPU-b", "n1"}, 2}, {{"GPU-a", "n1"}, 1}});
+  EXPECT_EQ(reg.render(),
+            "# HELP hami_gpu_shared_count Number of containers sharing this GPU\n"
+            "# TYPE hami_gpu_shared_count gauge\n"
+            "hami_gpu_shared_count{device_uuid=\"GPU-a\",node=\"n1\"} 1\n"
+            "hami_gpu_shared_count{device_uuid=\"GPU-b\",node=\"n1\"} 2\n");
+  // A device that is gone is gone from the scrape; an empty family is left out altogether.
+  f.replace({{{"GPU-b", "n1"}, 2}});
+  EXPECT_THAT(reg.render(), ::testing::Not(HasSubstr("GPU-a")));
+  f.replace({});
+  EXPECT_EQ(reg.render(), "");
+}
+
+TEST(MetricsRegistry, SnapshotFamiliesRejectDuplicateSeriesAndWrongArity) {
+  MetricsRegistry reg;
+  auto& f = reg.snapshot("x", "x", MetricType::kGauge, {"a"});
+  EXPECT_THROW(f.replace({{{"1"}, 1}, {{"1"}, 2}}), std::invalid_argument);
+  EXPECT_THROW(f.replace({{{"1", "2"}, 1}}), std::invalid_argument);
+  EXPECT_THROW(reg.gauge("x", "x", {"a"}), std::invalid_argument);  // another kind of family
+}
+
+TEST(MetricsRegistry, ValuesPrintAsGosClientPrintsThem) {
+  MetricsRegistry reg;
+  auto& g = reg.gauge("v", "v", {"k"});
+  const std::vector<std::pair<double, std::string>> cases = {
+      {0, "0"},
+      {1, "1"},
+      {100, "100"},
+      {0.25, "0.25"},
+      {8192, "8192"},
+      {999999, "999999"},
+      {1048576, "1.048576e+06"},
+      {1e6, "1e+06"},
+      {16106127360.0, "1.610612736e+10"},
+      {0.26666666666666666, "0.26666666666666666"},
+      {0.0001, "0.0001"},
+      {0.00005, "5e-05"},
+      {-2.5, "-2.5"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    g.labels({std::to_string(i)}).set(cases[i].first);
+  }
+  const std::string text = reg.render();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_THAT(text, HasSubstr("v{k=\"" + std::to_string(i) + "\"} " + cases[i].second + "\n"))
+        << cases[i].first;
+  }
+}
+
+TEST(ProcessMetrics, ReadTheProcessFiguresFromProc) {
+  MetricsRegistry reg;
+  export_process_metrics(reg);
+  const std::string text = reg.render();
+  for (const char* family : {"process_cpu_seconds_total", "process_resident_memory_bytes",
+                             "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                             "process_start_time_seconds", "process_threads"}) {
+    EXPECT_THAT(text, HasSubstr(std::string("\n") + family + " ")) << family;
+  }
+  EXPECT_THAT(text, HasSubstr("# TYPE process_cpu_seconds_total counter\n"));
+}
+
+TEST(ProcessMetrics, ParseProcFilesOfAnotherProcess) {
+  // A fake /proc/<pid>: a command name with spaces and parentheses, 2000 + 500 ticks of CPU,
+  // started 1000 ticks after boot, 3 threads, 64 MiB virtual, 100 resident pages.
+  const std::string dir = ::testing::TempDir() + "/fakeproc";
+  std::filesystem::create_directories(dir + "/fd");
+  for (const char* fd : {"0", "1", "2", "7"}) std::ofstream(dir + "/fd/" + fd) << "";
+  std::string stat = "4242 (my (odd) cmd) S";
+  for (int field = 4; field <= 52; ++field) {
+    std::string v = "0";
+    if (field == 14) v = "2000";
+    if (field == 15) v = "500";
+    if (field == 20) v = "3";
+    if (field == 22) v = "1000";
+    if (field == 23) v = "67108864";
+    if (field == 24) v = "100";
+    stat += " " + v;
+  }
+  std::ofstream(dir + "/stat") << stat << "\n";
+  std::ofstream(dir + "/procstat") << "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n";
+  MetricsRegistry reg;
+  export_process_metrics(reg, dir, dir + "/procstat");
+  const std::string text = reg.render();
+  const double tck = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+  MetricsRegistry expect;
+  expect.gauge("cpu", "").labels({}).set(2500 / tck);
+  expect.gauge("start", "").labels({}).set(1700000000 + 1000 / tck);
+  expect.gauge("rss", "").labels({}).set(100 * page);
+  const std::string e = expect.render();
+  auto value_of = [](const std::string& t, const std::string& name) {
+    const size_t at = t.find("\n" + name + " ");
+    if (at == std::string::npos) return std::string("absent");
+    const size_t from = at + name.size() + 2;
+    return t.substr(from, t.find('\n', from) - from);
+  };
+  EXPECT_EQ(value_of(text, "process_cpu_seconds_total"), value_of(e, "cpu")) << text;
+  EXPECT_EQ(value_of(text, "process_start_time_seconds"), value_of(e, "start"));
+  EXPECT_EQ(value_of(text, "process_resident_memory_bytes"), value_of(e, "rss"));
+  EXPECT_EQ(value_of(text, "process_virtual_memory_bytes"), "6.7108864e+07");
+  EXPECT_EQ(value_of(text, "process_threads"), "3");
+  EXPECT_EQ(value_of(text, "process_open_fds"), "4");
+}
+
+TEST(ProcessMetrics, AFigureThatCannotBeReadIsLeftOut) {
+  MetricsRegistry reg;
+  export_process_metrics(reg, "/nonexistent/proc", "/nonexistent/stat");
+  const std::string text = reg.render();
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("process_cpu_seconds_total")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("process_open_fds")));
+}
+
+TEST(BuildInfo, ExportsVersionRevisionAndCompilerAsLabels) {
+  MetricsRegistry reg;
+  export_build_info(reg);
+  const std::string text = reg.render();
+  EXPECT_THAT(text, HasSubstr("# TYPE hamisim_build_info gauge\n"));
+  EXPECT_THAT(text, HasSubstr("hamisim_build_info{version=\"" + build_info().version + "\","));
+  EXPECT_FALSE(build_info().version.empty());
+  EXPECT_THAT(text, ::testing::ContainsRegex("compiler=\"(gcc|clang) [0-9.]+\""));
+  EXPECT_THAT(text, HasSubstr("} 1\n"));
 }
 
 }  // namespace
