@@ -401,9 +401,10 @@ class Checker {
     }
     if (!f.client_certificate) {
       add(Severity::kInfo, "mtls", p + ".tlsConfig.certFile", "no client certificate",
-          "Without one hamisim cannot tell this scheduler from any other caller, so it cannot "
-          "keep other callers off the " +
-              std::string(ca() ? "simulation" : "live") + " routes.",
+          ca() ? "Without one hamisim cannot tell this autoscaler from any other caller, so it "
+                 "cannot keep other callers off the simulation routes."
+               : "Without one hamisim answers /filter and /bind only to loopback callers: this "
+                 "scheduler must run in hamisim's pod (as HAMi's chart and deploy/live do).",
           "serve with --client-ca and " + mtls_flag + ", and set tlsConfig.certFile/keyFile");
     }
   }
