@@ -262,6 +262,13 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
   ASSERT_TRUE(metrics.ok());
   EXPECT_EQ(metrics->status, 200);
   EXPECT_THAT(metrics->body, HasSubstr("hamisim_live_ready 1"));
+  // HAMi's families, as HAMi's ServiceMonitor and dashboard read them (hami-dropin.md §6, §8).
+  EXPECT_THAT(metrics->body, HasSubstr("hami_build_info{"));
+  EXPECT_THAT(metrics->body, ::testing::ContainsRegex(
+                                 R"(hami_gpu_memory_limit_bytes\{[^}]*device_uuid="GPU-0"[^}]*)"
+                                 R"(node="gpu-1"[^}]*zone="vGPU"\} )"));
+  EXPECT_THAT(metrics->body, HasSubstr("hami_gpu_shared_count{"));
+  EXPECT_THAT(metrics->body, ::testing::Not(HasSubstr("GPUDeviceMemoryLimit")));  // not legacy
 
   EXPECT_EQ(scheduler.stop(), 0) << scheduler.log();
   const std::string log = scheduler.log();
@@ -271,7 +278,9 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
 
 TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
   start_api({node_json("gpu-1"), gpu_pod_json("p1"), lease_json(this_hostname() + "_x")});
-  BackgroundProcess scheduler(chart_command(/*webhook=*/false), chart_env("hami-scheduler-0"));
+  auto command = chart_command(/*webhook=*/false);
+  command.push_back("--legacy-metrics=true");  // the chart's legacyMetrics: true
+  BackgroundProcess scheduler(command, chart_env("hami-scheduler-0"));
   ASSERT_TRUE(scheduler.wait_for_log("hamisim serve: listening")) << scheduler.log();
   const uint16_t port = ports(scheduler).first;
   ClientOptions plain;
@@ -290,6 +299,12 @@ TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
     ASSERT_TRUE(remote.ok());
     EXPECT_EQ(remote->status, 403);
   }
+  ClientOptions m;
+  m.port = ports(scheduler).second;
+  auto metrics = testing::http_request(m, "GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->body, HasSubstr("hami_gpu_memory_limit_bytes{"));
+  EXPECT_THAT(metrics->body, HasSubstr("GPUDeviceMemoryLimit{"));  // and HAMi's legacy name
   EXPECT_EQ(scheduler.stop(), 0) << scheduler.log();
 }
 
