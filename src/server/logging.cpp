@@ -134,37 +134,11 @@ class JsonFormatter final : public spdlog::formatter {
   }
 };
 
-// Go's %q for the text and klog formats: quotes, backslashes and control characters escaped;
-// UTF-8 passes through.
+// Go's %q, as klog prints string values (log::append_go_quoted).
 void append_quoted(spdlog::memory_buf_t& dest, std::string_view s) {
-  dest.push_back('"');
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        dest.append(std::string_view("\\\""));
-        break;
-      case '\\':
-        dest.append(std::string_view("\\\\"));
-        break;
-      case '\n':
-        dest.append(std::string_view("\\n"));
-        break;
-      case '\r':
-        dest.append(std::string_view("\\r"));
-        break;
-      case '\t':
-        dest.append(std::string_view("\\t"));
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          fmt::format_to(std::back_inserter(dest), "\\x{:02x}", static_cast<unsigned>(c));
-        } else {
-          dest.push_back(ch);
-        }
-    }
-  }
-  dest.push_back('"');
+  std::string quoted;
+  log::append_go_quoted(quoted, s);
+  dest.append(quoted.data(), quoted.data() + quoted.size());
 }
 
 // ` key="value"` (numbers and bools bare), klog's KVFormat.
