@@ -3,8 +3,10 @@ include(GoogleTest)
 
 # hamisim_test(NAME SOURCES a.cpp b.cpp LIBS lib1 lib2)
 # THREADS marks an executable whose tests start threads (servers, clients, racing lookups): its
-# tests get the ctest label `threads`, which scripts/test.sh runs again under TSan to catch races
-# that show up only in some runs.
+# tests get the ctest label `threads` and join the target `threaded_tests`; scripts/test.sh
+# builds and runs only those under TSan, three times over, to catch races that show up only in
+# some runs. Every other test executable links the single-thread guard in builds without
+# sanitizers, so a test that starts a thread without the mark fails instead of escaping TSan.
 function(hamisim_test name)
   cmake_parse_arguments(T "THREADS" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
@@ -14,6 +16,9 @@ function(hamisim_test name)
   set(labels unit)
   if(T_THREADS)
     set(labels threads)
+    set_property(GLOBAL APPEND PROPERTY HAMISIM_THREADED_TESTS ${name})
+  elseif(TARGET hamisim_single_thread_guard)
+    target_link_libraries(${name} PRIVATE hamisim_single_thread_guard)
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300 LABELS ${labels})
 endfunction()

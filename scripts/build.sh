@@ -12,15 +12,17 @@ flavour="${1:-release}"
 shift || true
 case "$flavour" in
   release) dir=build; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  # The ASan+UBSan build also holds the fuzz targets: its objects carry libFuzzer's coverage
+  # instrumentation (-fsanitize=fuzzer-no-link), so the fuzz smoke needs no build of its own.
   asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DHAMISIM_SANITIZE=address,undefined
-          -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
+          -DHAMISIM_FUZZ=ON -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
   tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAMISIM_SANITIZE=thread
           -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
+  # Optimized fuzz targets, for long runs (tests/fuzz/README.md).
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAMISIM_SANITIZE=address,undefined
           -DHAMISIM_FUZZ=ON -DHAMISIM_TESTS=ON -DHAMISIM_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++-19) ;;
   *) echo "unknown flavour: $flavour (release|asan|tsan|fuzz)" >&2; exit 2 ;;
 esac
-if [ ! -f "$dir/build.ninja" ]; then
-  cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
-fi
+# Configured every time (a few seconds): a directory made by an older script gets today's flags.
+cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
 ninja -C "$dir" "$@"
