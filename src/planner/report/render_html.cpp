@@ -1,11 +1,9 @@
 #include "planner/report/report.h"
 
-#include <algorithm>
-#include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,14 +11,6 @@
 #include "planner/report/report_text.h"
 
 namespace hamisim::planner::report {
-
-using scaleup::DeviceUse;
-using scaleup::GroupEvaluation;
-using scaleup::Plan;
-using scaleup::PlannedNode;
-using scaleup::PodOutcome;
-using scaleup::ScaleUp;
-using scaleup::UnpatchedCaPlan;
 
 namespace {
 

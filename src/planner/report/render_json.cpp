@@ -1,26 +1,14 @@
 #include "planner/report/report.h"
 
-#include <algorithm>
-#include <cinttypes>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
 #include <map>
-#include <string_view>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/json_writer.h"
 #include "planner/report/report_text.h"
 
 namespace hamisim::planner::report {
-
-using scaleup::DeviceUse;
-using scaleup::GroupEvaluation;
-using scaleup::Plan;
-using scaleup::PlannedNode;
-using scaleup::PodOutcome;
-using scaleup::ScaleUp;
-using scaleup::UnpatchedCaPlan;
 
 namespace {
 

@@ -2,18 +2,13 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <string_view>
-#include <vector>
 
 #include "model/json_writer.h"
 
 namespace hamisim::planner::report {
-
-using scaleup::GroupEvaluation;
 
 // ---------------------------------------------------------------------------------------------
 // Text shared by the three renderers

@@ -12,6 +12,14 @@
 
 namespace hamisim::planner::report {
 
+using scaleup::DeviceUse;
+using scaleup::GroupEvaluation;
+using scaleup::Plan;
+using scaleup::PlannedNode;
+using scaleup::PodOutcome;
+using scaleup::ScaleUp;
+using scaleup::UnpatchedCaPlan;
+
 // Invalid UTF-8 as U+FFFD, control characters as visible escapes (\n, \t, \u001B...).
 std::string printable(std::string_view s);
 // "1 pod", "3 pods".
@@ -25,6 +33,6 @@ double fraction(int64_t used, int64_t total);
 // "warm", "cold", or "none" without a template.
 std::string_view template_source_word(std::optional<nodegroups::GroupTemplate::Source> s);
 // "chosen", "skipped", "option", "no option", "rejects all" or "not needed".
-std::string_view group_status(const scaleup::GroupEvaluation& g);
+std::string_view group_status(const GroupEvaluation& g);
 
 }  // namespace hamisim::planner::report
