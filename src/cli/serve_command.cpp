@@ -29,6 +29,7 @@
 #include "profile/device_profiles.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
+#include "server/live_service.h"
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/plan_api.h"
@@ -357,15 +358,16 @@ int run_serve(const ServeOptions& o) {
     live = std::make_unique<live::LiveScheduler>(registry, **source, std::move(lo).value());
   }
 
+  server::export_build_info(metrics);
+  server::export_process_metrics(metrics);
+  std::unique_ptr<server::LiveService> live_service;
+  if (live) live_service = std::make_unique<server::LiveService>(*live, metrics, o.legacy_metrics);
   server::ExtenderServiceOptions service_options;
   service_options.reject_legacy_nodes_filter = o.legacy_nodes_filter == "reject";
   service_options.readyz_scope = o.readyz_scope;
-  service_options.live = live.get();
+  service_options.live = live_service.get();
   service_options.scheduler_name = o.scheduler_name;
   service_options.force_overwrite_default_scheduler = o.force_overwrite_default_scheduler;
-  service_options.legacy_metrics = o.legacy_metrics;
-  server::export_build_info(metrics);
-  server::export_process_metrics(metrics);
   server::ExtenderService service(*simulation, metrics, service_options);
 
   server::ServerConfig sc;

@@ -54,6 +54,16 @@ std::string plural(size_t n, std::string_view word) {
   return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
 }
 
+// A finding in the table: severity, field and check, then its message, why and fix indented.
+void append_finding(std::string& out, const Finding& f) {
+  char head[64];
+  std::snprintf(head, sizeof head, "  %-9s", upper(to_string(f.severity)).c_str());
+  out += head + (f.field.empty() ? std::string("-") : f.field) + "  [" + f.check + "]\n";
+  out += "           " + f.message + "\n";
+  if (!f.why.empty()) out += "           why: " + f.why + "\n";
+  if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
+}
+
 }  // namespace
 
 Report run_doctor(const DoctorInput& input) {
@@ -89,12 +99,7 @@ std::string render_table(const Report& report) {
       if (f.role != config.role || f.file != config.file) continue;
       if (!any) out += "\n";
       any = true;
-      char head[64];
-      std::snprintf(head, sizeof head, "  %-9s", upper(to_string(f.severity)).c_str());
-      out += head + (f.field.empty() ? std::string("-") : f.field) + "  [" + f.check + "]\n";
-      out += "           " + f.message + "\n";
-      if (!f.why.empty()) out += "           why: " + f.why + "\n";
-      if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
+      append_finding(out, f);
     }
     if (!any) out += "\n  no findings\n";
     out += "\n";
@@ -103,12 +108,7 @@ std::string render_table(const Report& report) {
     out += "network policy " + file + "\n";
     for (const auto& f : report.findings) {
       if (f.file != file || f.check != "network-policy-ca-labels") continue;
-      char head[64];
-      std::snprintf(head, sizeof head, "  %-9s", upper(to_string(f.severity)).c_str());
-      out += head + (f.field.empty() ? std::string("-") : f.field) + "  [" + f.check + "]\n";
-      out += "           " + f.message + "\n";
-      if (!f.why.empty()) out += "           why: " + f.why + "\n";
-      if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
+      append_finding(out, f);
     }
     out += "\n";
   }

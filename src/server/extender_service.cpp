@@ -1,15 +1,10 @@
 #include "server/extender_service.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <map>
-
-#include "device/allocation.h"
-#include "log/structured.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
-#include "server/hami_metrics.h"
+#include "server/process_metrics.h"
 #include "webhook/admission.h"
 
 namespace hamisim::server {
@@ -42,69 +37,6 @@ std::string echo_node_names(const std::vector<std::string>& names) {
 constexpr std::string_view kNoLiveSource =
     "no live cluster source (start with --kubeconfig, --in-cluster, --live or --cluster-snapshot)";
 
-// Gauges of the live state (spec §9), refreshed when /metrics is scraped. Base units: memory
-// in bytes, compute in whole devices (HAMi's core percent / 100).
-void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metrics) {
-  auto& nodes = metrics.gauge("hamisim_live_nodes", "Nodes with registered devices");
-  auto& devices = metrics.gauge("hamisim_live_devices", "Registered devices, all vendors");
-  auto& memory = metrics.gauge(
-      "hamisim_live_device_memory_bytes",
-      "Device memory in bytes: registered (total) and held by pods (allocated)", {"state"});
-  auto& cores = metrics.gauge(
-      "hamisim_live_device_core_ratio",
-      "Device compute in whole devices (1 = all cores of one device; HAMi's core percent / 100): "
-      "registered (total) and held by pods (allocated)",
-      {"state"});
-  auto& pods = metrics.gauge("hamisim_live_pod_allocations", "Pods holding device allocations");
-  auto& ready = metrics.gauge("hamisim_live_ready", "1 while the live path is ready");
-  auto& leader = metrics.gauge(
-      "hamisim_live_leader",
-      "1 while this replica leads (its kube-scheduler holds the Lease, or no --leader-elect)");
-  auto& leadership = metrics.snapshot(
-      "hamisim_live_leadership_changes_total",
-      "Leadership changes seen in the kube-scheduler Lease, by change (started, stopped)",
-      MetricType::kCounter, {"change"});
-  auto& passes = metrics.snapshot("hamisim_live_registration_passes_total",
-                                  "Registration passes run while leading", MetricType::kCounter);
-  auto& contention =
-      metrics.snapshot("hamisim_live_node_lock_contention_total",
-                       "Node lock attempts in /bind that found the node locked by another pod",
-                       MetricType::kCounter);
-  auto& retries =
-      metrics.snapshot("hamisim_live_node_lock_retries_total",
-                       "Node lock attempts repeated by PodGroup binds waiting for a locked node "
-                       "(--node-lock-retry-timeout)",
-                       MetricType::kCounter);
-  constexpr double kMiB = 1048576.0;
-  metrics.add_collector([&, l = &live] {
-    const auto table = l->nodes().snapshot();
-    int64_t device_count = 0, memory_total = 0, cores_total = 0;
-    for (const auto& [name, node] : *table) {
-      for (const auto& d : node->inventory.devices) {
-        ++device_count;
-        memory_total += d.devmem;
-        cores_total += d.devcore;
-      }
-    }
-    const live::PodManager::Totals held = l->pods().totals();
-    nodes.labels({}).set(static_cast<double>(table->size()));
-    devices.labels({}).set(static_cast<double>(device_count));
-    memory.labels({"total"}).set(static_cast<double>(memory_total) * kMiB);
-    memory.labels({"allocated"}).set(static_cast<double>(held.memory) * kMiB);
-    cores.labels({"total"}).set(static_cast<double>(cores_total) / 100.0);
-    cores.labels({"allocated"}).set(static_cast<double>(held.cores) / 100.0);
-    pods.labels({}).set(static_cast<double>(held.pods));
-    ready.labels({}).set(l->readiness().ready ? 1 : 0);
-    leader.labels({}).set(l->leading() ? 1 : 0);
-    const live::LiveStats stats = l->stats();
-    leadership.replace({{{"started"}, static_cast<double>(stats.started_leading)},
-                        {{"stopped"}, static_cast<double>(stats.stopped_leading)}});
-    passes.replace({{{}, static_cast<double>(stats.registration_passes)}});
-    contention.replace({{{}, static_cast<double>(stats.node_lock_contention)}});
-    retries.replace({{{}, static_cast<double>(stats.node_lock_retries)}});
-  });
-}
-
 }  // namespace
 
 ExtenderService::ExtenderService(const engine::Engine& engine, MetricsRegistry& metrics,
@@ -113,9 +45,7 @@ ExtenderService::ExtenderService(const engine::Engine& engine, MetricsRegistry& 
       policy_(engine.policy()),
       simulation_(engine),
       options_(std::move(options)),
-      fit_outcomes_(metrics.counter("hamisim_fit_outcomes_total",
-                                    "Per-node fit outcomes of filter requests, by class and reason",
-                                    {"route", "class", "reason"})),
+      fit_outcomes_(metrics),
       profile_notes_(metrics.counter(
           "hamisim_profile_warnings_total",
           "Template nodes answered with a warning about their device description (a warm sample "
@@ -129,8 +59,7 @@ ExtenderService::ExtenderService(const engine::Engine& engine, MetricsRegistry& 
           "another pod without SimulatedPods after it was answered Fits: the caller does not send "
           "the pods it placed, and its node counts are too low (docs/ca-side.md)",
           {"route"})) {
-  if (options_.live != nullptr) export_live_metrics(*options_.live, metrics);
-  export_hami_metrics(options_.live, metrics, options_.legacy_metrics);
+  export_hami_build_info(metrics);
 }
 
 std::vector<Route> ExtenderService::routes() {
@@ -148,26 +77,11 @@ std::vector<Route> ExtenderService::routes() {
   };
 }
 
-void ExtenderService::record_outcome(std::string_view route, fit::FitClass fit_class,
-                                     std::string_view reason) {
-  const std::string_view cls = fit::to_string(fit_class);
-  // Label by reason *name* ("CardInsufficientMemory"), never the counted text, so the
-  // number of series stays bounded.
-  const auto names = device::parse_reasons(reason);
-  if (names.empty()) {
-    const bool bare = fit_class == fit::FitClass::kInsufficientCapacity ||
-                      fit_class == fit::FitClass::kConstraintMismatch;
-    fit_outcomes_.labels({route, cls, bare ? reason : std::string_view()}).inc();
-    return;
-  }
-  for (const auto& [name, count] : names) fit_outcomes_.labels({route, cls, name}).inc();
-}
-
 void ExtenderService::record(std::string_view route, const SimulationResult& result,
                              const HttpRequest& request) {
   for (const NodeOutcome& o : result.outcomes) {
     if (o.notes > 0) profile_notes_.labels({o.profile}).inc();
-    record_outcome(route, o.fit_class, o.reason);
+    fit_outcomes_.record(route, o.fit_class, o.reason);
   }
   if (!result.unsent_placements_node.empty()) report_unsent_placements(route, result, request);
 }
@@ -256,92 +170,8 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
                         true);
   }
   // A null NodeNames is an empty list (HAMi dereferenced it and crashed).
-  return live_filter(*prepared, args->node_names);
-}
-
-// One line per live /filter, with HAMi's message where it does the same thing ("Scheduling pod
-// to node", V0), so operators grep for what they know.
-void ExtenderService::log_filter_decision(const fit::PreparedPod& pod,
-                                          const std::vector<std::string>& names,
-                                          const live::LiveFilterResult& result) {
-  const model::ObjectMeta& meta = pod.pod->metadata;
-  if (log::v_enabled(4)) {
-    // HAMi's V4 NodeUnfitPod, one per node that does not fit (HAMi's chart runs -v=4).
-    for (const auto& [node, reason] : result.failed_nodes) {
-      log::v(
-          4, "NodeUnfitPod",
-          {{"pod", meta.name}, {"namespace", meta.namespace_}, {"node", node}, {"reason", reason}});
-    }
-  }
-  switch (result.kind) {
-    case live::LiveFilterResult::Kind::kChosen:
-      log::info("Scheduling pod to node", {{"pod", meta.name},
-                                           {"namespace", meta.namespace_},
-                                           {"node", result.node},
-                                           {"result", "scheduled"},
-                                           {"candidates", names.size()}});
-      return;
-    case live::LiveFilterResult::Kind::kError:
-      log::error("Filter error for pod", {{"pod", meta.name},
-                                          {"namespace", meta.namespace_},
-                                          {"result", "error"},
-                                          {"reason", result.error}});
-      return;
-    case live::LiveFilterResult::Kind::kNoFit:
-      break;
-  }
-  if (!log::enabled(spdlog::level::info)) return;
-  // Nodes per reason name ("2 nodes CardInsufficientMemory, 1 nodes node unregistered"), as
-  // HAMi's FilteringFailed events count them; bounded however many nodes were asked about.
-  std::map<std::string, size_t, std::less<>> by_reason;
-  for (const auto& [node, reason] : result.failed_nodes) {
-    auto parsed = device::parse_reasons(reason);
-    if (parsed.empty()) ++by_reason[reason];
-    for (const auto& [name, count] : parsed) ++by_reason[name];
-  }
-  std::string summary;
-  for (const auto& [reason, count] : by_reason) {
-    if (!summary.empty()) summary += ", ";
-    summary += fmt::format("{} nodes {}", count, reason);
-  }
-  log::info("No node fits pod", {{"pod", meta.name},
-                                 {"namespace", meta.namespace_},
-                                 {"result", "unschedulable"},
-                                 {"reason", summary},
-                                 {"candidates", names.size()}});
-}
-
-HttpResponse ExtenderService::live_filter(const fit::PreparedPod& pod,
-                                          const std::vector<std::string>& names) {
-  live::LiveFilterResult result = options_.live->filter(pod, names);
-  log_filter_decision(pod, names, result);
-  if (result.kind == live::LiveFilterResult::Kind::kError) {
-    return filter_reply(encode_filter_error(result.error), true);
-  }
-  for (const auto& [node, reason] : result.failed_nodes) {
-    record_outcome("/filter",
-                   reason == fit::kNodeUnregistered ? fit::FitClass::kNoDeviceDescription
-                                                    : fit::classify_failure(reason),
-                   reason);
-  }
-  model::JsonWriter w;
-  w.begin_object();
-  w.key("Nodes").null();
-  if (result.kind == live::LiveFilterResult::Kind::kChosen) {
-    record_outcome("/filter", fit::FitClass::kFits, "");
-    // Exactly one node, and no FailedNodes on success (HAMi's shape).
-    w.key("NodeNames").begin_array().string(result.node).end_array();
-    w.key("FailedNodes").null();
-  } else {
-    w.key("NodeNames").null();
-    w.key("FailedNodes").begin_object();
-    for (const auto& [node, reason] : result.failed_nodes) w.key(node).string(reason);
-    w.end_object();
-  }
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.end_object();
-  return filter_reply(w.take(), false);
+  LiveFilterAnswer answer = options_.live->filter(*prepared, args->node_names);
+  return filter_reply(std::move(answer.body), answer.is_error);
 }
 
 HttpResponse ExtenderService::bind(const HttpRequest& request) {
@@ -359,23 +189,7 @@ HttpResponse ExtenderService::bind(const HttpRequest& request) {
         encode_binding_result(std::string(kInvalidRequest) + "PodName and Node are required"),
         true);
   }
-  // HAMi's V0 anchors around a bind, which operators grep for.
-  log::info("Attempting to bind pod to node",
-            {{"pod", args->pod_name}, {"namespace", args->pod_namespace}, {"node", args->node}});
-  const std::string error =
-      options_.live->bind({args->pod_name, args->pod_namespace, args->pod_uid, args->node});
-  if (error.empty()) {
-    log::info("Successfully bound pod to node", {{"pod", args->pod_name},
-                                                 {"namespace", args->pod_namespace},
-                                                 {"node", args->node},
-                                                 {"result", "bound"}});
-  } else {
-    log::error("Bind error for pod", {{"pod", args->pod_name},
-                                      {"namespace", args->pod_namespace},
-                                      {"node", args->node},
-                                      {"result", "error"},
-                                      {"reason", error}});
-  }
+  const std::string error = options_.live->bind(*args);
   return filter_reply(encode_binding_result(error), !error.empty());
 }
 
@@ -408,7 +222,7 @@ HttpResponse ExtenderService::readyz(const HttpRequest&) {
   // both, so a rolling update can start the new replica while the old one leads); a service
   // without a live source is simulation-only ("all" then means simulation).
   const bool simulation_ready = !registry_.backends().empty();
-  live::LiveReadiness live{.detail = std::string(kNoLiveSource)};
+  LiveRoutesReadiness live{.detail = std::string(kNoLiveSource)};
   if (options_.live != nullptr) live = options_.live->readiness();
   bool ready = true;
   if (options_.readyz_scope == "simulation" || options_.readyz_scope == "all")

@@ -1,7 +1,9 @@
 #pragma once
 // The extender routes of `hamisim serve` (spec §4.1): /filter-simulation, /filter, /bind,
-// /webhook, /healthz, /readyz, wired to the simulation filter and (when configured) the live
-// scheduler. Only the wire format lives here; the decisions are in src/fit and src/live.
+// /webhook, /healthz, /readyz. The simulation answers are made here, over the simulation
+// filter; /filter with NodeNames, /bind, the webhook's quota check and the live half of /readyz
+// go to a LiveRoutes when one is configured (LiveService), and answer `not ready:` without one.
+// Only the wire format lives here; the decisions are in src/fit and src/live.
 
 #include <atomic>
 #include <chrono>
@@ -11,8 +13,9 @@
 
 #include "device/registry.h"
 #include "fit/node_fit.h"
-#include "live/live_scheduler.h"
+#include "server/fit_outcomes.h"
 #include "server/http_server.h"
+#include "server/live_routes.h"
 #include "server/metrics.h"
 #include "server/simulation_filter.h"
 
@@ -25,12 +28,10 @@ struct ExtenderServiceOptions {
   // Which paths decide /readyz's status: "simulation", "live" or "all".
   std::string readyz_scope = "all";
   // The live path; null in a simulation-only service (live routes answer `not ready:`).
-  live::LiveScheduler* live = nullptr;
+  LiveRoutes* live = nullptr;
   // /webhook: --scheduler-name and --force-overwrite-default-scheduler.
   std::string scheduler_name;
   bool force_overwrite_default_scheduler = true;
-  // --legacy-metrics: HAMi's legacy metric names besides the hami_* ones.
-  bool legacy_metrics = false;
 };
 
 class ExtenderService {
@@ -55,16 +56,12 @@ class ExtenderService {
   // once per kUnsentPlacementsLogInterval.
   void report_unsent_placements(std::string_view route, const SimulationResult& result,
                                 const HttpRequest& request);
-  void record_outcome(std::string_view route, fit::FitClass fit_class, std::string_view reason);
-  HttpResponse live_filter(const fit::PreparedPod& pod, const std::vector<std::string>& names);
-  void log_filter_decision(const fit::PreparedPod& pod, const std::vector<std::string>& names,
-                           const live::LiveFilterResult& result);
 
   const device::DeviceRegistry& registry_;
   const fit::FitPolicy& policy_;
   SimulationFilter simulation_;
   ExtenderServiceOptions options_;
-  CounterFamily& fit_outcomes_;
+  FitOutcomes fit_outcomes_;
   CounterFamily& profile_notes_;
   CounterFamily& webhook_outcomes_;
   CounterFamily& unsent_placements_;

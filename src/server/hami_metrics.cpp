@@ -8,7 +8,6 @@
 
 #include "device/allocation.h"
 #include "fit/inventory.h"
-#include "server/process_metrics.h"
 
 namespace hamisim::server {
 namespace {
@@ -247,19 +246,11 @@ void collect_quotas(const live::LiveScheduler& live, HamiFamilies& f) {
 
 }  // namespace
 
-void export_hami_metrics(const live::LiveScheduler* live, MetricsRegistry& metrics, bool legacy) {
-  const BuildInfo& b = build_info();
-  // HAMi's labels; go_version is empty: no Go toolchain built this binary.
-  metrics
-      .gauge("hami_build_info", "hami build metadata exposed as labels with a constant value of 1.",
-             {"build_date", "compiler", "go_version", "platform", "revision", "version"})
-      .labels({b.build_date, b.compiler, "", b.platform, b.revision, b.version})
-      .set(1);
-  if (live == nullptr) return;
+void export_hami_metrics(const live::LiveScheduler& live, MetricsRegistry& metrics, bool legacy) {
   auto families = std::make_shared<HamiFamilies>();
   families->legacy = legacy;
   register_families(metrics, *families);
-  metrics.add_collector([live, families] {
+  metrics.add_collector([live = &live, families] {
     HamiFamilies& f = *families;
     const auto table = live->nodes().snapshot();
     const std::vector<live::PodRecord> pods = live->pods().list();

@@ -128,6 +128,16 @@ void export_build_info(MetricsRegistry& metrics) {
       .set(1);
 }
 
+void export_hami_build_info(MetricsRegistry& metrics) {
+  const BuildInfo& b = build_info();
+  // HAMi's labels; go_version is empty: no Go toolchain built this binary.
+  metrics
+      .gauge("hami_build_info", "hami build metadata exposed as labels with a constant value of 1.",
+             {"build_date", "compiler", "go_version", "platform", "revision", "version"})
+      .labels({b.build_date, b.compiler, "", b.platform, b.revision, b.version})
+      .set(1);
+}
+
 void export_process_metrics(MetricsRegistry& metrics, std::string proc, std::string proc_stat) {
   auto& cpu =
       metrics.snapshot("process_cpu_seconds_total",

@@ -20,6 +20,9 @@ const BuildInfo& build_info();
 
 // hamisim_build_info{version,revision,build_date,compiler,platform} 1.
 void export_build_info(MetricsRegistry& metrics);
+// HAMi's hami_build_info{build_date,compiler,go_version,platform,revision,version} 1 (reference
+// hami-dropin.md §6), which HAMi's dashboards read; go_version is empty.
+void export_hami_build_info(MetricsRegistry& metrics);
 
 // process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
 // process_open_fds, process_max_fds, process_start_time_seconds and process_threads, read at

@@ -288,16 +288,31 @@ Result<size_t> ObjectStore::load(std::string_view text, std::vector<model::Skipp
   return staged.size();
 }
 
-ApiResult<StoredObject> ObjectStore::get(Kind kind, std::string_view namespace_,
-                                         std::string_view name) const {
-  std::lock_guard lock(mu_);
-  auto it = objects_.find(
+namespace {
+
+// The object `objects` holds under this kind, namespace (ignored for cluster-scoped kinds) and
+// name, or kube-apiserver's NotFound. A template for the const and the mutable map alike.
+template <class Objects>
+ApiResult<decltype(std::declval<Objects&>().begin())> find_object(Objects& objects, Kind kind,
+                                                                  std::string_view namespace_,
+                                                                  std::string_view name) {
+  auto it = objects.find(
       std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
-  if (it == objects_.end()) {
+  if (it == objects.end()) {
     return api_error(ApiCode::kNotFound,
                      std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
   }
-  return it->second;
+  return it;
+}
+
+}  // namespace
+
+ApiResult<StoredObject> ObjectStore::get(Kind kind, std::string_view namespace_,
+                                         std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto found = find_object(objects_, kind, namespace_, name);
+  if (!found) return found.error();
+  return (*found)->second;
 }
 
 ObjectStore::Listing ObjectStore::list(Kind kind, std::string_view namespace_) const {
@@ -344,13 +359,9 @@ ApiResult<StoredObject> ObjectStore::merge_patch(Kind kind, std::string_view nam
   if (!p) return api_error(ApiCode::kInvalid, p.error().message);
   if (!p->is_object()) return api_error(ApiCode::kInvalid, "a merge patch must be a JSON object");
   std::lock_guard lock(mu_);
-  auto it = objects_.find(
-      std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
-  if (it == objects_.end()) {
-    return api_error(ApiCode::kNotFound,
-                     std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
-  }
-  StoredObject& so = it->second;
+  auto found = find_object(objects_, kind, namespace_, name);
+  if (!found) return found.error();
+  StoredObject& so = (*found)->second;
   if (const json::object* pm = object_at(p->get_object(), "metadata")) {
     if (auto rv = pm->find("resourceVersion"); rv != pm->end() && !rv->value().is_null()) {
       const bool matches = rv->value().is_string() &&
@@ -395,11 +406,9 @@ ApiResult<StoredObject> ObjectStore::merge_patch(Kind kind, std::string_view nam
 ApiResult<StoredObject> ObjectStore::bind(std::string_view namespace_, std::string_view name,
                                           std::string_view uid, std::string_view node) {
   std::lock_guard lock(mu_);
-  auto it = objects_.find(std::make_tuple(Kind::kPod, std::string(namespace_), std::string(name)));
-  if (it == objects_.end()) {
-    return api_error(ApiCode::kNotFound, "pods \"" + std::string(name) + "\" not found");
-  }
-  StoredObject& so = it->second;
+  auto found = find_object(objects_, Kind::kPod, namespace_, name);
+  if (!found) return found.error();
+  StoredObject& so = (*found)->second;
   auto current = parse(so.json);
   if (!current) return api_error(ApiCode::kOther, "stored object: " + current.error().message);
   json::object& pod = current->get_object();
@@ -429,14 +438,10 @@ ApiResult<StoredObject> ObjectStore::bind(std::string_view namespace_, std::stri
 
 ApiStatus ObjectStore::remove(Kind kind, std::string_view namespace_, std::string_view name) {
   std::lock_guard lock(mu_);
-  auto it = objects_.find(
-      std::make_tuple(kind, std::string(namespaced(kind) ? namespace_ : ""), std::string(name)));
-  if (it == objects_.end()) {
-    return api_error(ApiCode::kNotFound,
-                     std::string(resource_name(kind)) + " \"" + std::string(name) + "\" not found");
-  }
-  StoredObject last = std::move(it->second);
-  objects_.erase(it);
+  auto found = find_object(objects_, kind, namespace_, name);
+  if (!found) return found.error();
+  StoredObject last = std::move((*found)->second);
+  objects_.erase(*found);
   last.resource_version = ++version_;
   record(EventType::kDeleted, last);
   return Done{};

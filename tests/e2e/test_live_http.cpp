@@ -21,6 +21,7 @@
 #include "model/decode.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
+#include "server/live_service.h"
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/process_metrics.h"
@@ -66,10 +67,11 @@ class LiveServe {
                     {.play_device_plugin = true})
                     .value()),
         live_(registry_, *source_, live_options(o)),
+        live_service_(with_live
+                          ? std::make_unique<server::LiveService>(live_, metrics_, o.legacy_metrics)
+                          : nullptr),
         service_(engine_, metrics_,
-                 {.live = with_live ? &live_ : nullptr,
-                  .scheduler_name = "hami-scheduler",
-                  .legacy_metrics = o.legacy_metrics}) {
+                 {.live = live_service_.get(), .scheduler_name = "hami-scheduler"}) {
     server::ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.metrics_listen = o.metrics_listener ? "127.0.0.1:0" : "";
@@ -131,6 +133,7 @@ class LiveServe {
   std::unique_ptr<state::SnapshotSource> source_;
   live::LiveScheduler live_;
   server::MetricsRegistry metrics_;
+  std::unique_ptr<server::LiveService> live_service_;
   server::ExtenderService service_;
   std::unique_ptr<server::HttpServer> server_;
   bool with_live_ = true;

@@ -1,0 +1,386 @@
+#include "planner/report/report.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/json_writer.h"
+#include "planner/report/report_text.h"
+
+namespace hamisim::planner::report {
+
+namespace {
+
+// Text for HTML element content and quoted attribute values alike.
+std::string html(std::string_view s) {
+  const std::string text = printable(s);
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Class names come only from the fixed words of to_string() and group_status(); spaces become
+// dashes so "no option" is one class.
+std::string css_class(std::string_view word) {
+  std::string out(word);
+  std::replace(out.begin(), out.end(), ' ', '-');
+  return out;
+}
+
+constexpr std::string_view kStyle = R"css(
+:root{--fg:#1f2328;--muted:#59636e;--bg:#fff;--card:#f6f8fa;--line:#d1d9e0;--track:#e3e8ee;
+--mem:#2f6fde;--cores:#1a7f37;--ok:#1a7f37;--warn:#9a6700;--bad:#cf222e;--info:#0969da}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;--bg:#0d1117;
+--card:#151b23;--line:#3d444d;--track:#262c36;--mem:#4493f8;--cores:#3fb950;--ok:#3fb950;
+--warn:#d29922;--bad:#f85149;--info:#4493f8}}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1200px;padding:24px;font:14px/1.5 system-ui,-apple-system,
+"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:28px 0 10px;
+border-bottom:1px solid var(--line);padding-bottom:4px}h3{font-size:15px;margin:0 0 8px}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+.decision{font-size:16px;padding:12px 16px;border-radius:8px;border-left:6px solid var(--info);
+background:var(--card);margin:0 0 12px}
+.decision[data-decision=scale-up]{border-color:var(--ok)}
+.decision[data-decision=no-scale-up-possible]{border-color:var(--bad)}
+.meta{color:var(--muted);margin:4px 0}
+table{border-collapse:collapse;width:100%;margin:6px 0}
+th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid var(--line)}
+th{font-weight:600;color:var(--muted);font-size:12.5px}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.compact{width:auto}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;
+border:1px solid currentColor;white-space:nowrap}
+.scale-up,.chosen,.triggers-scale-up{color:var(--ok)}
+.no-scale-up-possible,.no-scale-up-helps,.blocked,.rejects-all{color:var(--bad)}
+.awaits-evaluation,.skipped,.option{color:var(--warn)}
+.fits-existing-node,.no-scale-up-needed{color:var(--info)}
+.ignored,.not-needed,.no-option{color:var(--muted)}
+tr.chosen-row td{background:var(--card)}
+ul.reasons{margin:4px 0 0;padding-left:18px;color:var(--muted)}
+ul.warnings li{color:var(--warn)}
+details summary{cursor:pointer;color:var(--muted)}
+.nodes{display:grid;grid-template-columns:1fr;gap:16px}
+.node{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:14px}
+.node h3 small{font-weight:400;color:var(--muted)}
+.res{display:grid;grid-template-columns:70px minmax(120px,360px) auto;gap:4px 12px;
+align-items:center;margin-bottom:10px}
+.meter{height:10px;background:var(--track);border-radius:5px;overflow:hidden}
+.meter span{display:block;height:100%;background:var(--mem)}
+svg.device text{font-size:10px;fill:var(--muted)}
+svg.device .track{fill:var(--track)}svg.device .mem{fill:var(--mem)}
+svg.device .cores{fill:var(--cores)}
+.node table{width:auto}.node table td,.node table th{padding:4px 14px 4px 6px;white-space:nowrap}
+.node ul.pods{margin:4px 0 0;padding-left:18px}
+.alloc{color:var(--muted)}
+footer{margin-top:32px;color:var(--muted);font-size:12px}
+)css";
+
+class HtmlWriter {
+ public:
+  explicit HtmlWriter(const Plan& plan) : plan_(plan) {}
+
+  std::string run() {
+    const std::string decision(scaleup::to_string(plan_.decision));
+    out_ += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out_ += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    out_ += "<title>hamisim plan: " + html(plan_.summary.empty() ? decision : plan_.summary) +
+            "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+    header();
+    warnings();
+    unpatched_ca();
+    groups();
+    pods();
+    new_nodes();
+    out_ += "<footer>hamisim plan &middot; apiVersion " + std::string(kPlanApiVersion) +
+            "</footer>\n</body>\n</html>\n";
+    return std::move(out_);
+  }
+
+ private:
+  void badge(std::string_view word) {
+    out_ += "<span class=\"badge " + css_class(word) + "\">" + html(word) + "</span>";
+  }
+
+  void header() {
+    const std::string_view decision = scaleup::to_string(plan_.decision);
+    out_ += "<h1>Scale-up plan</h1>\n<p class=\"decision\" data-decision=\"" + css_class(decision) +
+            "\">";
+    badge(decision);
+    out_ += " " + html(plan_.summary) + "</p>\n";
+    if (!plan_.scale_ups.empty()) {
+      out_ +=
+          "<table class=\"compact\"><thead><tr><th>node group</th><th class=\"num\">current</th>"
+          "<th class=\"num\">new</th><th class=\"num\">add</th></tr></thead><tbody>\n";
+      for (const ScaleUp& s : plan_.scale_ups) {
+        out_ += "<tr><td>" + html(s.group) + "</td><td class=\"num\">" +
+                std::to_string(s.current_size) + "</td><td class=\"num\">" +
+                std::to_string(s.new_size) + "</td><td class=\"num scale-up\">" +
+                (s.delta() >= 0 ? "+" : "") + std::to_string(s.delta()) + "</td></tr>\n";
+      }
+      out_ += "</tbody></table>\n";
+    }
+    out_ += "<p class=\"meta\">Snapshot: " + plural(plan_.cluster_nodes, "node", "nodes") + ", " +
+            plural(plan_.cluster_pods, "pod", "pods") + " &middot; device stage: <code>" +
+            html(plan_.device_stage) + "</code></p>\n";
+  }
+
+  void warnings() {
+    if (plan_.warnings.empty()) return;
+    out_ += "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";
+    for (const auto& w : plan_.warnings) out_ += "<li>" + html(w) + "</li>\n";
+    out_ += "</ul>\n";
+  }
+
+  // Issue #33: what a CA that does not send SimulatedPods decides instead.
+  void unpatched_ca() {
+    if (!plan_.unpatched_ca) return;
+    const UnpatchedCaPlan& u = *plan_.unpatched_ca;
+    const std::string_view decision = scaleup::to_string(u.decision);
+    out_ +=
+        "<h2 id=\"unpatched-ca\">Compared with a Cluster Autoscaler that does not send "
+        "SimulatedPods</h2>\n<p class=\"decision\" data-decision=\"" +
+        css_class(decision) + "\">its decision: ";
+    badge(decision);
+    out_ += " " + html(u.summary) + "</p>\n";
+    auto nodes = [](const std::optional<int64_t>& n) {
+      return n ? plural(*n, "node", "nodes") : std::string("-");
+    };
+    out_ +=
+        "<table class=\"compact\"><thead><tr><th>node group</th><th>estimate</th>"
+        "<th>its estimate</th><th class=\"num\">adds</th><th class=\"num\">it adds</th></tr>"
+        "</thead><tbody>\n";
+    for (const auto& g : u.groups) {
+      out_ += "<tr><td>" + html(g.name) + "</td><td>" + nodes(g.estimated_nodes) + "</td><td>" +
+              nodes(g.unpatched_estimated_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.new_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.unpatched_new_nodes) + "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+    if (u.left_pending.empty()) {
+      out_ += "<p class=\"meta\">Left pending by its decision: none.</p>\n";
+      return;
+    }
+    out_ += "<p>Left pending by its decision: " +
+            plural(static_cast<int64_t>(u.left_pending.size()), "pod", "pods") + "</p>";
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto& l : u.left_pending) rows.emplace_back(l.pod, l.reason);
+    pod_reason_list(rows);
+    out_ += "\n";
+  }
+
+  void pod_reason_list(const std::vector<std::pair<std::string, std::string>>& rows) {
+    out_ += "<ul class=\"reasons\">";
+    for (const auto& [pod, why] : rows) {
+      out_ += "<li><span class=\"mono\">" + html(pod) + "</span>: " + html(why) + "</li>";
+    }
+    out_ += "</ul>";
+  }
+
+  void groups() {
+    out_ += "<h2>Node groups</h2>\n";
+    if (plan_.groups.empty()) {
+      out_ += "<p class=\"meta\">none</p>\n";
+      return;
+    }
+    out_ +=
+        "<table><thead><tr><th>node group</th><th class=\"num\">min</th><th class=\"num\">max"
+        "</th><th class=\"num\">target</th><th class=\"num\">members</th><th>template</th>"
+        "<th>devices</th><th>status</th><th>estimate</th><th>details</th></tr></thead><tbody>\n";
+    for (const GroupEvaluation& g : plan_.groups) {
+      const std::string_view status = group_status(g);
+      out_ += g.chosen ? "<tr class=\"chosen-row\">" : "<tr>";
+      out_ += "<td><strong>" + html(g.name) + "</strong></td>";
+      for (int64_t v : {g.min_size, g.max_size, g.target_size, g.members}) {
+        out_ += "<td class=\"num\">" + std::to_string(v) + "</td>";
+      }
+      out_ += "<td>" + std::string(template_source_word(g.template_source));
+      if (!g.template_node.empty()) out_ += "<br><code>" + html(g.template_node) + "</code>";
+      if (!g.sample_node.empty()) out_ += "<br>from <code>" + html(g.sample_node) + "</code>";
+      out_ += "</td><td>" + (g.device_source.empty() ? std::string("-") : html(g.device_source));
+      if (!g.device_profile.empty())
+        out_ += "<br>profile <code>" + html(g.device_profile) + "</code>";
+      out_ += "</td><td>";
+      badge(status);
+      out_ += "</td><td>";
+      if (g.estimated_nodes) {
+        out_ += plural(*g.estimated_nodes, "node", "nodes") + ", " +
+                plural(static_cast<int64_t>(g.estimated_pods.size()), "pod", "pods");
+      }
+      out_ += "</td><td>";
+      if (!g.skip_reason.empty())
+        out_ += "<div class=\"skipped\">" + html(g.skip_reason) + "</div>";
+      if (!g.schedulable_pods.empty()) {
+        out_ += "<div>fits: ";
+        for (size_t i = 0; i < g.schedulable_pods.size(); ++i) {
+          out_ += (i ? ", " : "") + std::string("<span class=\"mono\">") +
+                  html(g.schedulable_pods[i]) + "</span>";
+        }
+        out_ += "</div>";
+      }
+      if (!g.rejected_pods.empty()) {
+        out_ +=
+            "<details><summary>" +
+            plural(static_cast<int64_t>(g.rejected_pods.size()), "pod rejected", "pods rejected") +
+            "</summary>";
+        pod_reason_list({g.rejected_pods.begin(), g.rejected_pods.end()});
+        out_ += "</details>";
+      }
+      if (!g.unplaced.empty()) {
+        std::vector<std::pair<std::string, std::string>> rows;
+        for (const auto& u : g.unplaced) rows.emplace_back(u.pod, u.reason);
+        out_ += "<details><summary>" +
+                plural(static_cast<int64_t>(rows.size()), "pod not placed", "pods not placed") +
+                "</summary>";
+        pod_reason_list(rows);
+        out_ += "</details>";
+      }
+      if (!g.expander_note.empty()) out_ += "<div>expander: " + html(g.expander_note) + "</div>";
+      if (!g.similar_groups.empty()) {
+        out_ += "<div>similar: ";
+        for (size_t i = 0; i < g.similar_groups.size(); ++i) {
+          out_ += (i ? ", " : "") + html(g.similar_groups[i]);
+        }
+        out_ += "</div>";
+      }
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+  }
+
+  void pods() {
+    out_ += "<h2>Pending pods</h2>\n";
+    if (plan_.pods.empty()) {
+      out_ += "<p class=\"meta\">none</p>\n";
+      return;
+    }
+    out_ +=
+        "<table><thead><tr><th>pod</th><th>state</th><th>node</th><th>reason</th></tr></thead>"
+        "<tbody>\n";
+    for (const PodOutcome& p : plan_.pods) {
+      out_ += "<tr><td class=\"mono\">" + html(p.pod) + "</td><td>";
+      badge(scaleup::to_string(p.state));
+      out_ += "</td><td class=\"mono\">" + html(p.node) + "</td><td>" + html(p.reason);
+      if (!p.group_reasons.empty()) {
+        pod_reason_list({p.group_reasons.begin(), p.group_reasons.end()});
+      }
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+  }
+
+  void meter(std::string_view label, int64_t used, int64_t total, const std::string& text) {
+    char width[16];
+    std::snprintf(width, sizeof width, "%.1f", 100.0 * fraction(used, total));
+    out_ += "<span>" + std::string(label) +
+            "</span><div class=\"meter\"><span style=\"width:" + width +
+            "%\"></span></div><span class=\"num\">" + text + "</span>";
+  }
+
+  // One small SVG per device: a memory bar and a cores bar on the same scale.
+  void device_svg(const DeviceUse& d) {
+    constexpr double kBar = 170;
+    char buf[512];
+    std::snprintf(
+        buf, sizeof buf,
+        "<svg class=\"device\" width=\"210\" height=\"32\" viewBox=\"0 0 210 32\" role=\"img\">"
+        "<text x=\"0\" y=\"11\">mem</text>"
+        "<rect class=\"track\" x=\"38\" y=\"3\" width=\"%.0f\" height=\"10\" rx=\"3\"/>"
+        "<rect class=\"mem\" x=\"38\" y=\"3\" width=\"%.1f\" height=\"10\" rx=\"3\"/>"
+        "<text x=\"0\" y=\"27\">cores</text>"
+        "<rect class=\"track\" x=\"38\" y=\"19\" width=\"%.0f\" height=\"10\" rx=\"3\"/>"
+        "<rect class=\"cores\" x=\"38\" y=\"19\" width=\"%.1f\" height=\"10\" rx=\"3\"/>",
+        kBar, kBar * fraction(d.used_memory, d.total_memory), kBar,
+        kBar * fraction(d.used_cores, d.total_cores));
+    out_ += buf;
+    out_ += "<title>" + html(d.id) + ": memory " + std::to_string(d.used_memory) + " of " +
+            std::to_string(d.total_memory) + " MiB, cores " + std::to_string(d.used_cores) +
+            " of " + std::to_string(d.total_cores) + " %</title></svg>";
+  }
+
+  void new_nodes() {
+    if (plan_.new_nodes.empty()) return;
+    std::map<std::string_view, const PodOutcome*> outcome;
+    for (const PodOutcome& p : plan_.pods) outcome.emplace(p.pod, &p);
+    out_ += "<h2>New nodes</h2>\n<div class=\"nodes\">\n";
+    for (const PlannedNode& n : plan_.new_nodes) {
+      out_ += "<section class=\"node\"><h3><code>" + html(n.name) + "</code> <small>group " +
+              html(n.group) + "</small></h3>\n<div class=\"res\">";
+      meter("cpu", n.cpu_requested_milli, n.cpu_allocatable_milli,
+            format_cores(n.cpu_requested_milli) + " / " + format_cores(n.cpu_allocatable_milli) +
+                " cores");
+      meter("memory", n.memory_requested, n.memory_allocatable,
+            format_bytes(n.memory_requested) + " / " + format_bytes(n.memory_allocatable));
+      out_ += "</div>\n";
+      if (n.devices.empty()) {
+        out_ += "<p class=\"meta\">No devices described by the template.</p>\n";
+      } else {
+        out_ +=
+            "<table><thead><tr><th>device</th><th>type</th><th>usage</th><th class=\"num\">"
+            "memory</th><th class=\"num\">cores</th><th class=\"num\">slots</th></tr></thead>"
+            "<tbody>\n";
+        for (const DeviceUse& d : n.devices) {
+          out_ += "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) + "</td><td>";
+          device_svg(d);
+          out_ += "</td><td class=\"num\">" + std::to_string(d.used_memory) + " / " +
+                  std::to_string(d.total_memory) + " MiB</td><td class=\"num\">" +
+                  std::to_string(d.used_cores) + " / " + std::to_string(d.total_cores) +
+                  " %</td><td class=\"num\">" + std::to_string(d.used_slots) + " / " +
+                  std::to_string(d.total_slots) + "</td></tr>\n";
+        }
+        out_ += "</tbody></table>\n";
+      }
+      out_ += "<div>" + plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
+              "</div><ul class=\"pods\">";
+      for (const std::string& pod : n.pods) {
+        out_ += "<li><span class=\"mono\">" + html(pod) + "</span>";
+        // The allocation says which device slice the pod got; folded, as the values are long.
+        if (auto it = outcome.find(pod); it != outcome.end() && !it->second->allocations.empty()) {
+          out_ += "<details><summary>allocation</summary><ul class=\"reasons\">";
+          for (const auto& [k, v] : it->second->allocations) {
+            out_ += "<li class=\"mono\">" + html(k) + ": " + html(v) + "</li>";
+          }
+          out_ += "</ul></details>";
+        }
+        out_ += "</li>";
+      }
+      out_ += "</ul></section>\n";
+    }
+    out_ += "</div>\n";
+  }
+
+  const Plan& plan_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string render_html(const Plan& plan) {
+  return HtmlWriter(plan).run();
+}
+
+}  // namespace hamisim::planner::report

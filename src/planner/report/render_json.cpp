@@ -1,0 +1,201 @@
+#include "planner/report/report.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/json_writer.h"
+#include "planner/report/report_text.h"
+
+namespace hamisim::planner::report {
+
+namespace {
+
+using model::JsonWriter;
+
+void strings(JsonWriter& w, const std::vector<std::string>& items) {
+  w.begin_array();
+  for (const auto& s : items) w.string(s);
+  w.end_array();
+}
+
+// std::map keeps its keys sorted by bytes, which is the order the schema promises.
+void string_map(JsonWriter& w, const std::map<std::string, std::string, std::less<>>& m) {
+  w.begin_object();
+  for (const auto& [k, v] : m) w.key(k).string(v);
+  w.end_object();
+}
+
+void json_group(JsonWriter& w, const GroupEvaluation& g) {
+  w.begin_object();
+  w.key("name").string(g.name);
+  w.key("minSize").number(g.min_size);
+  w.key("maxSize").number(g.max_size);
+  w.key("targetSize").number(g.target_size);
+  w.key("members").number(g.members);
+  w.key("templateSource");
+  if (g.template_source) {
+    w.string(template_source_word(g.template_source));
+  } else {
+    w.null();
+  }
+  w.key("templateNode").string(g.template_node);
+  w.key("sampleNode").string(g.sample_node);
+  w.key("deviceSource").string(g.device_source);
+  w.key("deviceProfile").string(g.device_profile);
+  w.key("skipReason").string(g.skip_reason);
+  w.key("schedulablePods");
+  strings(w, g.schedulable_pods);
+  w.key("rejectedPods");
+  string_map(w, g.rejected_pods);
+  w.key("estimatedNodes");
+  if (g.estimated_nodes) {
+    w.number(*g.estimated_nodes);
+  } else {
+    w.null();
+  }
+  w.key("estimatedPods");
+  strings(w, g.estimated_pods);
+  w.key("unplaced").begin_array();
+  for (const auto& u : g.unplaced) {
+    w.begin_object().key("pod").string(u.pod).key("reason").string(u.reason).end_object();
+  }
+  w.end_array();
+  w.key("similarGroups");
+  strings(w, g.similar_groups);
+  w.key("option").boolean(g.option);
+  w.key("chosen").boolean(g.chosen);
+  w.key("expanderNote").string(g.expander_note);
+  w.end_object();
+}
+
+void json_pod(JsonWriter& w, const PodOutcome& p) {
+  w.begin_object();
+  w.key("pod").string(p.pod);
+  w.key("state").string(scaleup::to_string(p.state));
+  w.key("node").string(p.node);
+  w.key("allocations");
+  string_map(w, p.allocations);
+  w.key("reason").string(p.reason);
+  w.key("groupReasons");
+  string_map(w, p.group_reasons);
+  w.end_object();
+}
+
+void json_scale_ups(JsonWriter& w, const std::vector<ScaleUp>& scale_ups) {
+  w.begin_array();
+  for (const ScaleUp& s : scale_ups) {
+    w.begin_object();
+    w.key("group").string(s.group);
+    w.key("currentSize").number(s.current_size);
+    w.key("newSize").number(s.new_size);
+    w.key("delta").number(s.delta());
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void json_optional(JsonWriter& w, const std::optional<int64_t>& n) {
+  if (n) {
+    w.number(*n);
+  } else {
+    w.null();
+  }
+}
+
+void json_unpatched_ca(JsonWriter& w, const UnpatchedCaPlan& u) {
+  w.begin_object();
+  w.key("decision").string(scaleup::to_string(u.decision));
+  w.key("summary").string(u.summary);
+  w.key("scaleUps");
+  json_scale_ups(w, u.scale_ups);
+  w.key("groups").begin_array();
+  for (const auto& g : u.groups) {
+    w.begin_object();
+    w.key("name").string(g.name);
+    w.key("estimatedNodes");
+    json_optional(w, g.estimated_nodes);
+    w.key("unpatchedEstimatedNodes");
+    json_optional(w, g.unpatched_estimated_nodes);
+    w.key("newNodes").number(g.new_nodes);
+    w.key("unpatchedNewNodes").number(g.unpatched_new_nodes);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("leftPending").begin_array();
+  for (const auto& l : u.left_pending) {
+    w.begin_object().key("pod").string(l.pod).key("reason").string(l.reason).end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+void json_node(JsonWriter& w, const PlannedNode& n) {
+  w.begin_object();
+  w.key("name").string(n.name);
+  w.key("group").string(n.group);
+  w.key("pods");
+  strings(w, n.pods);
+  w.key("cpuRequestedMilli").number(n.cpu_requested_milli);
+  w.key("cpuAllocatableMilli").number(n.cpu_allocatable_milli);
+  w.key("memoryRequestedBytes").number(n.memory_requested);
+  w.key("memoryAllocatableBytes").number(n.memory_allocatable);
+  w.key("devices").begin_array();
+  for (const DeviceUse& d : n.devices) {
+    w.begin_object();
+    w.key("id").string(d.id);
+    w.key("type").string(d.type);
+    w.key("usedMemoryMiB").number(d.used_memory);
+    w.key("totalMemoryMiB").number(d.total_memory);
+    w.key("usedCores").number(d.used_cores);
+    w.key("totalCores").number(d.total_cores);
+    w.key("usedSlots").number(d.used_slots);
+    w.key("totalSlots").number(d.total_slots);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace
+
+std::string render_json(const Plan& plan) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("apiVersion").string(kPlanApiVersion);
+  w.key("kind").string(kPlanKind);
+  w.key("decision").string(scaleup::to_string(plan.decision));
+  w.key("summary").string(plan.summary);
+  w.key("scaleUps");
+  json_scale_ups(w, plan.scale_ups);
+  w.key("warnings");
+  strings(w, plan.warnings);
+  w.key("extenderFailed").boolean(!plan.extender_failures.empty());
+  w.key("extenderFailures");
+  strings(w, plan.extender_failures);
+  w.key("clusterNodes").number(plan.cluster_nodes);
+  w.key("clusterPods").number(plan.cluster_pods);
+  w.key("deviceStage").string(plan.device_stage);
+  w.key("groups").begin_array();
+  for (const GroupEvaluation& g : plan.groups) json_group(w, g);
+  w.end_array();
+  w.key("pods").begin_array();
+  for (const PodOutcome& p : plan.pods) json_pod(w, p);
+  w.end_array();
+  w.key("newNodes").begin_array();
+  for (const PlannedNode& n : plan.new_nodes) json_node(w, n);
+  w.end_array();
+  w.key("unpatchedCa");
+  if (plan.unpatched_ca) {
+    json_unpatched_ca(w, *plan.unpatched_ca);
+  } else {
+    w.null();
+  }
+  w.end_object();
+  std::string out = w.take();
+  out += '\n';
+  return out;
+}
+
+}  // namespace hamisim::planner::report
