@@ -166,43 +166,12 @@ RequestKind request_kind(std::string_view verb, std::string_view path) {
   return out;
 }
 
-Result<ListMeta> list_meta(std::string_view body) {
-  simdjson::padded_string padded(body);
-  od::parser parser;
-  od::document doc;
-  auto fail = [](std::string_view where, simdjson::error_code e) {
-    return make_error(std::string(where) + ": " + simdjson::error_message(e));
-  };
-  if (auto e = parser.iterate(padded).get(doc)) return fail("list", e);
-  od::object obj;
-  if (auto e = doc.get_object().get(obj)) return fail("list", e);
-  ListMeta meta;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return fail("list", e);
-    if (key != "metadata") continue;
-    od::object m;
-    if (auto e = field.value().get_object().get(m)) return fail("metadata", e);
-    for (auto mf : m) {
-      std::string_view mkey;
-      if (auto e = mf.unescaped_key().get(mkey)) return fail("metadata", e);
-      if (mkey == "resourceVersion" || mkey == "continue") {
-        std::string_view s;
-        if (auto e = mf.value().get_string().get(s))
-          return fail("metadata." + std::string(mkey), e);
-        (mkey == "continue" ? meta.continue_token : meta.resource_version) = std::string(s);
-      } else if (mkey == "remainingItemCount") {
-        int64_t n = 0;
-        if (auto e = mf.value().get_int64().get(n)) return fail("metadata.remainingItemCount", e);
-        meta.remaining_item_count = n;
-      }
-    }
-  }
-  return meta;
-}
+namespace {
 
-Result<std::string> for_each_list_item(std::string_view body,
-                                       const std::function<Status(std::string_view)>& on_item) {
+// Reads a List body once: metadata.resourceVersion, with `full_meta` also continue and
+// remainingItemCount, and with `on_item` each item's raw JSON (in the padded buffer).
+Status walk_list(std::string_view body, ListMeta& meta, bool full_meta,
+                 const std::function<Status(std::string_view)>* on_item) {
   simdjson::padded_string padded(body);
   od::parser parser;
   od::document doc;
@@ -212,24 +181,29 @@ Result<std::string> for_each_list_item(std::string_view body,
   if (auto e = parser.iterate(padded).get(doc)) return fail("list", e);
   od::object obj;
   if (auto e = doc.get_object().get(obj)) return fail("list", e);
-  std::string rv;
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return fail("list", e);
-    od::value v;
-    if (auto e = field.value().get(v)) return fail(key, e);
     if (key == "metadata") {
-      od::object meta;
-      if (auto e = v.get_object().get(meta)) return fail("metadata", e);
-      for (auto mf : meta) {
+      od::object m;
+      if (auto e = field.value().get_object().get(m)) return fail("metadata", e);
+      for (auto mf : m) {
         std::string_view mkey;
         if (auto e = mf.unescaped_key().get(mkey)) return fail("metadata", e);
-        if (mkey != "resourceVersion") continue;
-        std::string_view s;
-        if (auto e = mf.value().get_string().get(s)) return fail("metadata.resourceVersion", e);
-        rv = std::string(s);
+        if (mkey == "resourceVersion" || (full_meta && mkey == "continue")) {
+          std::string_view s;
+          if (auto e = mf.value().get_string().get(s))
+            return fail("metadata." + std::string(mkey), e);
+          (mkey == "continue" ? meta.continue_token : meta.resource_version) = std::string(s);
+        } else if (full_meta && mkey == "remainingItemCount") {
+          int64_t n = 0;
+          if (auto e = mf.value().get_int64().get(n)) return fail("metadata.remainingItemCount", e);
+          meta.remaining_item_count = n;
+        }
       }
-    } else if (key == "items") {
+    } else if (key == "items" && on_item != nullptr) {
+      od::value v;
+      if (auto e = field.value().get(v)) return fail(key, e);
       od::json_type t;
       if (auto e = v.type().get(t)) return fail("items", e);
       if (t == od::json_type::null) continue;
@@ -242,11 +216,26 @@ Result<std::string> for_each_list_item(std::string_view body,
         if (auto e = element.get_object().get(item)) return fail(where, e);
         std::string_view raw;
         if (auto e = item.raw_json().get(raw)) return fail(where, e);
-        if (Status s = on_item(raw); !s) return make_error(where + ": " + s.error().message);
+        if (Status s = (*on_item)(raw); !s) return make_error(where + ": " + s.error().message);
       }
     }
   }
-  return rv;
+  return ok_status();
+}
+
+}  // namespace
+
+Result<ListMeta> list_meta(std::string_view body) {
+  ListMeta meta;
+  if (Status s = walk_list(body, meta, true, nullptr); !s) return s.error();
+  return meta;
+}
+
+Result<std::string> for_each_list_item(std::string_view body,
+                                       const std::function<Status(std::string_view)>& on_item) {
+  ListMeta meta;
+  if (Status s = walk_list(body, meta, false, &on_item); !s) return s.error();
+  return std::move(meta.resource_version);
 }
 
 // ---- the client -------------------------------------------------------------------------
