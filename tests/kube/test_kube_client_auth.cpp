@@ -13,6 +13,7 @@
 #include "fake_apiserver.h"
 #include "kube/client.h"
 #include "kube/exec_credential.h"
+#include "kube_test_support.h"
 #include "model/json_writer.h"
 #include "state/object_store.h"
 #include "test_certs.h"
@@ -29,12 +30,7 @@ using testing::FakeApiServerOptions;
 using ::testing::HasSubstr;
 using testing::TestProxy;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_support::read_file;
 
 class TempDir {
  public:
@@ -90,13 +86,9 @@ if [ -f "$PLUGIN_DIR/expiry" ]; then expiry=",\"expirationTimestamp\":\"$(cat "$
 printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"%s"%s}}' "$(cat "$PLUGIN_DIR/token")" "$expiry"
 )SH";
 
-class ExecPluginTest : public ::testing::Test {
+class ExecPluginTest : public test_support::FakeApiServerTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(store.load(kObjects)); }
-  void start(FakeApiServerOptions options = {}) {
-    server = std::make_unique<FakeApiServer>(store, options);
-    ASSERT_TRUE(server->start());
-  }
+  ExecPluginTest() : FakeApiServerTest(kObjects) {}
   ExecConfig plugin(const std::string& script, const std::string& api_version = kV1) {
     ExecConfig e;
     e.command = dir.write("plugin.sh", script, true);
@@ -109,15 +101,13 @@ class ExecPluginTest : public ::testing::Test {
                        R"(","spec":{"interactive":false}})";
     return e;
   }
+  // A client whose warnings go to `log`.
   std::unique_ptr<KubeClient> client(KubeConfig config, ClientOptions options = {}) {
-    if (config.server.empty()) config.server = server->url();
     options.log_warning = [this](std::string_view line) {
       std::lock_guard lock(log_mu);
       log.emplace_back(line);
     };
-    auto c = KubeClient::create(config, options);
-    EXPECT_TRUE(c) << c.error().message;
-    return c ? std::move(*c) : nullptr;
+    return FakeApiServerTest::client(std::move(config), std::move(options));
   }
   int runs() const { return std::stoi("0" + read_file(dir.path("runs"))); }
   std::vector<std::string> logged() {
@@ -126,8 +116,6 @@ class ExecPluginTest : public ::testing::Test {
   }
 
   TempDir dir;
-  state::ObjectStore store;
-  std::unique_ptr<FakeApiServer> server;
   std::mutex log_mu;
   std::vector<std::string> log;
 };
