@@ -1,12 +1,9 @@
 #include "scripted_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <stdexcept>
+#include <thread>
 
 namespace hamisim::http::testing {
 
@@ -29,94 +26,43 @@ std::string response(int status, const std::string& body, const std::string& ext
          "\r\n" + body;
 }
 
-ScriptedServer::ScriptedServer(Script script) : script_(std::move(script)) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 16) != 0) {
-    throw std::runtime_error("scripted server: cannot listen on loopback");
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
-  accept_thread_ = std::thread([this] { accept_loop(); });
-}
-
-ScriptedServer::~ScriptedServer() {
-  stopping_ = true;
-  {
-    std::lock_guard lock(mu_);
-    for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
-  }
-  ::shutdown(listen_fd_, SHUT_RDWR);
-  accept_thread_.join();
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(mu_);
-    threads = std::move(threads_);
-  }
-  for (auto& t : threads) t.join();
-  ::close(listen_fd_);
-}
+ScriptedServer::ScriptedServer(Script script)
+    : script_(std::move(script)),
+      listener_([this](int fd, int connection) { serve(fd, connection); }) {}
 
 std::vector<SeenRequest> ScriptedServer::requests() const {
   std::lock_guard lock(mu_);
   return requests_;
 }
 
-void ScriptedServer::accept_loop() {
-  for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    std::lock_guard lock(mu_);
-    if (stopping_) {
-      ::close(fd);
-      return;
-    }
-    open_.push_back(fd);
-    const int connection = ++connections_;
-    threads_.emplace_back([this, fd, connection] { serve(fd, connection); });
-  }
-}
-
 bool ScriptedServer::wait(std::chrono::milliseconds delay) const {
   const auto until = std::chrono::steady_clock::now() + delay;
   while (std::chrono::steady_clock::now() < until) {
-    if (stopping_) return false;
+    if (listener_.stopping()) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  return !stopping_;
+  return !listener_.stopping();
 }
 
 void ScriptedServer::serve(int fd, int connection) {
   std::string in;
-  char buf[16384];
-  for (bool open = true; open;) {
-    size_t end;
-    while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+  // Reads until `in` holds `size` bytes, or holds a request head when `size` is 0.
+  auto fill = [&](size_t size) {
+    char buf[16384];
+    while (size == 0 ? in.find("\r\n\r\n") == std::string::npos : in.size() < size) {
       const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) {
-        open = false;
-        break;
-      }
+      if (n <= 0) return false;
       in.append(buf, size_t(n));
     }
-    if (!open) break;
+    return true;
+  };
+  while (fill(0)) {
+    const size_t end = in.find("\r\n\r\n");
     SeenRequest seen;
     seen.head = in.substr(0, end);
     seen.connection = connection;
     const size_t length = content_length(seen.head);
-    while (in.size() < end + 4 + length) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) {
-        open = false;
-        break;
-      }
-      in.append(buf, size_t(n));
-    }
-    if (!open) break;
+    if (!fill(end + 4 + length)) return;
     seen.body = in.substr(end + 4, length);
     in.erase(0, end + 4 + length);
     {
@@ -124,17 +70,13 @@ void ScriptedServer::serve(int fd, int connection) {
       requests_.push_back(seen);
     }
     const Reply reply = script_(seen);
-    if (!wait(reply.delay)) break;
+    if (!wait(reply.delay)) return;
     if (!reply.bytes.empty() &&
         ::write(fd, reply.bytes.data(), reply.bytes.size()) != ssize_t(reply.bytes.size())) {
-      break;
+      return;
     }
-    open = !reply.close;
+    if (reply.close) return;
   }
-  std::lock_guard lock(mu_);
-  std::erase(open_, fd);
-  ::shutdown(fd, SHUT_RDWR);
-  ::close(fd);
 }
 
 }  // namespace hamisim::http::testing

@@ -4,14 +4,14 @@
 // with whatever the script returns (any status line, headers, a partial or chunked body),
 // may wait first, and may close the connection after answering or instead of answering.
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "loopback_listener.h"
 
 namespace hamisim::http::testing {
 
@@ -31,29 +31,19 @@ class ScriptedServer {
  public:
   using Script = std::function<Reply(const SeenRequest&)>;
   explicit ScriptedServer(Script script);
-  ~ScriptedServer();
-  ScriptedServer(const ScriptedServer&) = delete;
-  ScriptedServer& operator=(const ScriptedServer&) = delete;
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return listener_.port(); }
   std::vector<SeenRequest> requests() const;
-  int connections() const { return connections_.load(); }
+  int connections() const { return listener_.connections(); }
 
  private:
-  void accept_loop();
   void serve(int fd, int connection);
   bool wait(std::chrono::milliseconds delay) const;  // false when stopping
 
   Script script_;
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<int> connections_{0};
-  std::atomic<bool> stopping_{false};
-  std::thread accept_thread_;
   mutable std::mutex mu_;
-  std::vector<int> open_;
-  std::vector<std::thread> threads_;
   std::vector<SeenRequest> requests_;
+  hamisim::testing::LoopbackListener listener_;  // last: stops before what its threads use
 };
 
 // "HTTP/1.1 <status> <reason>" with Content-Length and `body`.

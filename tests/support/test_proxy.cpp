@@ -1,7 +1,6 @@
 #include "test_proxy.h"
 
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,53 +8,12 @@
 
 namespace hamisim::testing {
 
-TestProxy::TestProxy(uint16_t upstream) : upstream_(upstream) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  EXPECT_EQ(::listen(listen_fd_, 16), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
-  accept_thread_ = std::thread([this] { accept_loop(); });
-}
-
-TestProxy::~TestProxy() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
-  }
-  ::shutdown(listen_fd_, SHUT_RDWR);
-  accept_thread_.join();
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(mu_);
-    threads = std::move(threads_);
-  }
-  for (auto& t : threads) t.join();
-  ::close(listen_fd_);
-}
+TestProxy::TestProxy(uint16_t upstream)
+    : upstream_(upstream), listener_([this](int fd, int) { serve(fd); }) {}
 
 std::vector<std::string> TestProxy::heads() const {
   std::lock_guard lock(mu_);
   return heads_;
-}
-
-void TestProxy::accept_loop() {
-  for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    std::lock_guard lock(mu_);
-    if (stopping_) {
-      ::close(fd);
-      return;
-    }
-    open_.push_back(fd);
-    threads_.emplace_back([this, fd] { serve(fd); });
-  }
 }
 
 void TestProxy::serve(int client) {
@@ -63,30 +21,29 @@ void TestProxy::serve(int client) {
   char buf[16384];
   while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
     const ssize_t n = ::read(client, buf, sizeof buf);
-    if (n <= 0) return finish(client, -1);
+    if (n <= 0) return;
     head.append(buf, size_t(n));
   }
-  const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   {
     std::lock_guard lock(mu_);
     heads_.push_back(head.substr(0, head.find("\r\n\r\n")));
-    open_.push_back(upstream);
   }
+  const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  listener_.track(upstream);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(upstream_);
-  if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return finish(client, upstream);
-  }
-  if (head.starts_with("CONNECT ")) {
-    const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
-    if (::write(client, ok.data(), ok.size()) < 0) return finish(client, upstream);
-  } else if (::write(upstream, head.data(), head.size()) < 0) {
-    return finish(client, upstream);
-  }
+  const bool relaying = [&] {
+    if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return false;
+    if (head.starts_with("CONNECT ")) {
+      const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+      return ::write(client, ok.data(), ok.size()) >= 0;
+    }
+    return ::write(upstream, head.data(), head.size()) >= 0;
+  }();
   pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-  for (;;) {
+  while (relaying) {
     if (::poll(fds, 2, -1) < 0) break;
     bool done = false;
     for (int i = 0; i < 2 && !done; ++i) {
@@ -96,16 +53,7 @@ void TestProxy::serve(int client) {
     }
     if (done) break;
   }
-  finish(client, upstream);
-}
-
-void TestProxy::finish(int a, int b) {
-  std::lock_guard lock(mu_);
-  for (int fd : {a, b}) {
-    if (fd < 0) continue;
-    std::erase(open_, fd);
-    ::close(fd);
-  }
+  listener_.close_tracked(upstream);
 }
 
 }  // namespace hamisim::testing
