@@ -473,33 +473,29 @@ ClientTransport::Opened ClientTransport::open_stream(const Request& request,
   Connection& c = *impl->conn;
   auto& parser = impl->parser;
   auto stream = std::make_unique<ResponseStream>(std::move(impl));
+  // After each step a set cancel flag wins over the step's own error.
+  auto failed = [&](Stage stage, const error_code& ec) {
+    if (cancelled(cancel)) {
+      out.failure = failure(stage, Why::kCancelled);
+    } else if (ec) {
+      out.failure = failure(stage, Why::kError,
+                            (stage == Stage::kWrite ? "write: " : "read: ") + ec.message());
+    }
+    return cancelled(cancel) || ec;
+  };
   auto req = im.message(request, false);
   c.lowest().expires_at(deadline);
   error_code ec = c.with_stream([&](auto& s) {
     return c.run([&](auto&& cb) { bhttp::async_write(s, req, std::move(cb)); }, cancel);
   });
-  if (cancelled(cancel)) {
-    out.failure = failure(Stage::kWrite, Why::kCancelled);
-    return out;
-  }
-  if (ec) {
-    out.failure = failure(Stage::kWrite, Why::kError, "write: " + ec.message());
-    return out;
-  }
+  if (failed(Stage::kWrite, ec)) return out;
   parser.body_limit(boost::none);
   parser.header_limit(static_cast<std::uint32_t>(im.options.max_header_bytes));
   ec = c.with_stream([&](auto& s) {
     return c.run([&](auto&& cb) { bhttp::async_read_header(s, c.buffer, parser, std::move(cb)); },
                  cancel);
   });
-  if (cancelled(cancel)) {
-    out.failure = failure(Stage::kRead, Why::kCancelled);
-    return out;
-  }
-  if (ec) {
-    out.failure = failure(Stage::kRead, Why::kError, "read: " + ec.message());
-    return out;
-  }
+  if (failed(Stage::kRead, ec)) return out;
   out.stream = std::move(stream);
   return out;
 }
