@@ -117,16 +117,8 @@ class Checker {
 
   void add(Severity s, std::string check, std::string field, std::string message, std::string why,
            std::string fix = {}) {
-    Finding f;
-    f.severity = s;
-    f.check = std::move(check);
-    f.role = role_;
-    f.file = config_.source;
-    f.field = std::move(field);
-    f.message = std::move(message);
-    f.why = std::move(why);
-    f.fix = std::move(fix);
-    out_.push_back(std::move(f));
+    out_.push_back(Finding{s, std::move(check), role_, config_.source, std::move(field),
+                           std::move(message), std::move(why), std::move(fix)});
   }
 
   std::string managed_snippet() const {

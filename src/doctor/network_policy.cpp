@@ -73,16 +73,8 @@ std::vector<Finding> check_network_policy(std::string_view text, const std::stri
   std::vector<Finding> out;
   auto add = [&](Severity s, std::string field, std::string message, std::string why = {},
                  std::string fix = {}) {
-    Finding f;
-    f.severity = s;
-    f.check = "network-policy-ca-labels";
-    f.role = ConfigRole::kClusterAutoscaler;
-    f.file = source;
-    f.field = std::move(field);
-    f.message = std::move(message);
-    f.why = std::move(why);
-    f.fix = std::move(fix);
-    out.push_back(std::move(f));
+    out.push_back(Finding{s, "network-policy-ca-labels", ConfigRole::kClusterAutoscaler, source,
+                          std::move(field), std::move(message), std::move(why), std::move(fix)});
   };
   auto converted = model::yaml_to_json(text);
   boost::system::error_code ec;

@@ -224,16 +224,8 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
 
   auto finding = [&](Severity s, std::string check, std::string field, std::string message,
                      std::string why, std::string fix) {
-    Finding f;
-    f.severity = s;
-    f.check = std::move(check);
-    f.role = role;
-    f.file = config.source;
-    f.field = std::move(field);
-    f.message = std::move(message);
-    f.why = std::move(why);
-    f.fix = std::move(fix);
-    out.findings.push_back(std::move(f));
+    out.findings.push_back(Finding{s, std::move(check), role, config.source, std::move(field),
+                                   std::move(message), std::move(why), std::move(fix)});
   };
 
   if (!e.is_filter()) {

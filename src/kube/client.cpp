@@ -1,25 +1,16 @@
 #include "kube/client.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cmath>
 #include <fstream>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "http/client_transport.h"
 #include "kube/exec_credential.h"
 #include "kube/rate_limiter.h"
 #include "model/decode.h"
@@ -27,12 +18,6 @@
 namespace hamisim::kube {
 
 namespace od = simdjson::ondemand;
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = net::ip::tcp;
-using error_code = boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 using state::ApiCode;
 using state::ApiError;
@@ -70,27 +55,6 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int retry, do
   ms += ms * policy.jitter * std::clamp(unit_random, 0.0, 1.0);
   return std::chrono::milliseconds(int64_t(ms));
 }
-
-namespace {
-
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out;
-}
-
-bool is_ip_literal(const std::string& host) {
-  error_code ec;
-  net::ip::make_address(host, ec);
-  return !ec;
-}
-
-}  // namespace
 
 std::string url_escape(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -160,7 +124,7 @@ std::optional<StatusInfo> parse_status(std::string_view json) {
 
 ApiError http_error(std::string_view verb, std::string_view what, int status,
                     std::string_view body) {
-  std::string reason(http::obsolete_reason(static_cast<http::status>(status)));
+  const std::string reason = http::reason_phrase(status);
   std::string message = std::string(verb) + " " + std::string(what) + ": " +
                         std::to_string(status) + (reason.empty() ? "" : " " + reason);
   if (auto st = parse_status(body); st && !st->message.empty()) {
@@ -202,43 +166,12 @@ RequestKind request_kind(std::string_view verb, std::string_view path) {
   return out;
 }
 
-Result<ListMeta> list_meta(std::string_view body) {
-  simdjson::padded_string padded(body);
-  od::parser parser;
-  od::document doc;
-  auto fail = [](std::string_view where, simdjson::error_code e) {
-    return make_error(std::string(where) + ": " + simdjson::error_message(e));
-  };
-  if (auto e = parser.iterate(padded).get(doc)) return fail("list", e);
-  od::object obj;
-  if (auto e = doc.get_object().get(obj)) return fail("list", e);
-  ListMeta meta;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return fail("list", e);
-    if (key != "metadata") continue;
-    od::object m;
-    if (auto e = field.value().get_object().get(m)) return fail("metadata", e);
-    for (auto mf : m) {
-      std::string_view mkey;
-      if (auto e = mf.unescaped_key().get(mkey)) return fail("metadata", e);
-      if (mkey == "resourceVersion" || mkey == "continue") {
-        std::string_view s;
-        if (auto e = mf.value().get_string().get(s))
-          return fail("metadata." + std::string(mkey), e);
-        (mkey == "continue" ? meta.continue_token : meta.resource_version) = std::string(s);
-      } else if (mkey == "remainingItemCount") {
-        int64_t n = 0;
-        if (auto e = mf.value().get_int64().get(n)) return fail("metadata.remainingItemCount", e);
-        meta.remaining_item_count = n;
-      }
-    }
-  }
-  return meta;
-}
+namespace {
 
-Result<std::string> for_each_list_item(std::string_view body,
-                                       const std::function<Status(std::string_view)>& on_item) {
+// Reads a List body once: metadata.resourceVersion, with `full_meta` also continue and
+// remainingItemCount, and with `on_item` each item's raw JSON (in the padded buffer).
+Status walk_list(std::string_view body, ListMeta& meta, bool full_meta,
+                 const std::function<Status(std::string_view)>* on_item) {
   simdjson::padded_string padded(body);
   od::parser parser;
   od::document doc;
@@ -248,24 +181,29 @@ Result<std::string> for_each_list_item(std::string_view body,
   if (auto e = parser.iterate(padded).get(doc)) return fail("list", e);
   od::object obj;
   if (auto e = doc.get_object().get(obj)) return fail("list", e);
-  std::string rv;
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return fail("list", e);
-    od::value v;
-    if (auto e = field.value().get(v)) return fail(key, e);
     if (key == "metadata") {
-      od::object meta;
-      if (auto e = v.get_object().get(meta)) return fail("metadata", e);
-      for (auto mf : meta) {
+      od::object m;
+      if (auto e = field.value().get_object().get(m)) return fail("metadata", e);
+      for (auto mf : m) {
         std::string_view mkey;
         if (auto e = mf.unescaped_key().get(mkey)) return fail("metadata", e);
-        if (mkey != "resourceVersion") continue;
-        std::string_view s;
-        if (auto e = mf.value().get_string().get(s)) return fail("metadata.resourceVersion", e);
-        rv = std::string(s);
+        if (mkey == "resourceVersion" || (full_meta && mkey == "continue")) {
+          std::string_view s;
+          if (auto e = mf.value().get_string().get(s))
+            return fail("metadata." + std::string(mkey), e);
+          (mkey == "continue" ? meta.continue_token : meta.resource_version) = std::string(s);
+        } else if (full_meta && mkey == "remainingItemCount") {
+          int64_t n = 0;
+          if (auto e = mf.value().get_int64().get(n)) return fail("metadata.remainingItemCount", e);
+          meta.remaining_item_count = n;
+        }
       }
-    } else if (key == "items") {
+    } else if (key == "items" && on_item != nullptr) {
+      od::value v;
+      if (auto e = field.value().get(v)) return fail(key, e);
       od::json_type t;
       if (auto e = v.type().get(t)) return fail("items", e);
       if (t == od::json_type::null) continue;
@@ -278,66 +216,31 @@ Result<std::string> for_each_list_item(std::string_view body,
         if (auto e = element.get_object().get(item)) return fail(where, e);
         std::string_view raw;
         if (auto e = item.raw_json().get(raw)) return fail(where, e);
-        if (Status s = on_item(raw); !s) return make_error(where + ": " + s.error().message);
+        if (Status s = (*on_item)(raw); !s) return make_error(where + ": " + s.error().message);
       }
     }
   }
-  return rv;
+  return ok_status();
 }
 
-// ---- transport --------------------------------------------------------------------------
+}  // namespace
+
+Result<ListMeta> list_meta(std::string_view body) {
+  ListMeta meta;
+  if (Status s = walk_list(body, meta, true, nullptr); !s) return s.error();
+  return meta;
+}
+
+Result<std::string> for_each_list_item(std::string_view body,
+                                       const std::function<Status(std::string_view)>& on_item) {
+  ListMeta meta;
+  if (Status s = walk_list(body, meta, false, &on_item); !s) return s.error();
+  return std::move(meta.resource_version);
+}
+
+// ---- the client -------------------------------------------------------------------------
 
 namespace {
-
-struct Connection {
-  net::io_context ioc;
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buffer;
-  // The exec credential whose client certificate this connection presented (null: none).
-  std::shared_ptr<const ExecCredential> tls_credential;
-
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-
-  // Runs one asynchronous operation to completion on this thread. With `cancel`, polls it
-  // and aborts the operation when it is set.
-  template <class Start>
-  error_code run(Start&& start, const std::atomic<bool>* cancel) {
-    error_code result = net::error::would_block;
-    bool done = false;
-    start([&](error_code ec, auto&&...) {
-      result = ec;
-      done = true;
-    });
-    ioc.restart();
-    while (!done) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-        lowest().cancel();
-        error_code ignored;
-        lowest().socket().close(ignored);
-        while (!done && ioc.run_one() > 0) {
-        }
-        return net::error::operation_aborted;
-      }
-      if (cancel != nullptr) {
-        ioc.run_one_for(std::chrono::milliseconds(50));
-      } else if (ioc.run_one() == 0) {
-        break;
-      }
-    }
-    return result;
-  }
-  template <class F>
-  error_code with_stream(F&& f) {
-    if (tls) return f(*tls);
-    return f(*plain);
-  }
-  void close() {
-    error_code ignored;
-    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
-    lowest().socket().close(ignored);
-  }
-};
 
 bool cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
@@ -349,13 +252,10 @@ struct KubeClient::Impl {
   KubeConfig config;
   ServerUrl url;
   ClientOptions options;
-  std::optional<ssl::context> ctx;
-  std::string verify_name, sni;
-  bool verify = true;
   std::unique_ptr<TokenBucket> limiter;
+  std::unique_ptr<http::ClientTransport> transport;
 
   mutable std::mutex mu;
-  std::vector<std::unique_ptr<Connection>> idle;
   ClientStats stats;
 
   std::mutex token_mu;
@@ -364,16 +264,16 @@ struct KubeClient::Impl {
   bool token_loaded = false;
 
   std::unique_ptr<ExecAuthenticator> exec;  // when the user has an exec plugin and no token
-  std::optional<ProxyUrl> proxy;
-  std::string target_prefix;  // "http://host:port" for absolute-form requests via a proxy
 
   using Credential = std::shared_ptr<const ExecCredential>;
   // The exec credential for the next request (null without a plugin).
   Result<Credential> credential();
-  // A credential holding a client certificate, which connections must present.
-  static const Credential& cert_of(const Credential& c) {
-    static const Credential kNone;
-    return c && !c->client_cert_pem.empty() ? c : kNone;
+  // The exec plugin's client certificate, which the request's connection must present
+  // (it rotates, so it is set per connection); none when the credential holds none.
+  std::optional<http::ConnectionCertificate> certificate(const Credential& c) const {
+    if (!c || c->client_cert_pem.empty()) return std::nullopt;
+    return http::ConnectionCertificate{c, c->client_cert_pem, c->client_key_pem,
+                                       "exec plugin of user \"" + exec->config().user + "\""};
   }
   void warn(std::string_view line) const {
     if (options.log_warning) {
@@ -390,23 +290,18 @@ struct KubeClient::Impl {
                                    std::chrono::duration<double>(Clock::now() - start).count());
   }
 
-  Result<std::unique_ptr<Connection>> connect(Clock::time_point deadline,
-                                              const std::atomic<bool>* cancel,
-                                              const Credential& cred);
   std::string authorization(const Credential& cred);
-  template <class Req>
-  void prepare(Req& req, const Credential& cred);
-
-  struct Outcome {
-    error_code ec;
-    std::string stage;
-    bool nothing_received = false;
-    int status = 0;
-    std::string body;
-    bool keep_alive = false;
-  };
-  Outcome exchange(Connection& c, const Request& request, Clock::time_point deadline,
-                   const Credential& cred);
+  // The request on the wire: the server's path prefix, Accept and Authorization added.
+  // `target` and `auth` must outlive the result.
+  http::Request request(std::string_view verb, const std::string& target,
+                        const std::string& auth) const {
+    http::Request r;
+    r.method = verb;
+    r.target = target;
+    r.headers.emplace_back("Accept", "application/json");
+    if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
+    return r;
+  }
 };
 
 Result<KubeClient::Impl::Credential> KubeClient::Impl::credential() {
@@ -447,190 +342,41 @@ std::string KubeClient::Impl::authorization(const Credential& cred) {
   return {};
 }
 
-template <class Req>
-void KubeClient::Impl::prepare(Req& req, const Credential& cred) {
-  req.set(http::field::host, url.host_header);
-  req.set(http::field::user_agent, options.user_agent);
-  req.set(http::field::accept, "application/json");
-  if (!url.tls && proxy && !proxy->authorization.empty()) {
-    req.set(http::field::proxy_authorization, proxy->authorization);
-  }
-  if (std::string auth = authorization(cred); !auth.empty()) {
-    req.set(http::field::authorization, auth);
-  }
-}
-
-Result<std::unique_ptr<Connection>> KubeClient::Impl::connect(Clock::time_point deadline,
-                                                              const std::atomic<bool>* cancel,
-                                                              const Credential& cred) {
-  auto c = std::make_unique<Connection>();
-  {
-    std::lock_guard lock(mu);
-    ++stats.connections_opened;
-  }
-  // Through a proxy the TCP connection goes to the proxy; the server's name is never resolved
-  // here (the proxy does it).
-  const std::string& dial_host = proxy ? proxy->host : url.host;
-  const uint16_t dial_port = proxy ? proxy->port : url.port;
-  const std::string dial_name =
-      proxy ? "proxy " + dial_host + ":" + std::to_string(dial_port) : url.host_header;
-  std::vector<tcp::endpoint> endpoints;
-  if (is_ip_literal(dial_host)) {
-    endpoints.emplace_back(net::ip::make_address(dial_host), dial_port);
-  } else {
-    tcp::resolver resolver(c->ioc);
-    tcp::resolver::results_type results;
-    error_code rec = net::error::would_block;
-    bool done = false;
-    resolver.async_resolve(dial_host, std::to_string(dial_port),
-                           [&](error_code ec, tcp::resolver::results_type r) {
-                             rec = ec;
-                             results = std::move(r);
-                             done = true;
-                           });
-    while (!done && Clock::now() < deadline && !cancelled(cancel)) {
-      c->ioc.run_one_for(std::chrono::milliseconds(50));
-    }
-    if (!done) {
-      resolver.cancel();
-      c->ioc.run();
-      return make_error("dial tcp: lookup " + dial_host + ": timeout");
-    }
-    if (rec) return make_error("dial tcp: lookup " + dial_host + ": " + rec.message());
-    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  }
-  if (ctx) {
-    c->tls.emplace(c->ioc, *ctx);
-    SSL* handle = c->tls->native_handle();
-    if (!sni.empty()) SSL_set_tlsext_host_name(handle, sni.c_str());
-    if (verify && !verify_name.empty()) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(handle);
-      if (is_ip_literal(verify_name)) {
-        X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str());
-      } else {
-        X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
-      }
-    }
-    if (const Credential& with_cert = cert_of(cred)) {
-      // The exec plugin's client certificate, on this connection only (it rotates).
-      BIO* cert_bio = BIO_new_mem_buf(with_cert->client_cert_pem.data(),
-                                      int(with_cert->client_cert_pem.size()));
-      BIO* key_bio =
-          BIO_new_mem_buf(with_cert->client_key_pem.data(), int(with_cert->client_key_pem.size()));
-      X509* x509 = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
-      EVP_PKEY* pkey = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
-      const bool ok = x509 != nullptr && pkey != nullptr &&
-                      SSL_use_certificate(handle, x509) == 1 &&
-                      SSL_use_PrivateKey(handle, pkey) == 1 && SSL_check_private_key(handle) == 1;
-      X509_free(x509);
-      EVP_PKEY_free(pkey);
-      BIO_free(cert_bio);
-      BIO_free(key_bio);
-      if (!ok) {
-        return make_error("exec plugin of user \"" + exec->config().user +
-                          "\": client certificate or key unusable: " + openssl_errors());
-      }
-      c->tls_credential = with_cert;
-    }
-  } else {
-    c->plain.emplace(c->ioc);
-  }
-  c->lowest().expires_at(deadline);
-  error_code ec =
-      c->run([&](auto&& cb) { c->lowest().async_connect(endpoints, std::move(cb)); }, cancel);
-  if (ec == beast::error::timeout) return make_error("dial tcp " + dial_name + ": i/o timeout");
-  if (ec) return make_error("dial tcp " + dial_name + ": " + ec.message());
-  c->lowest().socket().set_option(tcp::no_delay(true), ec);
-  if (proxy && c->tls) {
-    // HTTP CONNECT: the proxy opens a tunnel to the server, TLS runs inside it.
-    http::request<http::empty_body> connect_req{http::verb::connect,
-                                                url.host + ":" + std::to_string(url.port), 11};
-    if (url.host.find(':') != std::string::npos) {
-      connect_req.target("[" + url.host + "]:" + std::to_string(url.port));
-    }
-    connect_req.set(http::field::host, connect_req.target());
-    connect_req.set(http::field::user_agent, options.user_agent);
-    if (!proxy->authorization.empty()) {
-      connect_req.set(http::field::proxy_authorization, proxy->authorization);
-    }
-    ec = c->run([&](auto&& cb) { http::async_write(c->lowest(), connect_req, std::move(cb)); },
-                cancel);
-    if (ec) return make_error(dial_name + ": CONNECT: " + ec.message());
-    http::response_parser<http::empty_body> parser;
-    parser.skip(true);  // a CONNECT response has no body
-    beast::flat_buffer buf;
-    ec =
-        c->run([&](auto&& cb) { http::async_read_header(c->lowest(), buf, parser, std::move(cb)); },
-               cancel);
-    if (ec) return make_error(dial_name + ": CONNECT: " + ec.message());
-    const int status = int(parser.get().result_int());
-    if (status < 200 || status > 299) {
-      return make_error(dial_name + ": CONNECT " + std::string(connect_req.target()) + ": " +
-                        std::to_string(status) + " " + std::string(parser.get().reason()));
-    }
-    if (buf.size() != 0) return make_error(dial_name + ": CONNECT: data before the TLS handshake");
-  }
-  if (c->tls) {
-    ec =
-        c->run([&](auto&& cb) { c->tls->async_handshake(ssl::stream_base::client, std::move(cb)); },
-               cancel);
-    if (ec) {
-      std::string why = ec == beast::error::timeout ? std::string("i/o timeout") : ec.message();
-      const long verify_result = SSL_get_verify_result(c->tls->native_handle());
-      if (verify && verify_result != X509_V_OK) {
-        why += " (certificate verification: " +
-               std::string(X509_verify_cert_error_string(verify_result)) + ")";
-      }
-      return make_error("TLS handshake with " + url.host_header + ": " + why);
-    }
-  }
-  return c;
-}
-
-KubeClient::Impl::Outcome KubeClient::Impl::exchange(Connection& c, const Request& request,
-                                                     Clock::time_point deadline,
-                                                     const Credential& cred) {
-  Outcome out;
-  http::verb verb = http::string_to_verb(request.verb);
-  http::request<http::string_body> req{verb, target_prefix + url.prefix + request.path, 11};
-  prepare(req, cred);
-  if (!request.body.empty() || verb == http::verb::post || verb == http::verb::patch) {
-    req.set(http::field::content_type,
-            request.content_type.empty() ? "application/json" : request.content_type);
-    req.body() = request.body;
-  }
-  req.keep_alive(true);
-  req.prepare_payload();
-  c.lowest().expires_at(deadline);
-  out.ec = c.with_stream([&](auto& s) {
-    return c.run([&](auto&& cb) { http::async_write(s, req, std::move(cb)); }, request.cancel);
-  });
-  if (out.ec) {
-    out.stage = "write";
-    out.nothing_received = true;
-    return out;
-  }
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(options.max_response_bytes);
-  parser.header_limit(64 << 10);
-  out.ec = c.with_stream([&](auto& s) {
-    return c.run([&](auto&& cb) { http::async_read(s, c.buffer, parser, std::move(cb)); },
-                 request.cancel);
-  });
-  if (out.ec) {
-    out.stage = "read";
-    out.nothing_received = !parser.got_some();
-    return out;
-  }
-  auto& msg = parser.get();
-  out.status = static_cast<int>(msg.result_int());
-  out.body = std::move(msg.body());
-  out.keep_alive = msg.keep_alive() && !parser.need_eof();
-  return out;
-}
-
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeClient::~KubeClient() = default;
+
+namespace {
+
+// The server's TLS as the kubeconfig describes it.
+Result<http::TlsSettings> tls_settings(const KubeConfig& config) {
+  http::TlsSettings tls;
+  if (config.insecure_skip_tls_verify) {
+    tls.skip_verification();
+  } else if (!config.ca_pem.empty()) {
+    if (auto s = tls.trust_pem(config.ca_pem); !s) {
+      return make_error("certificate authority: not a valid PEM certificate: " + s.error().message +
+                        " " + http::take_openssl_errors());
+    }
+  } else if (auto s = tls.trust_system(); !s) {
+    return make_error("system trust store: " + s.error().message);
+  }
+  if (!config.client_cert_pem.empty()) {
+    if (auto s = tls.use_certificate_chain_pem(config.client_cert_pem); !s) {
+      return make_error("client certificate: " + s.error().message + " " +
+                        http::take_openssl_errors());
+    }
+    if (auto s = tls.use_private_key_pem(config.client_key_pem); !s) {
+      return make_error("client key: " + s.error().message + " " + http::take_openssl_errors());
+    }
+    if (!tls.private_key_matches()) {
+      return make_error("client key does not match the client certificate");
+    }
+  }
+  tls.set_server_name(config.tls_server_name);
+  return tls;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<KubeClient>> KubeClient::create(const KubeConfig& config,
                                                        ClientOptions options) {
@@ -641,11 +387,11 @@ Result<std::unique_ptr<KubeClient>> KubeClient::create(const KubeConfig& config,
   impl->config = config;
   impl->options = options;
   impl->limiter = std::make_unique<TokenBucket>(options.qps, options.burst);
+  std::optional<http::Proxy> proxy;
   if (!config.proxy_url.empty()) {
-    auto proxy = parse_proxy_url(config.proxy_url);
-    if (!proxy) return make_error(config.proxy_source + ": " + proxy.error().message);
-    impl->proxy = std::move(*proxy);
-    if (!impl->url.tls) impl->target_prefix = "http://" + impl->url.host_header;
+    auto parsed = parse_proxy_url(config.proxy_url);
+    if (!parsed) return make_error(config.proxy_source + ": " + parsed.error().message);
+    proxy = http::Proxy{parsed->host, parsed->port, parsed->authorization};
   }
   if (config.exec && config.token.empty() && config.token_file.empty()) {
     Impl* im = impl.get();
@@ -662,45 +408,20 @@ Result<std::unique_ptr<KubeClient>> KubeClient::create(const KubeConfig& config,
           if (im->options.observer) im->options.observer->exec_plugin_ran(status);
         });
   }
+  std::optional<http::TlsSettings> tls;
   if (impl->url.tls) {
-    impl->ctx.emplace(ssl::context::tls_client);
-    ssl::context& ctx = *impl->ctx;
-    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
-    error_code ec;
-    impl->verify = !config.insecure_skip_tls_verify;
-    if (!impl->verify) {
-      ctx.set_verify_mode(ssl::verify_none);
-    } else {
-      ctx.set_verify_mode(ssl::verify_peer);
-      if (!config.ca_pem.empty()) {
-        ctx.add_certificate_authority(net::buffer(config.ca_pem), ec);
-        if (ec) {
-          return make_error("certificate authority: not a valid PEM certificate: " + ec.message() +
-                            " " + openssl_errors());
-        }
-      } else {
-        ctx.set_default_verify_paths(ec);
-        if (ec) return make_error("system trust store: " + ec.message());
-      }
-    }
-    if (!config.client_cert_pem.empty()) {
-      ctx.use_certificate_chain(net::buffer(config.client_cert_pem), ec);
-      if (ec) return make_error("client certificate: " + ec.message() + " " + openssl_errors());
-      ctx.use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
-      if (ec) return make_error("client key: " + ec.message() + " " + openssl_errors());
-      if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
-        return make_error("client key does not match the client certificate");
-      }
-    }
-    impl->verify_name = config.tls_server_name.empty() ? impl->url.host : config.tls_server_name;
-    if (!config.tls_server_name.empty()) {
-      impl->sni = config.tls_server_name;
-    } else if (!is_ip_literal(impl->url.host)) {
-      impl->sni = impl->url.host;
-    }
+    auto settings = tls_settings(config);
+    if (!settings) return settings.error();
+    tls = std::move(*settings);
   }
+  http::TransportOptions transport;
+  transport.user_agent = options.user_agent;
+  transport.max_idle_connections = options.max_idle_connections;
+  transport.max_response_bytes = options.max_response_bytes;
+  transport.max_header_bytes = 64 << 10;
+  impl->transport = std::make_unique<http::ClientTransport>(
+      http::Endpoint{impl->url.host, impl->url.port, impl->url.host_header}, std::move(proxy),
+      std::move(tls), std::move(transport));
   return std::unique_ptr<KubeClient>(new KubeClient(std::move(impl)));
 }
 
@@ -709,15 +430,20 @@ const std::string& KubeClient::server() const {
 }
 
 ClientStats KubeClient::stats() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->stats;
+  ClientStats out;
+  {
+    std::lock_guard lock(impl_->mu);
+    out = impl_->stats;
+  }
+  out.connections_opened = impl_->transport->stats().connections_opened;
+  return out;
 }
 
 ApiResult<std::string> KubeClient::call(const Request& request) {
   Impl& im = *impl_;
   const std::string& what = request.what.empty() ? request.path : request.what;
   const std::string prefix = request.verb + " " + what + ": ";
-  if (http::string_to_verb(request.verb) == http::verb::unknown) {
+  if (!http::is_known_method(request.verb)) {
     return ApiError{ApiCode::kInvalid, prefix + "unknown HTTP verb"};
   }
   const auto timeout = request.timeout.value_or(im.options.request_timeout);
@@ -757,82 +483,50 @@ ApiResult<std::string> KubeClient::call(const Request& request) {
     return e;
   };
 
-  Impl::Outcome outcome;
+  const std::string target = im.url.prefix + request.path;
+  http::RoundTrip trip;
   // A 401 with an exec credential runs the plugin again and sends the request once more.
   for (int auth_try = 0;; ++auth_try) {
     auto cred = im.credential();
     if (!cred) return failed(ApiError{ApiCode::kUnavailable, prefix + cred.error().message});
-    const Impl::Credential& tls_cred = Impl::cert_of(*cred);
-    for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<Connection> conn;
-      bool reused = false;
-      {
-        std::lock_guard lock(im.mu);
-        while (attempt == 0 && !im.idle.empty() && !conn) {
-          conn = std::move(im.idle.back());
-          im.idle.pop_back();
-          if (conn->tls_credential != tls_cred) {
-            conn->close();  // made with a client certificate that has been replaced
-            conn.reset();
-          }
-        }
-        reused = conn != nullptr;
-      }
-      if (!conn) {
-        if (Clock::now() >= deadline) {
+    const std::string auth = im.authorization(*cred);
+    http::Request wire = im.request(request.verb, target, auth);
+    if (!request.body.empty() || request.verb == "POST" || request.verb == "PATCH") {
+      wire.content_type = request.content_type.empty() ? std::string_view("application/json")
+                                                       : std::string_view(request.content_type);
+      wire.body = request.body;
+    }
+    const auto cert = im.certificate(*cred);
+    trip = im.transport->round_trip(wire, deadline, request.cancel, cert ? &*cert : nullptr);
+    if (!trip.ok()) {
+      switch (trip.failure.why) {
+        case http::Failure::Why::kCancelled:
+          return failed(ApiError{ApiCode::kUnavailable, prefix + "cancelled"});
+        case http::Failure::Why::kTimeout:
           return failed(
               ApiError{ApiCode::kUnavailable,
                        prefix + "timeout after " + std::to_string(timeout.count()) + "ms"});
-        }
-        auto fresh = im.connect(deadline, request.cancel, *cred);
-        if (!fresh) {
-          if (cancelled(request.cancel)) {
-            return failed(ApiError{ApiCode::kUnavailable, prefix + "cancelled"});
-          }
-          return failed(ApiError{ApiCode::kUnavailable, prefix + fresh.error().message});
-        }
-        conn = std::move(*fresh);
+        case http::Failure::Why::kBodyLimit:
+          return failed(ApiError{ApiCode::kOther,
+                                 prefix + "response larger than " +
+                                     std::to_string(im.options.max_response_bytes) + " bytes"});
+        case http::Failure::Why::kError:
+          break;
       }
-      outcome = im.exchange(*conn, request, deadline, *cred);
-      if (!outcome.ec) {
-        if (outcome.keep_alive) {
-          std::lock_guard lock(im.mu);
-          if (im.idle.size() < im.options.max_idle_connections) {
-            im.idle.push_back(std::move(conn));
-          }
-        }
-        if (conn) conn->close();
-        break;
-      }
-      conn->close();
-      if (cancelled(request.cancel)) {
-        return failed(ApiError{ApiCode::kUnavailable, prefix + "cancelled"});
-      }
-      if (outcome.ec == beast::error::timeout || Clock::now() >= deadline) {
-        return failed(ApiError{ApiCode::kUnavailable,
-                               prefix + "timeout after " + std::to_string(timeout.count()) + "ms"});
-      }
-      // A kept-alive connection the server closed while it sat idle: once more on a new one.
-      if (reused && outcome.nothing_received) continue;
-      if (outcome.ec == http::error::body_limit) {
-        return failed(ApiError{ApiCode::kOther, prefix + "response larger than " +
-                                                    std::to_string(im.options.max_response_bytes) +
-                                                    " bytes"});
-      }
-      return failed(
-          ApiError{ApiCode::kUnavailable, prefix + outcome.stage + ": " + outcome.ec.message()});
+      return failed(ApiError{ApiCode::kUnavailable, prefix + trip.failure.message});
     }
-    im.observe(request.verb, request.path, outcome.status, request_started);
-    if (outcome.status == 401 && im.exec) {
+    im.observe(request.verb, request.path, trip.response->status, request_started);
+    if (trip.response->status == 401 && im.exec) {
       im.exec->invalidate(*cred);
       if (auth_try == 0) continue;
     }
     break;
   }
-  if (outcome.status < 200 || outcome.status > 299) {
-    return http_error(request.verb, what, outcome.status, outcome.body);
+  const int status = trip.response->status;
+  if (status < 200 || status > 299) {
+    return http_error(request.verb, what, status, trip.response->body);
   }
-  return std::move(outcome.body);
+  return std::move(trip.response->body);
 }
 
 ApiResult<std::string> KubeClient::get(std::string path, std::string what,
@@ -997,42 +691,22 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
     im.observe("WATCH", request.path, 0, started);
     return ApiError{ApiCode::kUnavailable, prefix + cred.error().message};
   }
-  auto conn_result = im.connect(deadline, cancel, *cred);
-  if (!conn_result) {
-    im.observe("WATCH", request.path, 0, started);
-    if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-    return ApiError{ApiCode::kUnavailable, prefix + conn_result.error().message};
+  const std::string wire_target = im.url.prefix + target;
+  const std::string auth = im.authorization(*cred);
+  const auto cert = im.certificate(*cred);
+  auto opened = im.transport->open_stream(im.request("GET", wire_target, auth), deadline, cancel,
+                                          cert ? &*cert : nullptr);
+  if (!opened.stream) {
+    const http::Failure& f = opened.failure;
+    if (f.stage == http::Failure::Stage::kConnect) im.observe("WATCH", request.path, 0, started);
+    if (f.why == http::Failure::Why::kCancelled) {
+      return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
+    }
+    if (f.stage == http::Failure::Stage::kRead) im.observe("WATCH", request.path, 0, started);
+    return ApiError{ApiCode::kUnavailable, prefix + f.message};
   }
-  Connection& c = **conn_result;
-  struct Closer {
-    Connection& c;
-    ~Closer() { c.close(); }
-  } closer{c};
-
-  http::request<http::empty_body> req{http::verb::get, im.target_prefix + im.url.prefix + target,
-                                      11};
-  im.prepare(req, *cred);
-  req.keep_alive(false);
-  c.lowest().expires_at(deadline);
-  error_code ec = c.with_stream([&](auto& s) {
-    return c.run([&](auto&& cb) { http::async_write(s, req, std::move(cb)); }, cancel);
-  });
-  if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-  if (ec) return ApiError{ApiCode::kUnavailable, prefix + "write: " + ec.message()};
-
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);
-  parser.header_limit(64 << 10);
-  ec = c.with_stream([&](auto& s) {
-    return c.run([&](auto&& cb) { http::async_read_header(s, c.buffer, parser, std::move(cb)); },
-                 cancel);
-  });
-  if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-  if (ec) {
-    im.observe("WATCH", request.path, 0, started);
-    return ApiError{ApiCode::kUnavailable, prefix + "read: " + ec.message()};
-  }
-  const int status = static_cast<int>(parser.get().result_int());
+  http::ResponseStream& stream = *opened.stream;
+  const int status = stream.status();
   im.observe("WATCH", request.path, status, started);
   if (status == 401 && im.exec) im.exec->invalidate(*cred);  // the next watch runs the plugin
   deadline = Clock::now() + stream_limit;
@@ -1041,27 +715,23 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
   std::string pending;  // bytes of the current line
   const size_t line_limit = status == 200 ? im.options.max_watch_event_bytes : size_t(1) << 20;
   bool stop = false;
-  while (!parser.is_done() && !stop) {
-    parser.get().body().data = chunk.data();
-    parser.get().body().size = chunk.size();
-    c.lowest().expires_at(deadline);
-    ec = c.with_stream([&](auto& s) {
-      return c.run([&](auto&& cb) { http::async_read_some(s, c.buffer, parser, std::move(cb)); },
-                   cancel);
-    });
-    if (ec == http::error::need_buffer) ec = {};
-    if (cancelled(cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
-    if (ec == beast::error::timeout) {
+  while (!stream.done() && !stop) {
+    const http::ResponseStream::Read read = stream.read_some(chunk, deadline, cancel);
+    using Result = http::ResponseStream::Read::Result;
+    if (read.result == Result::kCancelled) {
+      return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
+    }
+    if (read.result == Result::kTimeout) {
       return ApiError{ApiCode::kUnavailable, prefix + "stream silent beyond its timeout"};
     }
-    if (ec && ec != http::error::end_of_stream) {
-      return ApiError{ApiCode::kUnavailable, prefix + "read: " + ec.message()};
-    }
-    const size_t n = chunk.size() - parser.get().body().size;
+    if (read.result == Result::kError)
+      return ApiError{ApiCode::kUnavailable, prefix + read.message};
+    const bool ended = read.result == Result::kEnd;
+    const size_t n = read.bytes;
     if (status != 200) {
       if (pending.size() + n > line_limit) break;
       pending.append(chunk.data(), n);
-      if (ec) break;
+      if (ended) break;
       continue;
     }
     size_t start = 0;
@@ -1085,11 +755,11 @@ ApiStatus KubeClient::watch(const WatchRequest& request,
       return ApiError{ApiCode::kOther,
                       prefix + "watch event larger than " + std::to_string(line_limit) + " bytes"};
     }
-    if (ec) break;  // end of stream
+    if (ended) break;  // end of stream
   }
   if (status != 200) return http_error("WATCH", what, status, pending);
   if (stop) return state::Done{};
-  if (!parser.is_done()) {
+  if (!stream.done()) {
     return ApiError{ApiCode::kUnavailable, prefix + "stream ended early"};
   }
   // A final event without a trailing newline.

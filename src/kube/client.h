@@ -4,7 +4,8 @@
 // token / token file / basic auth / exec credential plugins (re-run once on a 401, and the
 // request retried once with the new credential), an http:// proxy (CONNECT tunnel for https
 // servers, absolute-form requests for http ones), client-side rate limiting of everything but
-// watches, and per-request timeouts. Beast and Asio stay behind the pimpl.
+// watches, and per-request timeouts. The wire is http::ClientTransport (src/http), behind the
+// pimpl.
 //
 // HTTP statuses become ApiCodes (404 kNotFound, 409 kConflict, 410 kGone, 400/422 kInvalid,
 // 401/403 kForbidden, 429/5xx and connection failures kUnavailable); messages name the verb,

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fake_apiserver.h"
+#include "kube_test_support.h"
 #include "state/object_store.h"
 #include "test_certs.h"
 
@@ -23,23 +24,8 @@ using testing::FakeApiServer;
 using testing::FakeApiServerOptions;
 using ::testing::HasSubstr;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Waits (bounded) for a condition.
-template <class F>
-bool eventually(F&& f, std::chrono::milliseconds limit = 20s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using test_support::eventually;
+using test_support::read_file;
 
 constexpr const char* kObjects = R"({"kind":"List","items":[
   {"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-1","annotations":{"a":"1"}}},
@@ -48,21 +34,9 @@ constexpr const char* kObjects = R"({"kind":"List","items":[
    "spec":{"containers":[{"name":"c"}]}}
 ]})";
 
-class ClientTest : public ::testing::Test {
+class ClientTest : public test_support::FakeApiServerTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(store.load(kObjects)); }
-  void start(FakeApiServerOptions options = {}) {
-    server = std::make_unique<FakeApiServer>(store, options);
-    ASSERT_TRUE(server->start());
-  }
-  std::unique_ptr<KubeClient> client(KubeConfig config = {}, ClientOptions options = {}) {
-    if (config.server.empty()) config.server = server->url();
-    auto c = KubeClient::create(config, options);
-    EXPECT_TRUE(c) << c.error().message;
-    return c ? std::move(*c) : nullptr;
-  }
-  state::ObjectStore store;
-  std::unique_ptr<FakeApiServer> server;
+  ClientTest() : FakeApiServerTest(kObjects) {}
 };
 
 TEST_F(ClientTest, GetAndNotFound) {
@@ -217,7 +191,8 @@ TEST_F(ClientTest, RateLimiterRefusesAWaitBeyondTheTimeout) {
   w.path = "/api/v1/nodes";
   w.resource_version = std::to_string(store.resource_version());
   w.timeout_seconds = 1;
-  auto st = c->watch(w, [](const WatchEventView&) { return true; }, &cancel);
+  auto st = c->watch(
+      w, [](const WatchEventView&) { return true; }, &cancel);
   EXPECT_TRUE(st) << st.error().message;
 }
 

@@ -1,16 +1,11 @@
 // The API client's exec credential plugins (real shell scripts), proxies (a small CONNECT
 // proxy on loopback), paged LISTs and its observer, against the fake API server.
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -18,9 +13,11 @@
 #include "fake_apiserver.h"
 #include "kube/client.h"
 #include "kube/exec_credential.h"
+#include "kube_test_support.h"
 #include "model/json_writer.h"
 #include "state/object_store.h"
 #include "test_certs.h"
+#include "test_proxy.h"
 
 namespace hamisim::kube {
 namespace {
@@ -31,13 +28,9 @@ using state::ApiCode;
 using testing::FakeApiServer;
 using testing::FakeApiServerOptions;
 using ::testing::HasSubstr;
+using testing::TestProxy;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_support::read_file;
 
 class TempDir {
  public:
@@ -93,13 +86,9 @@ if [ -f "$PLUGIN_DIR/expiry" ]; then expiry=",\"expirationTimestamp\":\"$(cat "$
 printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"%s"%s}}' "$(cat "$PLUGIN_DIR/token")" "$expiry"
 )SH";
 
-class ExecPluginTest : public ::testing::Test {
+class ExecPluginTest : public test_support::FakeApiServerTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(store.load(kObjects)); }
-  void start(FakeApiServerOptions options = {}) {
-    server = std::make_unique<FakeApiServer>(store, options);
-    ASSERT_TRUE(server->start());
-  }
+  ExecPluginTest() : FakeApiServerTest(kObjects) {}
   ExecConfig plugin(const std::string& script, const std::string& api_version = kV1) {
     ExecConfig e;
     e.command = dir.write("plugin.sh", script, true);
@@ -112,15 +101,13 @@ class ExecPluginTest : public ::testing::Test {
                        R"(","spec":{"interactive":false}})";
     return e;
   }
+  // A client whose warnings go to `log`.
   std::unique_ptr<KubeClient> client(KubeConfig config, ClientOptions options = {}) {
-    if (config.server.empty()) config.server = server->url();
     options.log_warning = [this](std::string_view line) {
       std::lock_guard lock(log_mu);
       log.emplace_back(line);
     };
-    auto c = KubeClient::create(config, options);
-    EXPECT_TRUE(c) << c.error().message;
-    return c ? std::move(*c) : nullptr;
+    return FakeApiServerTest::client(std::move(config), std::move(options));
   }
   int runs() const { return std::stoi("0" + read_file(dir.path("runs"))); }
   std::vector<std::string> logged() {
@@ -129,8 +116,6 @@ class ExecPluginTest : public ::testing::Test {
   }
 
   TempDir dir;
-  state::ObjectStore store;
-  std::unique_ptr<FakeApiServer> server;
   std::mutex log_mu;
   std::vector<std::string> log;
 };
@@ -309,118 +294,6 @@ TEST(ExecCredential, Rfc3339) {
 }
 
 // ---- proxies ----------------------------------------------------------------------------
-
-// An HTTP proxy on loopback that sends every connection to one upstream port, whatever host
-// the client asked for: CONNECT tunnels, and absolute-form requests relayed as they are.
-class TestProxy {
- public:
-  explicit TestProxy(uint16_t upstream) : upstream_(upstream) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    accept_thread_ = std::thread([this] { accept_loop(); });
-  }
-  ~TestProxy() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-      for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
-    }
-    ::shutdown(listen_fd_, SHUT_RDWR);
-    accept_thread_.join();
-    std::vector<std::thread> threads;
-    {
-      std::lock_guard lock(mu_);
-      threads = std::move(threads_);
-    }
-    for (auto& t : threads) t.join();
-    ::close(listen_fd_);
-  }
-  uint16_t port() const { return port_; }
-  std::vector<std::string> heads() const {  // the first request of each connection
-    std::lock_guard lock(mu_);
-    return heads_;
-  }
-
- private:
-  void accept_loop() {
-    for (;;) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) return;
-      std::lock_guard lock(mu_);
-      if (stopping_) {
-        ::close(fd);
-        return;
-      }
-      open_.push_back(fd);
-      threads_.emplace_back([this, fd] { serve(fd); });
-    }
-  }
-  void serve(int client) {
-    std::string head;
-    char buf[16384];
-    while (head.find("\r\n\r\n") == std::string::npos && head.size() < 65536) {
-      const ssize_t n = ::read(client, buf, sizeof buf);
-      if (n <= 0) return finish(client, -1);
-      head.append(buf, size_t(n));
-    }
-    const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    {
-      std::lock_guard lock(mu_);
-      heads_.push_back(head.substr(0, head.find("\r\n\r\n")));
-      open_.push_back(upstream);
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(upstream_);
-    if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      return finish(client, upstream);
-    }
-    if (head.starts_with("CONNECT ")) {
-      const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
-      if (::write(client, ok.data(), ok.size()) < 0) return finish(client, upstream);
-    } else if (::write(upstream, head.data(), head.size()) < 0) {
-      return finish(client, upstream);
-    }
-    pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-    for (;;) {
-      if (::poll(fds, 2, -1) < 0) break;
-      bool done = false;
-      for (int i = 0; i < 2 && !done; ++i) {
-        if (fds[i].revents == 0) continue;
-        const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-        done = n <= 0 || ::write(fds[1 - i].fd, buf, size_t(n)) != n;
-      }
-      if (done) break;
-    }
-    finish(client, upstream);
-  }
-  void finish(int a, int b) {
-    std::lock_guard lock(mu_);
-    for (int fd : {a, b}) {
-      if (fd < 0) continue;
-      std::erase(open_, fd);
-      ::close(fd);
-    }
-  }
-
-  uint16_t upstream_;
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
-  std::thread accept_thread_;
-  mutable std::mutex mu_;
-  bool stopping_ = false;
-  std::vector<int> open_;
-  std::vector<std::thread> threads_;
-  std::vector<std::string> heads_;
-};
 
 class ProxyTest : public ExecPluginTest {
  protected:

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fake_apiserver.h"
+#include "kube_test_support.h"
 #include "state/object_store.h"
 
 namespace hamisim::kube {
@@ -23,15 +24,7 @@ using state::EventType;
 using state::Kind;
 using ::testing::HasSubstr;
 
-template <class F>
-bool eventually(F&& f, std::chrono::milliseconds limit = 30s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using test_support::eventually;
 
 // Keeps what the source delivered: name -> resourceVersion per kind, plus a log.
 class RecordingHandler : public state::ClusterHandler {

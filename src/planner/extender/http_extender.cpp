@@ -1,35 +1,18 @@
 #include "planner/extender/http_extender.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <simdjson.h>
 
 #include <algorithm>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cctype>
-#include <mutex>
 #include <optional>
 
+#include "http/client_transport.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
 
 namespace hamisim::planner::extender {
 
 namespace od = simdjson::ondemand;
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = net::ip::tcp;
-using error_code = boost::system::error_code;
-using Clock = std::chrono::steady_clock;
 
 // ---- interest ---------------------------------------------------------------------------
 
@@ -445,213 +428,84 @@ Result<FilterResult> decode_filter_result(std::string_view body, const FilterReq
 
 // ---- the client -------------------------------------------------------------------------
 
+struct HttpExtender::Impl {
+  std::unique_ptr<http::ClientTransport> transport;
+  std::string target;
+};
+
 namespace {
 
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
+// kube-scheduler's makeTransport: TLS from tlsConfig, *Data winning over *File.
+Result<http::TlsSettings> tls_settings(const ExtenderTlsConfig& tls, bool insecure) {
+  http::TlsSettings out;
+  if (insecure) {
+    out.skip_verification();
+  } else if (!tls.ca_data.empty()) {
+    if (auto s = out.trust_pem(tls.ca_data); !s) {
+      return make_error("tlsConfig.caData: " + s.error().message + " " +
+                        http::take_openssl_errors());
+    }
+  } else if (!tls.ca_file.empty()) {
+    if (auto s = out.trust_file(tls.ca_file); !s) {
+      return make_error("tlsConfig.caFile " + tls.ca_file + ": " + s.error().message + " " +
+                        http::take_openssl_errors());
+    }
+  } else if (auto s = out.trust_system(); !s) {
+    return make_error("system trust store: " + s.error().message);
   }
+  const bool cert = !tls.cert_data.empty() || !tls.cert_file.empty();
+  const bool key = !tls.key_data.empty() || !tls.key_file.empty();
+  if (cert != key) {
+    return make_error(cert ? "tlsConfig: a client certificate needs a key"
+                           : "tlsConfig: a client key needs a certificate");
+  }
+  if (cert) {
+    if (!tls.cert_data.empty()) {
+      if (auto s = out.use_certificate_chain_pem(tls.cert_data); !s) {
+        return make_error("tlsConfig.certData: " + s.error().message);
+      }
+    } else if (auto s = out.use_certificate_chain_file(tls.cert_file); !s) {
+      return make_error("tlsConfig.certFile " + tls.cert_file + ": " + s.error().message);
+    }
+    if (!tls.key_data.empty()) {
+      if (auto s = out.use_private_key_pem(tls.key_data); !s) {
+        return make_error("tlsConfig.keyData: " + s.error().message);
+      }
+    } else if (auto s = out.use_private_key_file(tls.key_file); !s) {
+      return make_error("tlsConfig.keyFile " + tls.key_file + ": " + s.error().message);
+    }
+    if (!out.private_key_matches()) {
+      return make_error("tlsConfig: the client key does not match the certificate");
+    }
+  }
+  out.set_server_name(tls.server_name);
   return out;
-}
-
-bool is_ip_literal(const std::string& host) {
-  error_code ec;
-  net::ip::make_address(host, ec);
-  return !ec;
 }
 
 }  // namespace
-
-struct Connection {
-  net::io_context ioc;
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buffer;
-
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-
-  template <class Start>
-  error_code run(Start&& start) {
-    error_code result = net::error::would_block;
-    bool done = false;
-    start([&](error_code ec, auto&&...) {
-      result = ec;
-      done = true;
-    });
-    ioc.restart();
-    while (!done && ioc.run_one() > 0) {
-    }
-    return result;
-  }
-  template <class F>
-  error_code with_stream(F&& f) {
-    if (tls) return f(*tls);
-    return f(*plain);
-  }
-  void close() {
-    error_code ignored;
-    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
-    lowest().socket().close(ignored);
-  }
-};
-
-struct HttpExtender::Impl {
-  ParsedUrl url;
-  std::string verb;
-  mutable std::optional<ssl::context> ctx;  // SSL_CTX is shared by all connections
-  std::string verify_name;  // hostname or IP checked against the certificate ("" = no check)
-  std::string sni;          // server name sent in the ClientHello ("" = none)
-  bool verify = true;
-
-  mutable std::mutex mu;
-  mutable std::vector<std::unique_ptr<Connection>> idle;
-  mutable HttpExtenderStats stats;
-
-  Result<std::unique_ptr<Connection>> connect(Clock::time_point deadline) const;
-  // One exchange on `c`. `nothing_received` tells whether the failure happened before any
-  // byte of a response arrived (a reused connection the server had closed).
-  struct Outcome {
-    error_code ec;
-    std::string stage;
-    bool nothing_received = false;
-    int status = 0;
-    std::string body;
-    bool keep_alive = false;
-  };
-  Outcome exchange(Connection& c, const std::string& body, Clock::time_point deadline) const;
-};
-
-Result<std::unique_ptr<Connection>> HttpExtender::Impl::connect(Clock::time_point deadline) const {
-  auto c = std::make_unique<Connection>();
-  {
-    std::lock_guard lock(mu);
-    ++stats.connections_opened;
-  }
-  std::vector<tcp::endpoint> endpoints;
-  if (is_ip_literal(url.host)) {
-    endpoints.emplace_back(net::ip::make_address(url.host), url.port);
-  } else {
-    tcp::resolver resolver(c->ioc);
-    tcp::resolver::results_type results;
-    error_code rec = net::error::would_block;
-    bool done = false;
-    resolver.async_resolve(url.host, std::to_string(url.port),
-                           [&](error_code ec, tcp::resolver::results_type r) {
-                             rec = ec;
-                             results = std::move(r);
-                             done = true;
-                           });
-    while (!done && c->ioc.run_one_until(deadline) > 0) {
-    }
-    if (!done) {
-      resolver.cancel();
-      c->ioc.run();
-      return make_error("dial tcp: lookup " + url.host + ": timeout");
-    }
-    if (rec) return make_error("dial tcp: lookup " + url.host + ": " + rec.message());
-    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  }
-  if (ctx) {
-    c->tls.emplace(c->ioc, *ctx);
-    SSL* ssl_handle = c->tls->native_handle();
-    if (!sni.empty()) SSL_set_tlsext_host_name(ssl_handle, sni.c_str());
-    if (verify && !verify_name.empty()) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);
-      if (is_ip_literal(verify_name)) {
-        X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str());
-      } else {
-        X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
-      }
-    }
-  } else {
-    c->plain.emplace(c->ioc);
-  }
-  c->lowest().expires_at(deadline);
-  error_code ec = c->run([&](auto&& cb) { c->lowest().async_connect(endpoints, std::move(cb)); });
-  if (ec == beast::error::timeout) return make_error("dial tcp: i/o timeout");
-  if (ec) return make_error("dial tcp " + url.host_header + ": " + ec.message());
-  if (c->tls) {
-    ec = c->run(
-        [&](auto&& cb) { c->tls->async_handshake(ssl::stream_base::client, std::move(cb)); });
-    if (ec) {
-      std::string why = ec == beast::error::timeout ? std::string("i/o timeout") : ec.message();
-      const long verify_result = SSL_get_verify_result(c->tls->native_handle());
-      if (verify && verify_result != X509_V_OK) {
-        why += " (certificate verification: " +
-               std::string(X509_verify_cert_error_string(verify_result)) + ")";
-      }
-      return make_error("TLS handshake: " + why);
-    }
-  }
-  return c;
-}
-
-HttpExtender::Impl::Outcome HttpExtender::Impl::exchange(Connection& c, const std::string& body,
-                                                         Clock::time_point deadline) const {
-  Outcome out;
-  {
-    std::lock_guard lock(mu);
-    ++stats.requests;
-  }
-  http::request<http::string_body> req{http::verb::post, url.target, 11};
-  req.set(http::field::host, url.host_header);
-  req.set(http::field::user_agent, "hamisim");
-  req.set(http::field::content_type, "application/json");
-  req.body() = body;
-  req.prepare_payload();
-  c.lowest().expires_at(deadline);
-  out.ec = c.with_stream(
-      [&](auto& s) { return c.run([&](auto&& cb) { http::async_write(s, req, std::move(cb)); }); });
-  if (out.ec) {
-    out.stage = "write";
-    out.nothing_received = true;
-    return out;
-  }
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(256u << 20);
-  out.ec = c.with_stream([&](auto& s) {
-    return c.run([&](auto&& cb) { http::async_read(s, c.buffer, parser, std::move(cb)); });
-  });
-  if (out.ec) {
-    out.stage = "read";
-    out.nothing_received = !parser.got_some();
-    return out;
-  }
-  auto& msg = parser.get();
-  out.status = static_cast<int>(msg.result_int());
-  out.body = std::move(msg.body());
-  out.keep_alive = msg.keep_alive() && !parser.need_eof();
-  return out;
-}
 
 HttpExtender::HttpExtender(ExtenderConfig config, std::unique_ptr<Impl> impl)
     : config_(std::move(config)), impl_(std::move(impl)) {}
 HttpExtender::~HttpExtender() = default;
 
 Result<std::unique_ptr<HttpExtender>> HttpExtender::create(const ExtenderConfig& config) {
-  auto impl = std::make_unique<Impl>();
   if (config.url_prefix.empty()) return make_error("urlPrefix is required");
   const std::string filter_url = join_extender_url(config.url_prefix, config.filter_verb);
   auto url = parse_extender_url(filter_url);
   if (!url) return url.error();
-  impl->url = std::move(*url);
-  impl->verb = config.filter_verb;
 
   std::vector<std::string> warnings;
   bool skipped = false;
-  if (impl->url.scheme == "https") {
-    ExtenderTlsConfig tls = config.tls_config.value_or(ExtenderTlsConfig{});
-    const bool has_ca = !tls.ca_file.empty() || !tls.ca_data.empty();
-    bool insecure = tls.insecure;
+  std::optional<http::TlsSettings> tls;
+  if (url->scheme == "https") {
+    ExtenderTlsConfig tls_config = config.tls_config.value_or(ExtenderTlsConfig{});
+    const bool has_ca = !tls_config.ca_file.empty() || !tls_config.ca_data.empty();
+    bool insecure = tls_config.insecure;
     if (config.enable_https && !has_ca && !insecure) {
       insecure = true;
       warnings.push_back(
           "enableHTTPS without caFile or caData: the server certificate is not verified");
-    } else if (tls.insecure) {
+    } else if (tls_config.insecure) {
       warnings.push_back("tlsConfig.insecure: the server certificate is not verified");
     }
     if (insecure && has_ca) {
@@ -659,66 +513,18 @@ Result<std::unique_ptr<HttpExtender>> HttpExtender::create(const ExtenderConfig&
           "specifying a root certificates file with the insecure flag is not allowed");
     }
     skipped = insecure;
-    impl->verify = !insecure;
-    impl->ctx.emplace(ssl::context::tls_client);
-    ssl::context& ctx = *impl->ctx;
-    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
-    error_code ec;
-    if (insecure) {
-      ctx.set_verify_mode(ssl::verify_none);
-    } else {
-      ctx.set_verify_mode(ssl::verify_peer);
-      if (!tls.ca_data.empty()) {  // *Data wins over *File
-        ctx.add_certificate_authority(net::buffer(tls.ca_data), ec);
-        if (ec) return make_error("tlsConfig.caData: " + ec.message() + " " + openssl_errors());
-      } else if (!tls.ca_file.empty()) {
-        ctx.load_verify_file(tls.ca_file, ec);
-        if (ec) {
-          return make_error("tlsConfig.caFile " + tls.ca_file + ": " + ec.message() + " " +
-                            openssl_errors());
-        }
-      } else {
-        ctx.set_default_verify_paths(ec);
-        if (ec) return make_error("system trust store: " + ec.message());
-      }
-    }
-    const bool cert = !tls.cert_data.empty() || !tls.cert_file.empty();
-    const bool key = !tls.key_data.empty() || !tls.key_file.empty();
-    if (cert != key) {
-      return make_error(cert ? "tlsConfig: a client certificate needs a key"
-                             : "tlsConfig: a client key needs a certificate");
-    }
-    if (cert) {
-      if (!tls.cert_data.empty()) {
-        ctx.use_certificate_chain(net::buffer(tls.cert_data), ec);
-        if (ec) return make_error("tlsConfig.certData: " + ec.message());
-      } else {
-        ctx.use_certificate_chain_file(tls.cert_file, ec);
-        if (ec) return make_error("tlsConfig.certFile " + tls.cert_file + ": " + ec.message());
-      }
-      if (!tls.key_data.empty()) {
-        ctx.use_private_key(net::buffer(tls.key_data), ssl::context::pem, ec);
-        if (ec) return make_error("tlsConfig.keyData: " + ec.message());
-      } else {
-        ctx.use_private_key_file(tls.key_file, ssl::context::pem, ec);
-        if (ec) return make_error("tlsConfig.keyFile " + tls.key_file + ": " + ec.message());
-      }
-      if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
-        return make_error("tlsConfig: the client key does not match the certificate");
-      }
-    }
-    // Go: ServerName overrides both SNI and the name verified; otherwise the URL host is
-    // verified and sent as SNI unless it is an IP address.
-    impl->verify_name = tls.server_name.empty() ? impl->url.host : tls.server_name;
-    if (!tls.server_name.empty()) {
-      impl->sni = tls.server_name;
-    } else if (!is_ip_literal(impl->url.host)) {
-      impl->sni = impl->url.host;
-    }
+    auto settings = tls_settings(tls_config, insecure);
+    if (!settings) return settings.error();
+    tls = std::move(*settings);
   }
 
+  auto impl = std::make_unique<Impl>();
+  impl->target = url->target;
+  http::TransportOptions options;
+  options.max_response_bytes = size_t(256) << 20;
+  impl->transport = std::make_unique<http::ClientTransport>(
+      http::Endpoint{url->host, url->port, url->host_header}, std::nullopt, std::move(tls),
+      std::move(options));
   auto ext = std::unique_ptr<HttpExtender>(new HttpExtender(config, std::move(impl)));
   ext->filter_url_ = filter_url;
   for (const auto& r : config.managed_resources) ext->managed_.insert(r.name);
@@ -732,8 +538,8 @@ bool HttpExtender::is_interested(const model::Pod& pod) const {
 }
 
 HttpExtenderStats HttpExtender::stats() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->stats;
+  const http::TransportStats s = impl_->transport->stats();
+  return HttpExtenderStats{s.exchanges, s.connections_opened};
 }
 
 Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
@@ -742,59 +548,32 @@ Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
     for (const auto& n : request.nodes) unchanged.passed.emplace_back(n.name);
     return unchanged;
   }
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(config_.effective_timeout());
+  const auto deadline = http::Clock::now() + std::chrono::duration_cast<http::Clock::duration>(
+                                                 config_.effective_timeout());
   const std::string body = encode_filter_args(request, config_.node_cache_capable);
   const std::string post = "Post \"" + filter_url_ + "\": ";
-  const std::string timeout_text = post + "timeout after " +
-                                   format_go_duration(config_.effective_timeout()) +
-                                   " (Client.Timeout exceeded)";
 
-  Impl::Outcome outcome;
-  for (int attempt = 0;; ++attempt) {
-    std::unique_ptr<Connection> conn;
-    bool reused = false;
-    {
-      std::lock_guard lock(impl_->mu);
-      if (attempt == 0 && !impl_->idle.empty()) {
-        conn = std::move(impl_->idle.back());
-        impl_->idle.pop_back();
-        reused = true;
-      }
+  http::Request wire;
+  wire.method = "POST";
+  wire.target = impl_->target;
+  wire.content_type = "application/json";
+  wire.body = body;
+  http::RoundTrip trip = impl_->transport->round_trip(wire, deadline);
+  if (!trip.ok()) {
+    const http::Failure& f = trip.failure;
+    // Go's http.Client reports any failure past its deadline as the client's timeout.
+    if (f.why == http::Failure::Why::kTimeout ||
+        (f.stage == http::Failure::Stage::kConnect && http::Clock::now() >= deadline)) {
+      return make_error(post + "timeout after " + format_go_duration(config_.effective_timeout()) +
+                        " (Client.Timeout exceeded)");
     }
-    if (!conn) {
-      if (Clock::now() >= deadline) return make_error(timeout_text);
-      auto fresh = impl_->connect(deadline);
-      if (!fresh) {
-        if (Clock::now() >= deadline) return make_error(timeout_text);
-        return make_error(post + fresh.error().message);
-      }
-      conn = std::move(*fresh);
-    }
-    outcome = impl_->exchange(*conn, body, deadline);
-    if (!outcome.ec) {
-      if (outcome.keep_alive) {
-        std::lock_guard lock(impl_->mu);
-        impl_->idle.push_back(std::move(conn));
-      } else {
-        conn->close();
-      }
-      break;
-    }
-    conn->close();
-    if (outcome.ec == beast::error::timeout || Clock::now() >= deadline) {
-      return make_error(timeout_text);
-    }
-    // A kept-alive connection the server closed while it sat idle: try once on a new one.
-    if (reused && outcome.nothing_received) continue;
-    return make_error(post + outcome.stage + ": " + outcome.ec.message());
+    return make_error(post + f.message);
   }
-
-  if (outcome.status != 200) {
+  if (trip.response->status != 200) {
     return make_error("failed " + config_.filter_verb + " with extender at URL " + filter_url_ +
-                      ", code " + std::to_string(outcome.status));
+                      ", code " + std::to_string(trip.response->status));
   }
-  auto raw = decode_raw(outcome.body);
+  auto raw = decode_raw(trip.response->body);
   if (!raw) {
     return make_error("failed to decode filter response from extender at URL " + filter_url_ +
                       ": " + raw.error().message);
