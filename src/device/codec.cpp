@@ -13,6 +13,10 @@
 #include <tuple>
 #include <utility>
 
+#include "go/json_key.h"
+#include "go/quote.h"
+#include "go/strconv.h"
+#include "go/utf8.h"
 #include "model/json_writer.h"
 
 // Reading JSON the way Go's json.Unmarshal does takes two steps here:
@@ -36,69 +40,13 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-// ------------------------------------------------------------------------------------------
-// Go strconv-compatible integer parsing.
-
-enum class NumError { kNone, kSyntax, kRange };
-
-// strconv.ParseUint(s, 10, bits): ASCII digits only; overflow is reported as soon as it
-// happens, before any later invalid character.
-NumError go_parse_uint(std::string_view s, int bits, uint64_t* out) {
-  if (s.empty()) return NumError::kSyntax;
-  const uint64_t max_val = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  constexpr uint64_t kCutoff = ~uint64_t{0} / 10 + 1;
-  uint64_t n = 0;
-  for (const char c : s) {
-    if (c < '0' || c > '9') return NumError::kSyntax;
-    if (n >= kCutoff) return NumError::kRange;
-    n *= 10;
-    const uint64_t n1 = n + static_cast<uint64_t>(c - '0');
-    if (n1 < n || n1 > max_val) return NumError::kRange;
-    n = n1;
-  }
-  *out = n;
-  return NumError::kNone;
-}
-
-// strconv.ParseInt(s, 10, bits) (and Atoi, which accepts and rejects the same strings).
-NumError go_parse_int(std::string_view s, int bits, int64_t* out) {
-  if (s.empty()) return NumError::kSyntax;
-  bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  uint64_t magnitude = 0;
-  const NumError e = go_parse_uint(s, bits, &magnitude);
-  if (e == NumError::kSyntax) return e;
-  const uint64_t cutoff = uint64_t{1} << (bits - 1);
-  if (e == NumError::kRange || (!negative && magnitude >= cutoff) ||
-      (negative && magnitude > cutoff)) {
-    return NumError::kRange;
-  }
-  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-  return NumError::kNone;
-}
-
-bool go_parse_int64(std::string_view s, int64_t* out) {
-  return go_parse_int(s, 64, out) == NumError::kNone;
-}
-
-// strconv.Quote, close enough for error messages: non-ASCII runes are kept unless they are
-// C1 controls or the common invisible ones, which Go's IsPrint also escapes.
-std::string go_quote(std::string_view s);
-
-// Go's *strconv.NumError text: `strconv.ParseInt: parsing "x": invalid syntax`.
-std::string strconv_error(std::string_view fn, std::string_view s, NumError e) {
-  return "strconv." + std::string(fn) + ": parsing " + go_quote(s) + ": " +
-         (e == NumError::kRange ? "value out of range" : "invalid syntax");
-}
+using go::NumError;
 
 // strconv.ParseInt(s, 10, 32) into `out`; on failure returns Go's error text.
 std::optional<std::string> parse_int32_field(std::string_view s, int32_t* out) {
   int64_t v = 0;
-  if (const NumError e = go_parse_int(s, 32, &v); e != NumError::kNone) {
-    return strconv_error("ParseInt", s, e);
+  if (const NumError e = go::parse_int(s, 32, &v); e != NumError::kNone) {
+    return go::num_error_text("ParseInt", s, e);
   }
   *out = static_cast<int32_t>(v);
   return std::nullopt;
@@ -106,150 +54,11 @@ std::optional<std::string> parse_int32_field(std::string_view s, int32_t* out) {
 
 // strconv.Atoi(s).
 std::optional<std::string> parse_atoi_field(std::string_view s, int64_t* out) {
-  if (const NumError e = go_parse_int(s, 64, out); e != NumError::kNone) {
-    return strconv_error("Atoi", s, e);
+  if (const NumError e = go::parse_int(s, 64, out); e != NumError::kNone) {
+    return go::num_error_text("Atoi", s, e);
   }
   return std::nullopt;
 }
-
-// strconv.ParseBool.
-bool go_parse_bool(std::string_view s, bool* out) {
-  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") {
-    *out = true;
-    return true;
-  }
-  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
-    *out = false;
-    return true;
-  }
-  return false;
-}
-
-// ------------------------------------------------------------------------------------------
-// UTF-8 helpers with Go's definitions (utf8.DecodeRune: an invalid sequence is one byte).
-
-using model::decode_utf8_rune;
-
-bool go_is_print_approx(uint32_t r) {
-  if (r < 0x20 || r == 0x7F) return false;
-  if (r < 0x7F) return true;
-  if (r <= 0xA0 || r == 0xAD || r == 0x1680 || r == 0x3000 || r == 0xFEFF) return false;
-  if ((r >= 0x2000 && r <= 0x200F) || (r >= 0x2028 && r <= 0x202F) ||
-      (r >= 0x205F && r <= 0x2064) || (r >= 0xFFF9 && r <= 0xFFFB) || r >= 0xFFFE) {
-    return r > 0xFFFF;  // above the BMP: assume printable
-  }
-  return true;
-}
-
-std::string go_quote(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  auto hex = [](std::string& out, uint32_t v, int digits) {
-    for (int k = digits - 1; k >= 0; --k) out += kHex[(v >> (4 * k)) & 0xF];
-  };
-  std::string out = "\"";
-  size_t i = 0;
-  while (i < s.size()) {
-    uint32_t r = 0;
-    const size_t n = decode_utf8_rune(s, i, &r);
-    if (n == 0) {
-      out += "\\x";
-      hex(out, static_cast<unsigned char>(s[i]), 2);
-      ++i;
-      continue;
-    }
-    if (r == '"' || r == '\\') {
-      out += '\\';
-      out += static_cast<char>(r);
-    } else if (go_is_print_approx(r)) {
-      out.append(s.substr(i, n));
-    } else {
-      switch (r) {
-        case '\a':
-          out += "\\a";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\v':
-          out += "\\v";
-          break;
-        default:
-          if (r < 0x20 || r == 0x7F) {
-            out += "\\x";
-            hex(out, r, 2);
-          } else if (r < 0x10000) {
-            out += "\\u";
-            hex(out, r, 4);
-          } else {
-            out += "\\U";
-            hex(out, r, 8);
-          }
-      }
-    }
-    i += n;
-  }
-  out += '"';
-  return out;
-}
-
-// unicode.IsSpace.
-bool go_is_space(uint32_t r) {
-  switch (r) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return r >= 0x2000 && r <= 0x200A;
-  }
-}
-
-}  // namespace
-
-// strings.TrimSpace.
-std::string_view go_trim_space(std::string_view s) {
-  size_t first = s.size();
-  size_t last_end = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    uint32_t cp = 0;
-    size_t n = decode_utf8_rune(s, i, &cp);
-    const bool space = n != 0 && go_is_space(cp);
-    if (n == 0) n = 1;
-    if (!space) {
-      if (first == s.size()) first = i;
-      last_end = i + n;
-    }
-    i += n;
-  }
-  if (first == s.size()) return {};
-  return s.substr(first, last_end - first);
-}
-
-namespace {
 
 // ------------------------------------------------------------------------------------------
 // Step 1: Go's acceptance rules (encoding/json scanner) plus string normalisation.
@@ -486,7 +295,7 @@ class GoJsonPreparer {
         continue;
       }
       uint32_t cp = 0;
-      const size_t n = decode_utf8_rune(in_, pos_, &cp);
+      const size_t n = go::decode_utf8_rune(in_, pos_, &cp);
       if (n == 0) {
         out_ += "\xEF\xBF\xBD";  // Go replaces each invalid byte with U+FFFD
         ++pos_;
@@ -529,7 +338,7 @@ struct Path {
         out.append(key);
         break;
       case kMapKey:
-        out += '[' + go_quote(key) + ']';
+        out += '[' + go::quote(key) + ']';
         break;
     }
     return out;
@@ -550,36 +359,6 @@ using model::json::type_name;
 
 Error wrong_type(const Path& p, od::json_type got, std::string_view want) {
   return at(p, "cannot decode " + std::string(type_name(got)) + " as " + std::string(want));
-}
-
-// Go's case-insensitive field matching (Go >= 1.21: each rune folded to
-// ToUpper(ToLower(r))). Field names are ASCII; the only non-ASCII runes folding to ASCII are
-// U+0130 and U+0131 (to 'I'), U+017F (to 'S') and U+212A Kelvin (to 'K').
-bool go_key_matches(std::string_view key, std::string_view name) {
-  auto upper = [](char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; };
-  size_t i = 0;
-  for (const char want : name) {
-    if (i >= key.size()) return false;
-    const auto b = static_cast<unsigned char>(key[i]);
-    char folded = 0;
-    if (b < 0x80) {
-      folded = upper(static_cast<char>(b));
-      i += 1;
-    } else if (key.substr(i, 2) == "\xC4\xB0" || key.substr(i, 2) == "\xC4\xB1") {
-      folded = 'I';
-      i += 2;
-    } else if (key.substr(i, 2) == "\xC5\xBF") {
-      folded = 'S';
-      i += 2;
-    } else if (key.substr(i, 3) == "\xE2\x84\xAA") {
-      folded = 'K';
-      i += 3;
-    } else {
-      return false;
-    }
-    if (folded != upper(want)) return false;
-  }
-  return i == key.size();
 }
 
 Status get_type(od::value& v, const Path& p, od::json_type* t) {
@@ -624,7 +403,7 @@ Status read_signed(od::value& v, const Path& p, int64_t lo, int64_t hi, std::str
   if (t != od::json_type::number) return wrong_type(p, t, go_type);
   const std::string_view tok = number_token(v);
   int64_t n = 0;
-  if (!go_parse_int64(tok, &n) || n < lo || n > hi) {
+  if (go::parse_int(tok, 64, &n) != NumError::kNone || n < lo || n > hi) {
     return at(p, std::string(tok) + " is not " + std::string(go_type));
   }
   *out = n;
@@ -811,11 +590,11 @@ Status check_mig_template(od::value& v, const Path& p) {
               int32_t n = 0;
               return for_each_field(m, mp, "MigTemplate",
                                     [&](std::string_view key, od::value val) -> Status {
-                                      if (go_key_matches(key, "Name")) {
+                                      if (go::json_key_matches(key, "Name")) {
                                         return read_string(val, mp.field("Name"), &name);
                                       }
                                       for (std::string_view f : {"Core", "Memory", "Count"}) {
-                                        if (go_key_matches(key, f)) {
+                                        if (go::json_key_matches(key, f)) {
                                           return read_int32(val, mp.field(f), &n);
                                         }
                                       }
@@ -827,23 +606,23 @@ Status check_mig_template(od::value& v, const Path& p) {
 
 Status read_placement(od::value& v, const Path& p, MigPlacement& pl) {
   return for_each_field(v, p, "MigPlacement", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "start")) return read_uint32(val, p.field("start"), &pl.start);
-    if (go_key_matches(key, "size")) return read_uint32(val, p.field("size"), &pl.size);
+    if (go::json_key_matches(key, "start")) return read_uint32(val, p.field("start"), &pl.start);
+    if (go::json_key_matches(key, "size")) return read_uint32(val, p.field("size"), &pl.size);
     return ok_status();
   });
 }
 
 Status read_mig_profile(od::value& v, const Path& p, MigProfile& mp) {
   return for_each_field(v, p, "MigProfile", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "name")) return read_string(val, p.field("name"), &mp.name);
-    if (go_key_matches(key, "memoryMB")) {
+    if (go::json_key_matches(key, "name")) return read_string(val, p.field("name"), &mp.name);
+    if (go::json_key_matches(key, "memoryMB")) {
       return read_int32(val, p.field("memoryMB"), &mp.memory_mb);
     }
-    if (go_key_matches(key, "core")) return read_int32(val, p.field("core"), &mp.core);
-    if (go_key_matches(key, "sliceCount")) {
+    if (go::json_key_matches(key, "core")) return read_int32(val, p.field("core"), &mp.core);
+    if (go::json_key_matches(key, "sliceCount")) {
       return read_uint32(val, p.field("sliceCount"), &mp.slice_count);
     }
-    if (go_key_matches(key, "placements")) {
+    if (go::json_key_matches(key, "placements")) {
       return read_slice(val, p.field("placements"), "[]MigPlacement", &mp.placements,
                         &mp.placements_null, read_placement);
     }
@@ -853,29 +632,31 @@ Status read_mig_profile(od::value& v, const Path& p, MigProfile& mp) {
 
 Status read_device_info(od::value& v, const Path& p, DeviceInfo& d) {
   return for_each_field(v, p, "DeviceInfo", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "id")) return read_string(val, p.field("id"), &d.id);
-    if (go_key_matches(key, "index")) {
+    if (go::json_key_matches(key, "id")) return read_string(val, p.field("id"), &d.id);
+    if (go::json_key_matches(key, "index")) {
       return read_unsigned(val, p.field("index"), std::numeric_limits<uint64_t>::max(), "a uint",
                            &d.index);
     }
-    if (go_key_matches(key, "count")) return read_int32(val, p.field("count"), &d.count);
-    if (go_key_matches(key, "devmem")) return read_int32(val, p.field("devmem"), &d.devmem);
-    if (go_key_matches(key, "devcore")) return read_int32(val, p.field("devcore"), &d.devcore);
-    if (go_key_matches(key, "type")) return read_string(val, p.field("type"), &d.type);
-    if (go_key_matches(key, "numa")) return read_int(val, p.field("numa"), &d.numa);
-    if (go_key_matches(key, "mode")) return read_string(val, p.field("mode"), &d.mode);
-    if (go_key_matches(key, "migProfiles")) {
+    if (go::json_key_matches(key, "count")) return read_int32(val, p.field("count"), &d.count);
+    if (go::json_key_matches(key, "devmem")) return read_int32(val, p.field("devmem"), &d.devmem);
+    if (go::json_key_matches(key, "devcore"))
+      return read_int32(val, p.field("devcore"), &d.devcore);
+    if (go::json_key_matches(key, "type")) return read_string(val, p.field("type"), &d.type);
+    if (go::json_key_matches(key, "numa")) return read_int(val, p.field("numa"), &d.numa);
+    if (go::json_key_matches(key, "mode")) return read_string(val, p.field("mode"), &d.mode);
+    if (go::json_key_matches(key, "migProfiles")) {
       bool is_nil = false;
       return read_slice(val, p.field("migProfiles"), "[]MigProfile", &d.mig_profiles, &is_nil,
                         read_mig_profile);
     }
-    if (go_key_matches(key, "health")) return read_bool(val, p.field("health"), &d.health);
-    if (go_key_matches(key, "migtemplate")) return check_mig_template(val, p.field("migtemplate"));
-    if (go_key_matches(key, "devicevendor")) {
+    if (go::json_key_matches(key, "health")) return read_bool(val, p.field("health"), &d.health);
+    if (go::json_key_matches(key, "migtemplate"))
+      return check_mig_template(val, p.field("migtemplate"));
+    if (go::json_key_matches(key, "devicevendor")) {
       std::string ignored;  // the scheduler sets the vendor itself after decoding
       return read_string(val, p.field("devicevendor"), &ignored);
     }
-    if (go_key_matches(key, "custominfo")) {
+    if (go::json_key_matches(key, "custominfo")) {
       d.custom_info.clear();
       return read_custom_info(val, p.field("custominfo"), &d.custom_info);
     }
@@ -931,8 +712,8 @@ Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view 
 Status read_pair_score(od::value& v, const Path& p, DevicePairScore& s) {
   return for_each_field(
       v, p, "DevicePairScore", [&](std::string_view key, od::value val) -> Status {
-        if (go_key_matches(key, "uuid")) return read_string(val, p.field("uuid"), &s.uuid);
-        if (!go_key_matches(key, "score")) return ok_status();
+        if (go::json_key_matches(key, "uuid")) return read_string(val, p.field("uuid"), &s.uuid);
+        if (!go::json_key_matches(key, "score")) return ok_status();
         const Path sp = p.field("score");
         od::json_type t;
         if (auto st = get_type(val, sp, &t); !st.ok()) return st;
@@ -963,17 +744,19 @@ Status read_pair_score(od::value& v, const Path& p, DevicePairScore& s) {
 
 Status read_mig_allocation(od::value& v, const Path& p, MigAllocation& a) {
   return for_each_field(v, p, "MigAllocation", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "containerIndex")) {
+    if (go::json_key_matches(key, "containerIndex")) {
       return read_int(val, p.field("containerIndex"), &a.container_index);
     }
-    if (go_key_matches(key, "deviceIndex")) {
+    if (go::json_key_matches(key, "deviceIndex")) {
       return read_int(val, p.field("deviceIndex"), &a.device_index);
     }
-    if (go_key_matches(key, "gpuUUID")) return read_string(val, p.field("gpuUUID"), &a.gpu_uuid);
-    if (go_key_matches(key, "profile")) return read_string(val, p.field("profile"), &a.profile);
-    if (go_key_matches(key, "placement"))
+    if (go::json_key_matches(key, "gpuUUID"))
+      return read_string(val, p.field("gpuUUID"), &a.gpu_uuid);
+    if (go::json_key_matches(key, "profile"))
+      return read_string(val, p.field("profile"), &a.profile);
+    if (go::json_key_matches(key, "placement"))
       return read_placement(val, p.field("placement"), a.placement);
-    if (go_key_matches(key, "migUUID")) {
+    if (go::json_key_matches(key, "migUUID")) {
       std::string uuid = a.mig_uuid.value_or("");
       if (auto st = read_string(val, p.field("migUUID"), &uuid); !st.ok()) return st;
       a.mig_uuid = std::move(uuid);
@@ -982,7 +765,7 @@ Status read_mig_allocation(od::value& v, const Path& p, MigAllocation& a) {
     for (auto [name, slot] :
          {std::pair{std::string_view("gpuInstanceID"), &a.gpu_instance_id},
           std::pair{std::string_view("computeInstanceID"), &a.compute_instance_id}}) {
-      if (!go_key_matches(key, name)) continue;
+      if (!go::json_key_matches(key, name)) continue;
       // *uint32 in Go: null resets the pointer.
       od::json_type t;
       if (auto st = get_type(val, p.field(name), &t); !st.ok()) return st;
@@ -1108,7 +891,7 @@ std::string encode_pair_scores(const std::vector<DevicePairScore>& scores) {
 std::set<std::string, std::less<>> parse_cordon(std::string_view value) {
   std::set<std::string, std::less<>> out;
   split_each(value, ',', [&](std::string_view item) {
-    const std::string_view id = go_trim_space(item);
+    const std::string_view id = go::trim_space(item);
     if (!id.empty()) out.emplace(id);
   });
   return out;
@@ -1125,7 +908,7 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
   for (const std::string_view segment : split(value, ':')) {
     if (segment.empty()) continue;
     auto bad = [&](std::string_view what) {
-      return make_error("device " + go_quote(segment) + ": " + std::string(what));
+      return make_error("device " + go::quote(segment) + ": " + std::string(what));
     };
     if (segment.find(',') == std::string_view::npos) return bad("no ',' separated fields");
     const std::vector<std::string_view> f = split(segment, ',');
@@ -1141,8 +924,8 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
     }
     d.type = std::string(f[4]);
     if (auto err = parse_atoi_field(f[5], &d.numa)) return bad("numa: " + *err);
-    if (!go_parse_bool(f[6], &d.health)) {
-      return bad("health: strconv.ParseBool: parsing " + go_quote(f[6]) + ": invalid syntax");
+    if (!go::parse_bool(f[6], &d.health)) {
+      return bad("health: strconv.ParseBool: parsing " + go::quote(f[6]) + ": invalid syntax");
     }
     d.mode = "hami-core";
     if (f.size() == 9) {

@@ -10,6 +10,7 @@
 #include "device/allocation.h"
 #include "device/codec.h"
 #include "device/enflame/enflame_backends.h"
+#include "go/json_key.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::enflame {
@@ -66,32 +67,6 @@ std::string_view trim_suffix(std::string_view s, std::string_view suffix) {
 // simdjson checks the whole text first as Go does; its stricter edges (invalid UTF-8 inside
 // strings, numbers beyond float64 or, as integers, beyond 64 bits) make the annotation
 // malformed where Go would replace the bytes or fail later with another message.
-
-// Go's case-insensitive field match (Go >= 1.21 folds each rune to ToUpper(ToLower(r))): the
-// only non-ASCII runes equal to an ASCII letter are U+0130/U+0131 (I), U+017F (S) and
-// U+212A (K). `field` is lower-case ASCII.
-bool field_matches(std::string_view key, std::string_view field) {
-  size_t i = 0;
-  for (const char want : field) {
-    if (i >= key.size()) return false;
-    uint32_t r = 0;
-    const size_t n = model::decode_utf8_rune(key, i, &r);
-    if (n == 0) return false;
-    i += n;
-    char folded = 0;
-    if (r < 0x80) {
-      folded = static_cast<char>(r >= 'A' && r <= 'Z' ? r - 'A' + 'a' : r);
-    } else if (r == 0x130 || r == 0x131) {
-      folded = 'i';
-    } else if (r == 0x17F) {
-      folded = 's';
-    } else if (r == 0x212A) {
-      folded = 'k';
-    }
-    if (folded != want) return false;
-  }
-  return i == key.size();
-}
 
 // drsDeviceSpec.Capacity is `any`: what the JSON value decoded to.
 struct CapacityValue {
@@ -165,11 +140,11 @@ Status read_device(dom::element v, const std::string& what, DeviceSpec& d) {
   dom::object obj;
   if (v.get_object().get(obj)) return type_error(what, v.type(), "enflame.drsDeviceSpec");
   for (dom::key_value_pair kv : obj) {
-    if (field_matches(kv.key, "index")) {
+    if (go::json_key_matches(kv.key, "index")) {
       if (Status s = read_string(kv.value, what + ".index", d.index); !s) return s;
-    } else if (field_matches(kv.key, "minor")) {
+    } else if (go::json_key_matches(kv.key, "minor")) {
       if (Status s = read_string(kv.value, what + ".minor", d.minor); !s) return s;
-    } else if (field_matches(kv.key, "capacity")) {
+    } else if (go::json_key_matches(kv.key, "capacity")) {
       CapacityValue c;
       switch (kv.value.type()) {
         case dom::element_type::NULL_VALUE:
@@ -204,7 +179,7 @@ Result<CapacitySpec> decode_capacity(std::string_view raw) {
   dom::object top;
   if (root.get_object().get(top)) return type_error("the value", root.type(), "drsCapacitySpec");
   for (dom::key_value_pair kv : top) {
-    if (field_matches(kv.key, "devices")) {
+    if (go::json_key_matches(kv.key, "devices")) {
       if (kv.value.is_null()) {
         spec.devices.clear();
         continue;
@@ -220,7 +195,7 @@ Result<CapacitySpec> decode_capacity(std::string_view raw) {
         ++i;
       }
       spec.devices.resize(i);
-    } else if (field_matches(kv.key, "profiles")) {
+    } else if (go::json_key_matches(kv.key, "profiles")) {
       if (kv.value.is_null()) {
         spec.profiles.clear();
         continue;

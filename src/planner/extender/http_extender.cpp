@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 
+#include "go/duration.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
 
@@ -747,7 +748,7 @@ Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
   const std::string body = encode_filter_args(request, config_.node_cache_capable);
   const std::string post = "Post \"" + filter_url_ + "\": ";
   const std::string timeout_text = post + "timeout after " +
-                                   format_go_duration(config_.effective_timeout()) +
+                                   go::format_duration(config_.effective_timeout()) +
                                    " (Client.Timeout exceeded)";
 
   Impl::Outcome outcome;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "go/quote.h"
 #include "model/json_writer.h"
 
 namespace hamisim::planner::report {
@@ -45,21 +46,12 @@ std::string printable(std::string_view s) {
       continue;
     }
     if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-      switch (cp) {
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        default: {
-          char buf[12];
-          std::snprintf(buf, sizeof buf, "\\u%04" PRIX32, cp);
-          out += buf;
-        }
+      if (cp == '\n' || cp == '\r' || cp == '\t') {
+        out += go::short_escape(cp);
+      } else {
+        char buf[12];
+        std::snprintf(buf, sizeof buf, "\\u%04" PRIX32, cp);
+        out += buf;
       }
     } else {
       out.append(s.substr(i, n));
