@@ -11,6 +11,8 @@
 #include "device/codec.h"
 #include "device/enflame/enflame_backends.h"
 #include "go/json_key.h"
+#include "go/strconv.h"
+#include "go/utf8.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::enflame {
@@ -28,25 +30,11 @@ int32_t clamp_int32(int64_t v) {
   return static_cast<int32_t>(std::clamp(v, kInt32Min, kInt32Max));
 }
 
-// --- Go string helpers (strings.TrimSpace is go_trim_space, codec.h) ----------------------
-
-// strconv.Atoi on a 64-bit platform: optional sign, ASCII digits, int64 range.
+// strconv.Atoi, absent when it fails.
 std::optional<int64_t> go_atoi(std::string_view s) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  uint64_t n = 0;
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (n > (limit - digit) / 10) return std::nullopt;
-    n = n * 10 + digit;
-  }
-  return negative ? static_cast<int64_t>(0 - n) : static_cast<int64_t>(n);
+  int64_t v = 0;
+  if (go::parse_int(s, 64, &v) != go::NumError::kNone) return std::nullopt;
+  return v;
 }
 
 std::string ascii_lower(std::string_view s) {
@@ -221,7 +209,7 @@ std::optional<int32_t> capacity_of(const CapacityValue& c) {
       if (std::isnan(c.number) || c.number > kInt32Max || c.number < kInt32Min) return std::nullopt;
       return static_cast<int32_t>(c.number);
     case CapacityValue::Kind::kString:
-      if (auto v = go_atoi(go_trim_space(c.text))) return clamp_int32(*v);
+      if (auto v = go_atoi(go::trim_space(c.text))) return clamp_int32(*v);
       return std::nullopt;
     default:
       return std::nullopt;
@@ -290,17 +278,17 @@ BackendIdentity drs_identity(const EnflameConfig& c) {
 }  // namespace
 
 std::pair<int64_t, int64_t> parse_profile(std::string_view name) {
-  const std::string normalized = ascii_lower(go_trim_space(name));
+  const std::string normalized = ascii_lower(go::trim_space(name));
   const size_t dot = normalized.find('.');
   if (dot == std::string::npos) return {0, 0};
   const std::string_view all(normalized);
-  const std::string_view size_part = trim_suffix(go_trim_space(all.substr(0, dot)), "g");
+  const std::string_view size_part = trim_suffix(go::trim_space(all.substr(0, dot)), "g");
   const std::optional<int64_t> size = go_atoi(size_part);
   if (!size) return {0, 0};
   // Only the second dot-separated part is the memory ("1g.6gb.x" is 1g.6gb).
   std::string_view rest = all.substr(dot + 1);
   rest = rest.substr(0, rest.find('.'));
-  const std::optional<int64_t> mem = go_atoi(trim_suffix(go_trim_space(rest), "gb"));
+  const std::optional<int64_t> mem = go_atoi(trim_suffix(go::trim_space(rest), "gb"));
   return {*size, mem.value_or(0)};
 }
 
@@ -411,7 +399,7 @@ NodeDevices DrsBackend::node_devices(const model::Node& node) const {
       out.devices.clear();
       return malformed("invalid drs capacity on node " + node_name);
     }
-    std::string minor(go_trim_space(d.minor));
+    std::string minor(go::trim_space(d.minor));
     if (minor.empty()) minor = std::to_string(dev_index);
     DeviceInfo info;
     info.id = node_name + "-enflame-drs-" + std::to_string(dev_index);
