@@ -206,7 +206,7 @@ TEST(DecodePodTest, KeysMatchCaseInsensitively) {
 // and U+017F (long s) match 'i' and 's', as they do in HAMi.
 TEST(DecodePodTest, KeysFoldAsGoFoldsThem) {
   const Pod pod = pod_ok(
-      "{\"metadata\":{\"name\":\"p\",\"na\xC5\xBFpace\":\"ns\"},"
+      "{\"metadata\":{\"name\":\"p\",\"name\xC5\xBFpace\":\"ns\"},"
       "\"spec\":{\"pr\xC4\xB1or\xC4\xB1ty\":7,\"ho\xC5\xBFtNetwork\":true}}");
   EXPECT_EQ(pod.metadata.namespace_, "ns");
   EXPECT_EQ(pod.spec.priority, 7);
