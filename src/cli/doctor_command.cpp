@@ -5,6 +5,7 @@
 
 #include "doctor/doctor.h"
 #include "fit/device_config.h"
+#include "go/duration.h"
 #include "model/input.h"
 #include "planner/extender/scheduler_config.h"
 
@@ -57,8 +58,11 @@ int run_doctor(const DoctorOptions& o) {
     return input_error(once.error().message);
   }
   doctor::DoctorInput input;
-  auto budget = planner::extender::parse_go_duration(o.max_nodegroup_binpacking_duration);
-  if (!budget) return input_error("--max-nodegroup-binpacking-duration: " + budget.error().message);
+  auto budget = go::parse_duration(o.max_nodegroup_binpacking_duration);
+  if (!budget) {
+    return input_error("--max-nodegroup-binpacking-duration: " +
+                       go::invalid_duration_text(o.max_nodegroup_binpacking_duration));
+  }
   if (budget->count() <= 0) {
     return input_error("--max-nodegroup-binpacking-duration: must be positive");
   }

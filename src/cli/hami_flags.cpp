@@ -8,7 +8,7 @@
 #include <functional>
 #include <string_view>
 
-#include "device/allocation.h"
+#include "go/strconv.h"
 
 namespace hamisim::cli {
 namespace {
@@ -27,47 +27,6 @@ Status ok() {
   return ok_status();
 }
 
-// Go's strconv.ParseInt(s, 0, 64): sign, 0x/0o/0b/0 prefixes, underscores between digits.
-bool parse_go_int(std::string_view s, int64_t* out) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  int base = 10;
-  bool prefixed = false;
-  if (s.size() > 1 && s[0] == '0') {
-    const char p = static_cast<char>(s[1] | 0x20);
-    base = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 8;
-    s.remove_prefix(p == 'x' || p == 'o' || p == 'b' ? 2 : 1);
-    prefixed = true;
-  }
-  if (s.empty()) return false;
-  uint64_t value = 0;
-  bool last_underscore = prefixed;  // "0x_1" is valid Go; "_1" and "1__2" are not
-  bool digits = false;
-  for (char c : s) {
-    if (c == '_') {
-      if (last_underscore && digits) return false;
-      last_underscore = true;
-      continue;
-    }
-    int d = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'z' ? c - 'a' + 10
-            : c >= 'A' && c <= 'Z' ? c - 'A' + 10
-                                   : 99;
-    if (d >= base) return false;
-    if (value > (uint64_t(INT64_MAX) + 1 - d) / base) return false;
-    value = value * base + d;
-    digits = true;
-    last_underscore = false;
-  }
-  if (!digits || (last_underscore && s.back() == '_')) return false;
-  if (!negative && value > uint64_t(INT64_MAX)) return false;
-  *out = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
-  return true;
-}
-
 // Accepts only the value HAMi's binary behaves the same with as hamisim does.
 std::function<Status(ServeOptions&, std::string_view)> only(std::string_view flag,
                                                             std::string_view accepted,
@@ -84,7 +43,7 @@ Status accept(ServeOptions&, std::string_view) {
 
 bool bool_value(std::string_view text) {
   bool b = false;
-  device::parse_go_bool(text, &b);
+  go::parse_bool(text, &b);
   return b;
 }
 
@@ -115,7 +74,7 @@ const std::vector<Flag>& hami_only_flags() {
         {"kube-timeout", Kind::kSeconds,
          [](ServeOptions& o, std::string_view v) {
            int64_t s = 0;
-           parse_go_int(v, &s);
+           go::parse_int_base0(v, &s);
            if (s < 0) return Status(make_error(fmt::format("--kube-timeout={}: negative", v)));
            o.kube_timeout_s = static_cast<int>(std::min<int64_t>(s, 86400));
            return ok();
@@ -133,7 +92,7 @@ const std::vector<Flag>& hami_only_flags() {
         {"v", Kind::kInt,
          [](ServeOptions& o, std::string_view v) {
            int64_t n = 0;
-           parse_go_int(v, &n);
+           go::parse_int_base0(v, &n);
            if (n < 0 || n > INT32_MAX) {
              return Status(make_error(fmt::format("-v={}: want a level from 0", v)));
            }
@@ -220,14 +179,13 @@ Status check_value(const Flag& f, std::string_view shown, std::string_view v) {
   switch (f.kind) {
     case Kind::kBool: {
       bool b = false;
-      if (!device::parse_go_bool(v, &b))
-        return invalid(shown, v, "strconv.ParseBool: invalid syntax");
+      if (!go::parse_bool(v, &b)) return invalid(shown, v, "strconv.ParseBool: invalid syntax");
       return ok();
     }
     case Kind::kInt:
     case Kind::kSeconds: {
       int64_t n = 0;
-      if (!parse_go_int(v, &n)) return invalid(shown, v, "strconv.ParseInt: invalid syntax");
+      if (!go::parse_int_base0(v, &n)) return invalid(shown, v, "strconv.ParseInt: invalid syntax");
       return ok();
     }
     case Kind::kSeverity: {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "fit/device_config.h"
+#include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
 #include "planner/expander/expander.h"
@@ -129,8 +130,8 @@ int run_plan(PlanOptions o, bool no_arguments) {
                    &o.planner.max_nodegroup_binpacking_duration},
         std::tuple{"--max-binpacking-time", &o.max_binpacking_time,
                    &o.planner.max_binpacking_time}}) {
-    auto d = planner::extender::parse_go_duration(*text);
-    if (!d) return fail(2, std::string(flag) + ": " + d.error().message);
+    auto d = go::parse_duration(*text);
+    if (!d) return fail(2, std::string(flag) + ": " + go::invalid_duration_text(*text));
     if (d->count() < 0) return fail(2, std::string(flag) + ": must not be negative");
     *target = *d;
   }

@@ -21,10 +21,10 @@
 #include "engine/engine.h"
 #include "fit/device_config.h"
 #include "fit/inventory.h"
+#include "go/duration.h"
 #include "kube/kube_config.h"
 #include "kube/kube_source.h"
 #include "live/live_scheduler.h"
-#include "live/time_format.h"
 #include "log/structured.h"
 #include "profile/device_profiles.h"
 #include "server/extender_service.h"
@@ -117,14 +117,25 @@ Result<std::unique_ptr<state::ClusterSource>> make_cluster_source(
   return std::unique_ptr<state::ClusterSource>(std::move(source).value());
 }
 
+// A duration flag: Go's time.ParseDuration grammar, as every duration flag reads, not negative;
+// kept to the millisecond the live path counts in.
+Result<std::chrono::milliseconds> duration_flag(std::string_view text) {
+  const auto d = go::parse_duration(text);
+  if (!d || d->count() < 0) {
+    return make_error("invalid duration \"" + std::string(text) +
+                      "\" (use e.g. 5m, 28s, 1m30s, 300ms)");
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+}
+
 Result<live::LiveOptions> live_options(const ServeOptions& o) {
   live::LiveOptions lo;
   lo.scheduler_name = event_component(o);
   lo.policy = fit::FitPolicy{o.gpu_policy, o.node_policy};
-  auto timeout = live::parse_go_duration(o.node_lock_timeout);
+  auto timeout = duration_flag(o.node_lock_timeout);
   if (!timeout) return make_error("--node-lock-timeout: " + timeout.error().message);
   lo.node_lock_timeout = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
-  auto retry = live::parse_go_duration(o.node_lock_retry_timeout);
+  auto retry = duration_flag(o.node_lock_retry_timeout);
   if (!retry) return make_error("--node-lock-retry-timeout: " + retry.error().message);
   lo.node_lock_retry_timeout = *retry;
   lo.node_selector = o.node_label_selector;
@@ -429,7 +440,7 @@ int run_serve(const ServeOptions& o) {
     spdlog::info("live path: {}", (*source)->describe());
     live->start();
     if (!profiles->profiles.empty()) {
-      auto interval = live::parse_go_duration(o.profile_reconcile_interval);
+      auto interval = duration_flag(o.profile_reconcile_interval);
       if (!interval || interval->count() <= 0) {
         spdlog::error("--profile-reconcile-interval: {}",
                       interval ? "must be positive" : interval.error().message);

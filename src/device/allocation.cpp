@@ -97,18 +97,6 @@ std::map<std::string, int, std::less<>> parse_reasons(std::string_view text) {
   return out;
 }
 
-bool parse_go_bool(std::string_view s, bool* value) {
-  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") {
-    *value = true;
-    return true;
-  }
-  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
-    *value = false;
-    return true;
-  }
-  return false;
-}
-
 std::vector<std::string> split_comma_list(std::string_view text) {
   std::vector<std::string> out;
   size_t pos = 0;

@@ -40,8 +40,6 @@ std::string format_reasons(const std::map<std::string, int, std::less<>>& reason
 // Inverse of format_reasons: reason name -> count; malformed pieces are skipped.
 std::map<std::string, int, std::less<>> parse_reasons(std::string_view text);
 
-// Go strconv.ParseBool.
-bool parse_go_bool(std::string_view text, bool* value);
 // Splits a comma list, trimming ASCII whitespace around items and dropping empty ones.
 std::vector<std::string> split_comma_list(std::string_view text);
 bool contains_ignore_case(std::string_view haystack, std::string_view needle);

@@ -2,9 +2,6 @@
 
 #include <simdjson.h>
 
-#include "model/decode.h"
-#include "model/simdjson_util.h"
-
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -13,92 +10,43 @@
 #include <tuple>
 #include <utility>
 
+#include "device/go_json_reader.h"
+#include "go/json_key.h"
+#include "go/quote.h"
+#include "go/strconv.h"
+#include "go/utf8.h"
 #include "model/json_writer.h"
 
-// Reading JSON the way Go's json.Unmarshal does takes two steps here:
-//
-//  1. go_json_prepare() runs Go's own acceptance rules over the raw bytes (the scanner behind
-//     checkValid: exact number grammar, control characters, nesting limit 10000) and copies
-//     the text, replacing what Go's string decoder replaces with U+FFFD (invalid UTF-8 bytes,
-//     unpaired surrogate escapes). simdjson alone would reject such strings, which Go accepts,
-//     and would accept nothing Go rejects only after this pass has run.
-//  2. simdjson On-Demand walks the prepared text. On-Demand parses a number only when asked,
-//     so numbers under ignored keys may be as large as Go tolerates; the integer fields we do
-//     read are parsed from their raw token with Go's strconv rules.
-//
-// Decoding mirrors Go's merge semantics: a repeated key decodes again into the same field
-// (scalars overwritten, slices decoded element-wise into the existing elements and truncated,
-// maps extended), `null` leaves scalars and structs untouched and resets slices, maps and
-// pointers.
+// The JSON codecs read with the Go-JSON reader (device/go_json_reader.h): what Go's
+// json.Unmarshal accepts, with its merge semantics and its errors.
 
 namespace hamisim::device {
 namespace {
 
 namespace od = simdjson::ondemand;
 
-// ------------------------------------------------------------------------------------------
-// Go strconv-compatible integer parsing.
-
-enum class NumError { kNone, kSyntax, kRange };
-
-// strconv.ParseUint(s, 10, bits): ASCII digits only; overflow is reported as soon as it
-// happens, before any later invalid character.
-NumError go_parse_uint(std::string_view s, int bits, uint64_t* out) {
-  if (s.empty()) return NumError::kSyntax;
-  const uint64_t max_val = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  constexpr uint64_t kCutoff = ~uint64_t{0} / 10 + 1;
-  uint64_t n = 0;
-  for (const char c : s) {
-    if (c < '0' || c > '9') return NumError::kSyntax;
-    if (n >= kCutoff) return NumError::kRange;
-    n *= 10;
-    const uint64_t n1 = n + static_cast<uint64_t>(c - '0');
-    if (n1 < n || n1 > max_val) return NumError::kRange;
-    n = n1;
-  }
-  *out = n;
-  return NumError::kNone;
-}
-
-// strconv.ParseInt(s, 10, bits) (and Atoi, which accepts and rejects the same strings).
-NumError go_parse_int(std::string_view s, int bits, int64_t* out) {
-  if (s.empty()) return NumError::kSyntax;
-  bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  uint64_t magnitude = 0;
-  const NumError e = go_parse_uint(s, bits, &magnitude);
-  if (e == NumError::kSyntax) return e;
-  const uint64_t cutoff = uint64_t{1} << (bits - 1);
-  if (e == NumError::kRange || (!negative && magnitude >= cutoff) ||
-      (negative && magnitude > cutoff)) {
-    return NumError::kRange;
-  }
-  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-  return NumError::kNone;
-}
-
-bool go_parse_int64(std::string_view s, int64_t* out) {
-  return go_parse_int(s, 64, out) == NumError::kNone;
-}
-
-// strconv.Quote, close enough for error messages: non-ASCII runes are kept unless they are
-// C1 controls or the common invisible ones, which Go's IsPrint also escapes.
-std::string go_quote(std::string_view s);
-
-// Go's *strconv.NumError text: `strconv.ParseInt: parsing "x": invalid syntax`.
-std::string strconv_error(std::string_view fn, std::string_view s, NumError e) {
-  return "strconv." + std::string(fn) + ": parsing " + go_quote(s) + ": " +
-         (e == NumError::kRange ? "value out of range" : "invalid syntax");
-}
+using go::NumError;
+using gojson::at;
+using gojson::for_each_field;
+using gojson::get_type;
+using gojson::numbers_fit_float64;
+using gojson::Path;
+using gojson::read_bool;
+using gojson::read_int;
+using gojson::read_int32;
+using gojson::read_signed;
+using gojson::read_slice;
+using gojson::read_string;
+using gojson::read_uint32;
+using gojson::read_unsigned;
+using gojson::simdjson_failure;
+using gojson::wrong_type;
 
 // strconv.ParseInt(s, 10, 32) into `out`; on failure returns Go's error text.
 std::optional<std::string> parse_int32_field(std::string_view s, int32_t* out) {
   int64_t v = 0;
-  if (const NumError e = go_parse_int(s, 32, &v); e != NumError::kNone) {
-    return strconv_error("ParseInt", s, e);
+  if (const NumError e = go::parse_int(s, 32, &v); e != NumError::kNone) {
+    return go::num_error_text("ParseInt", s, e);
   }
   *out = static_cast<int32_t>(v);
   return std::nullopt;
@@ -106,680 +54,10 @@ std::optional<std::string> parse_int32_field(std::string_view s, int32_t* out) {
 
 // strconv.Atoi(s).
 std::optional<std::string> parse_atoi_field(std::string_view s, int64_t* out) {
-  if (const NumError e = go_parse_int(s, 64, out); e != NumError::kNone) {
-    return strconv_error("Atoi", s, e);
+  if (const NumError e = go::parse_int(s, 64, out); e != NumError::kNone) {
+    return go::num_error_text("Atoi", s, e);
   }
   return std::nullopt;
-}
-
-// strconv.ParseBool.
-bool go_parse_bool(std::string_view s, bool* out) {
-  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") {
-    *out = true;
-    return true;
-  }
-  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
-    *out = false;
-    return true;
-  }
-  return false;
-}
-
-// ------------------------------------------------------------------------------------------
-// UTF-8 helpers with Go's definitions (utf8.DecodeRune: an invalid sequence is one byte).
-
-using model::decode_utf8_rune;
-
-bool go_is_print_approx(uint32_t r) {
-  if (r < 0x20 || r == 0x7F) return false;
-  if (r < 0x7F) return true;
-  if (r <= 0xA0 || r == 0xAD || r == 0x1680 || r == 0x3000 || r == 0xFEFF) return false;
-  if ((r >= 0x2000 && r <= 0x200F) || (r >= 0x2028 && r <= 0x202F) ||
-      (r >= 0x205F && r <= 0x2064) || (r >= 0xFFF9 && r <= 0xFFFB) || r >= 0xFFFE) {
-    return r > 0xFFFF;  // above the BMP: assume printable
-  }
-  return true;
-}
-
-std::string go_quote(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  auto hex = [](std::string& out, uint32_t v, int digits) {
-    for (int k = digits - 1; k >= 0; --k) out += kHex[(v >> (4 * k)) & 0xF];
-  };
-  std::string out = "\"";
-  size_t i = 0;
-  while (i < s.size()) {
-    uint32_t r = 0;
-    const size_t n = decode_utf8_rune(s, i, &r);
-    if (n == 0) {
-      out += "\\x";
-      hex(out, static_cast<unsigned char>(s[i]), 2);
-      ++i;
-      continue;
-    }
-    if (r == '"' || r == '\\') {
-      out += '\\';
-      out += static_cast<char>(r);
-    } else if (go_is_print_approx(r)) {
-      out.append(s.substr(i, n));
-    } else {
-      switch (r) {
-        case '\a':
-          out += "\\a";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\v':
-          out += "\\v";
-          break;
-        default:
-          if (r < 0x20 || r == 0x7F) {
-            out += "\\x";
-            hex(out, r, 2);
-          } else if (r < 0x10000) {
-            out += "\\u";
-            hex(out, r, 4);
-          } else {
-            out += "\\U";
-            hex(out, r, 8);
-          }
-      }
-    }
-    i += n;
-  }
-  out += '"';
-  return out;
-}
-
-// unicode.IsSpace.
-bool go_is_space(uint32_t r) {
-  switch (r) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return r >= 0x2000 && r <= 0x200A;
-  }
-}
-
-}  // namespace
-
-// strings.TrimSpace.
-std::string_view go_trim_space(std::string_view s) {
-  size_t first = s.size();
-  size_t last_end = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    uint32_t cp = 0;
-    size_t n = decode_utf8_rune(s, i, &cp);
-    const bool space = n != 0 && go_is_space(cp);
-    if (n == 0) n = 1;
-    if (!space) {
-      if (first == s.size()) first = i;
-      last_end = i + n;
-    }
-    i += n;
-  }
-  if (first == s.size()) return {};
-  return s.substr(first, last_end - first);
-}
-
-namespace {
-
-// ------------------------------------------------------------------------------------------
-// Step 1: Go's acceptance rules (encoding/json scanner) plus string normalisation.
-
-constexpr size_t kGoMaxNestingDepth = 10000;
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Value of the \uXXXX escape starting at s[i] ('\\'), or -1.
-int32_t read_u4(std::string_view s, size_t i) {
-  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
-  int32_t v = 0;
-  for (size_t k = 2; k < 6; ++k) {
-    const int h = hex_value(s[i + k]);
-    if (h < 0) return -1;
-    v = v * 16 + h;
-  }
-  return v;
-}
-
-class GoJsonPreparer {
- public:
-  explicit GoJsonPreparer(std::string_view in) : in_(in) { out_.reserve(in.size() + 16); }
-
-  Result<std::string> run() {
-    std::vector<char> stack;  // '[' or '{'
-    skip_space();
-    for (;;) {
-      // Expecting a value.
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      const char c = in_[pos_];
-      bool scalar_done = true;
-      if (c == '{' || c == '[') {
-        stack.push_back(c);
-        if (stack.size() > kGoMaxNestingDepth) return fail("exceeded max depth");
-        emit(c);
-        skip_space();
-        const char close = c == '{' ? '}' : ']';
-        if (pos_ < in_.size() && in_[pos_] == close) {
-          emit(close);
-          stack.pop_back();
-        } else if (c == '{') {
-          if (auto st = object_key(); !st.ok()) return st.error();
-          continue;
-        } else {
-          continue;
-        }
-      } else if (c == '"') {
-        if (auto st = string(); !st.ok()) return st.error();
-      } else if (c == '-' || is_digit(c)) {
-        if (auto st = number(); !st.ok()) return st.error();
-      } else if (c == 't') {
-        if (auto st = literal("true"); !st.ok()) return st.error();
-      } else if (c == 'f') {
-        if (auto st = literal("false"); !st.ok()) return st.error();
-      } else if (c == 'n') {
-        if (auto st = literal("null"); !st.ok()) return st.error();
-      } else {
-        scalar_done = false;
-      }
-      if (!scalar_done) return fail_char("looking for beginning of value");
-      // After a value: close containers / separators.
-      for (;;) {
-        skip_space();
-        if (stack.empty()) {
-          if (pos_ != in_.size()) return fail_char("after top-level value");
-          return std::move(out_);
-        }
-        if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-        const char d = in_[pos_];
-        const char top = stack.back();
-        if (d == ',') {
-          emit(',');
-          skip_space();
-          if (top == '{') {
-            if (auto st = object_key(); !st.ok()) return st.error();
-          }
-          break;  // a value follows
-        }
-        if ((top == '[' && d == ']') || (top == '{' && d == '}')) {
-          emit(d);
-          stack.pop_back();
-          continue;
-        }
-        return fail_char(top == '[' ? "after array element" : "after object key:value pair");
-      }
-    }
-  }
-
- private:
-  void emit(char c) {
-    out_ += c;
-    ++pos_;
-  }
-
-  void skip_space() {
-    while (pos_ < in_.size() && model::is_json_space(in_[pos_])) out_ += in_[pos_++];
-  }
-
-  Error fail(std::string_view what) const {
-    return make_error("invalid JSON at offset " + std::to_string(pos_) + ": " + std::string(what));
-  }
-  Error fail_char(std::string_view where) const {
-    if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-    const auto c = static_cast<unsigned char>(in_[pos_]);
-    std::string what = "invalid character ";
-    if (c >= 0x20 && c < 0x7F) {
-      what += '\'';
-      what += static_cast<char>(c);
-      what += '\'';
-    } else {
-      what += "0x" + std::to_string(c);
-    }
-    what += ' ';
-    what += where;
-    return fail(what);
-  }
-
-  // Key string, whitespace, ':'; leaves pos_ at the value.
-  Status object_key() {
-    if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-    if (in_[pos_] != '"') return fail_char("looking for beginning of object key string");
-    if (auto st = string(); !st.ok()) return st;
-    skip_space();
-    if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-    if (in_[pos_] != ':') return fail_char("after object key");
-    emit(':');
-    skip_space();
-    return ok_status();
-  }
-
-  Status literal(std::string_view word) {
-    for (const char w : word) {
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      if (in_[pos_] != w) return fail_char("in literal");
-      emit(w);
-    }
-    return ok_status();
-  }
-
-  Status number() {
-    if (in_[pos_] == '-') {
-      emit('-');
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      if (!is_digit(in_[pos_])) return fail_char("in numeric literal");
-    }
-    if (in_[pos_] == '0') {
-      emit('0');
-    } else {
-      while (pos_ < in_.size() && is_digit(in_[pos_])) emit(in_[pos_]);
-    }
-    if (pos_ < in_.size() && in_[pos_] == '.') {
-      emit('.');
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      if (!is_digit(in_[pos_])) return fail_char("after decimal point in numeric literal");
-      while (pos_ < in_.size() && is_digit(in_[pos_])) emit(in_[pos_]);
-    }
-    if (pos_ < in_.size() && (in_[pos_] == 'e' || in_[pos_] == 'E')) {
-      emit(in_[pos_]);
-      if (pos_ < in_.size() && (in_[pos_] == '+' || in_[pos_] == '-')) emit(in_[pos_]);
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      if (!is_digit(in_[pos_])) return fail_char("in exponent of numeric literal");
-      while (pos_ < in_.size() && is_digit(in_[pos_])) emit(in_[pos_]);
-    }
-    return ok_status();
-  }
-
-  Status string() {
-    emit('"');
-    for (;;) {
-      if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-      const auto c = static_cast<unsigned char>(in_[pos_]);
-      if (c == '"') {
-        emit('"');
-        return ok_status();
-      }
-      if (c < 0x20) return fail_char("in string literal");
-      if (c == '\\') {
-        if (pos_ + 1 >= in_.size()) return fail("unexpected end of JSON input");
-        const char e = in_[pos_ + 1];
-        if (e == 'u') {
-          const int32_t r = read_u4(in_, pos_);
-          if (r < 0) {
-            pos_ += 2;
-            for (int k = 0; k < 4; ++k, ++pos_) {
-              if (pos_ >= in_.size()) return fail("unexpected end of JSON input");
-              if (hex_value(in_[pos_]) < 0) return fail_char("in \\u hexadecimal character escape");
-            }
-            return fail("invalid \\u escape");  // unreachable: read_u4 failed on a valid escape
-          }
-          if (r >= 0xD800 && r <= 0xDFFF) {
-            const int32_t r2 = read_u4(in_, pos_ + 6);
-            if (r <= 0xDBFF && r2 >= 0xDC00 && r2 <= 0xDFFF) {
-              out_.append(in_.substr(pos_, 12));  // a valid pair: both escapes as they are
-              pos_ += 12;
-            } else {
-              out_ += "\\ufffd";  // Go decodes an unpaired surrogate as U+FFFD
-              pos_ += 6;
-            }
-          } else {
-            out_.append(in_.substr(pos_, 6));
-            pos_ += 6;
-          }
-          continue;
-        }
-        switch (e) {
-          case '"':
-          case '\\':
-          case '/':
-          case 'b':
-          case 'f':
-          case 'n':
-          case 'r':
-          case 't':
-            emit('\\');
-            emit(e);
-            continue;
-          default:
-            ++pos_;
-            return fail_char("in string escape code");
-        }
-      }
-      if (c < 0x80) {
-        emit(static_cast<char>(c));
-        continue;
-      }
-      uint32_t cp = 0;
-      const size_t n = decode_utf8_rune(in_, pos_, &cp);
-      if (n == 0) {
-        out_ += "\xEF\xBF\xBD";  // Go replaces each invalid byte with U+FFFD
-        ++pos_;
-      } else {
-        out_.append(in_.substr(pos_, n));
-        pos_ += n;
-      }
-    }
-  }
-
-  std::string_view in_;
-  size_t pos_ = 0;
-  std::string out_;
-};
-
-// ------------------------------------------------------------------------------------------
-// Step 2: walking the prepared text with simdjson On-Demand.
-
-// Where a value sits, for error messages ("[1].migProfiles[0].core"); formatted only on error.
-struct Path {
-  const Path* parent = nullptr;
-  std::string_view key;
-  size_t index = 0;
-  enum Kind { kRoot, kIndex, kField, kMapKey } kind = kRoot;
-
-  Path index_of(size_t i) const { return Path{this, {}, i, kIndex}; }
-  Path field(std::string_view k) const { return Path{this, k, 0, kField}; }
-  Path map_key(std::string_view k) const { return Path{this, k, 0, kMapKey}; }
-
-  std::string str() const {
-    std::string out = parent != nullptr ? parent->str() : std::string();
-    switch (kind) {
-      case kRoot:
-        break;
-      case kIndex:
-        out += '[' + std::to_string(index) + ']';
-        break;
-      case kField:
-        if (!out.empty()) out += '.';
-        out.append(key);
-        break;
-      case kMapKey:
-        out += '[' + go_quote(key) + ']';
-        break;
-    }
-    return out;
-  }
-};
-
-Error at(const Path& p, std::string_view what) {
-  std::string where = p.str();
-  if (where.empty()) return make_error(std::string(what));
-  return make_error(where + ": " + std::string(what));
-}
-
-Error simdjson_failure(const Path& p, simdjson::error_code e) {
-  return at(p, std::string("invalid JSON: ") + simdjson::error_message(e));
-}
-
-using model::json::type_name;
-
-Error wrong_type(const Path& p, od::json_type got, std::string_view want) {
-  return at(p, "cannot decode " + std::string(type_name(got)) + " as " + std::string(want));
-}
-
-// Go's case-insensitive field matching (Go >= 1.21: each rune folded to
-// ToUpper(ToLower(r))). Field names are ASCII; the only non-ASCII runes folding to ASCII are
-// U+0130 and U+0131 (to 'I'), U+017F (to 'S') and U+212A Kelvin (to 'K').
-bool go_key_matches(std::string_view key, std::string_view name) {
-  auto upper = [](char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; };
-  size_t i = 0;
-  for (const char want : name) {
-    if (i >= key.size()) return false;
-    const auto b = static_cast<unsigned char>(key[i]);
-    char folded = 0;
-    if (b < 0x80) {
-      folded = upper(static_cast<char>(b));
-      i += 1;
-    } else if (key.substr(i, 2) == "\xC4\xB0" || key.substr(i, 2) == "\xC4\xB1") {
-      folded = 'I';
-      i += 2;
-    } else if (key.substr(i, 2) == "\xC5\xBF") {
-      folded = 'S';
-      i += 2;
-    } else if (key.substr(i, 3) == "\xE2\x84\xAA") {
-      folded = 'K';
-      i += 3;
-    } else {
-      return false;
-    }
-    if (folded != upper(want)) return false;
-  }
-  return i == key.size();
-}
-
-Status get_type(od::value& v, const Path& p, od::json_type* t) {
-  if (auto e = v.type().get(*t)) return simdjson_failure(p, e);
-  return ok_status();
-}
-
-std::string_view number_token(od::value& v) {
-  std::string_view tok = v.raw_json_token();
-  while (!tok.empty() && model::is_json_space(tok.back())) tok.remove_suffix(1);
-  return tok;
-}
-
-// Go string field: string or null (null leaves the value unchanged).
-Status read_string(od::value& v, const Path& p, std::string* out) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) return ok_status();
-  if (t != od::json_type::string) return wrong_type(p, t, "string");
-  std::string_view s;
-  if (auto e = v.get_string().get(s)) return simdjson_failure(p, e);
-  out->assign(s);
-  return ok_status();
-}
-
-Status read_bool(od::value& v, const Path& p, bool* out) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) return ok_status();
-  if (t != od::json_type::boolean) return wrong_type(p, t, "bool");
-  if (auto e = v.get_bool().get(*out)) return simdjson_failure(p, e);
-  return ok_status();
-}
-
-// Go signed integer field: the token must parse with strconv.ParseInt(tok, 10, 64) (no
-// fraction, no exponent) and fit [lo, hi]. `*present` is set when a number was read.
-Status read_signed(od::value& v, const Path& p, int64_t lo, int64_t hi, std::string_view go_type,
-                   int64_t* out, bool* present = nullptr) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) return ok_status();
-  if (t != od::json_type::number) return wrong_type(p, t, go_type);
-  const std::string_view tok = number_token(v);
-  int64_t n = 0;
-  if (!go_parse_int64(tok, &n) || n < lo || n > hi) {
-    return at(p, std::string(tok) + " is not " + std::string(go_type));
-  }
-  *out = n;
-  if (present != nullptr) *present = true;
-  return ok_status();
-}
-
-Status read_unsigned(od::value& v, const Path& p, uint64_t hi, std::string_view go_type,
-                     uint64_t* out, bool* present = nullptr) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) return ok_status();
-  if (t != od::json_type::number) return wrong_type(p, t, go_type);
-  const std::string_view tok = number_token(v);
-  uint64_t n = 0;
-  const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), n);
-  // strconv.ParseUint: digits only (a JSON number has no '+'; '-' is refused).
-  if (ec != std::errc() || ptr != tok.data() + tok.size() || tok.empty() || !is_digit(tok[0]) ||
-      n > hi) {
-    return at(p, std::string(tok) + " is not " + std::string(go_type));
-  }
-  *out = n;
-  if (present != nullptr) *present = true;
-  return ok_status();
-}
-
-Status read_int32(od::value& v, const Path& p, int32_t* out) {
-  int64_t n = *out;
-  if (auto st = read_signed(v, p, std::numeric_limits<int32_t>::min(),
-                            std::numeric_limits<int32_t>::max(), "an int32", &n);
-      !st.ok()) {
-    return st;
-  }
-  *out = static_cast<int32_t>(n);
-  return ok_status();
-}
-
-Status read_int(od::value& v, const Path& p, int64_t* out) {
-  return read_signed(v, p, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-                     "an int", out);
-}
-
-Status read_uint32(od::value& v, const Path& p, uint32_t* out) {
-  uint64_t n = *out;
-  if (auto st = read_unsigned(v, p, std::numeric_limits<uint32_t>::max(), "a uint32", &n);
-      !st.ok()) {
-    return st;
-  }
-  *out = static_cast<uint32_t>(n);
-  return ok_status();
-}
-
-// Visits each field of an object value (null: no fields, Go leaves structs alone on null).
-template <class F>
-Status for_each_field(od::value& v, const Path& p, std::string_view go_type, F&& visit) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) return ok_status();
-  if (t != od::json_type::object) return wrong_type(p, t, go_type);
-  od::object obj;
-  if (auto e = v.get_object().get(obj)) return simdjson_failure(p, e);
-  for (auto field_result : obj) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) return simdjson_failure(p, e);
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return simdjson_failure(p, e);
-    if (auto st = visit(key, field.value()); !st.ok()) return st;
-  }
-  return ok_status();
-}
-
-// Go slice decoding: null resets; an array decodes element i into the existing element i
-// (a fresh zero value past the end) and truncates to the array's length.
-template <class T, class F>
-Status read_slice(od::value& v, const Path& p, std::string_view go_type, std::vector<T>* out,
-                  bool* is_nil, F&& read_element) {
-  od::json_type t;
-  if (auto st = get_type(v, p, &t); !st.ok()) return st;
-  if (t == od::json_type::null) {
-    out->clear();
-    if (is_nil != nullptr) *is_nil = true;
-    return ok_status();
-  }
-  if (t != od::json_type::array) return wrong_type(p, t, go_type);
-  od::array arr;
-  if (auto e = v.get_array().get(arr)) return simdjson_failure(p, e);
-  size_t i = 0;
-  for (auto element_result : arr) {
-    od::value element;
-    if (auto e = element_result.get(element)) return simdjson_failure(p, e);
-    if (i >= out->size()) out->emplace_back();
-    const Path ep = p.index_of(i);
-    if (auto st = read_element(element, ep, (*out)[i]); !st.ok()) return st;
-    ++i;
-  }
-  out->resize(i);
-  if (is_nil != nullptr) *is_nil = false;
-  return ok_status();
-}
-
-// Go decodes numbers inside interface{} values as float64 and fails when one is out of range
-// (overflow to ±Inf; underflow quietly becomes 0). `json` is prepared, valid JSON.
-bool numbers_fit_float64(std::string_view json) {
-  size_t i = 0;
-  while (i < json.size()) {
-    const char c = json[i];
-    if (c == '"') {
-      for (++i; i < json.size() && json[i] != '"'; ++i) {
-        if (json[i] == '\\') ++i;
-      }
-      ++i;
-      continue;
-    }
-    if (c != '-' && !is_digit(c)) {
-      ++i;
-      continue;
-    }
-    const size_t start = i;
-    while (i < json.size() && (is_digit(json[i]) || json[i] == '-' || json[i] == '+' ||
-                               json[i] == '.' || json[i] == 'e' || json[i] == 'E')) {
-      ++i;
-    }
-    const std::string_view tok = json.substr(start, i - start);
-    double d = 0;
-    const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), d);
-    if (ec == std::errc::result_out_of_range) {
-      // Overflow if the decimal exponent of the leading significant digit is positive.
-      std::string_view mant = tok;
-      if (!mant.empty() && mant[0] == '-') mant.remove_prefix(1);
-      const size_t epos = mant.find_first_of("eE");
-      int64_t exp = 0;
-      if (epos != std::string_view::npos) {
-        std::string_view es = mant.substr(epos + 1);
-        const bool neg = !es.empty() && es[0] == '-';
-        if (!es.empty() && (es[0] == '-' || es[0] == '+')) es.remove_prefix(1);
-        for (const char d2 : es) exp = std::min<int64_t>(exp * 10 + (d2 - '0'), int64_t{1} << 40);
-        if (neg) exp = -exp;
-        mant = mant.substr(0, epos);
-      }
-      const size_t dot = mant.find('.');
-      std::string_view int_part = mant.substr(0, dot);
-      while (!int_part.empty() && int_part[0] == '0') int_part.remove_prefix(1);
-      int64_t lead = 0;
-      if (!int_part.empty()) {
-        lead = static_cast<int64_t>(int_part.size());
-      } else if (dot != std::string_view::npos) {
-        const std::string_view frac = mant.substr(dot + 1);
-        const size_t nz = frac.find_first_not_of('0');
-        lead = nz == std::string_view::npos ? std::numeric_limits<int32_t>::min()
-                                            : -static_cast<int64_t>(nz);
-      }
-      if (lead + exp > 0) return false;
-    }
-  }
-  return true;
 }
 
 // DeviceInfo.CustomInfo (map[string]any): type-checked as Go would, kept as raw JSON text.
@@ -811,11 +89,11 @@ Status check_mig_template(od::value& v, const Path& p) {
               int32_t n = 0;
               return for_each_field(m, mp, "MigTemplate",
                                     [&](std::string_view key, od::value val) -> Status {
-                                      if (go_key_matches(key, "Name")) {
+                                      if (go::json_key_matches(key, "Name")) {
                                         return read_string(val, mp.field("Name"), &name);
                                       }
                                       for (std::string_view f : {"Core", "Memory", "Count"}) {
-                                        if (go_key_matches(key, f)) {
+                                        if (go::json_key_matches(key, f)) {
                                           return read_int32(val, mp.field(f), &n);
                                         }
                                       }
@@ -827,23 +105,23 @@ Status check_mig_template(od::value& v, const Path& p) {
 
 Status read_placement(od::value& v, const Path& p, MigPlacement& pl) {
   return for_each_field(v, p, "MigPlacement", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "start")) return read_uint32(val, p.field("start"), &pl.start);
-    if (go_key_matches(key, "size")) return read_uint32(val, p.field("size"), &pl.size);
+    if (go::json_key_matches(key, "start")) return read_uint32(val, p.field("start"), &pl.start);
+    if (go::json_key_matches(key, "size")) return read_uint32(val, p.field("size"), &pl.size);
     return ok_status();
   });
 }
 
 Status read_mig_profile(od::value& v, const Path& p, MigProfile& mp) {
   return for_each_field(v, p, "MigProfile", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "name")) return read_string(val, p.field("name"), &mp.name);
-    if (go_key_matches(key, "memoryMB")) {
+    if (go::json_key_matches(key, "name")) return read_string(val, p.field("name"), &mp.name);
+    if (go::json_key_matches(key, "memoryMB")) {
       return read_int32(val, p.field("memoryMB"), &mp.memory_mb);
     }
-    if (go_key_matches(key, "core")) return read_int32(val, p.field("core"), &mp.core);
-    if (go_key_matches(key, "sliceCount")) {
+    if (go::json_key_matches(key, "core")) return read_int32(val, p.field("core"), &mp.core);
+    if (go::json_key_matches(key, "sliceCount")) {
       return read_uint32(val, p.field("sliceCount"), &mp.slice_count);
     }
-    if (go_key_matches(key, "placements")) {
+    if (go::json_key_matches(key, "placements")) {
       return read_slice(val, p.field("placements"), "[]MigPlacement", &mp.placements,
                         &mp.placements_null, read_placement);
     }
@@ -853,29 +131,31 @@ Status read_mig_profile(od::value& v, const Path& p, MigProfile& mp) {
 
 Status read_device_info(od::value& v, const Path& p, DeviceInfo& d) {
   return for_each_field(v, p, "DeviceInfo", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "id")) return read_string(val, p.field("id"), &d.id);
-    if (go_key_matches(key, "index")) {
+    if (go::json_key_matches(key, "id")) return read_string(val, p.field("id"), &d.id);
+    if (go::json_key_matches(key, "index")) {
       return read_unsigned(val, p.field("index"), std::numeric_limits<uint64_t>::max(), "a uint",
                            &d.index);
     }
-    if (go_key_matches(key, "count")) return read_int32(val, p.field("count"), &d.count);
-    if (go_key_matches(key, "devmem")) return read_int32(val, p.field("devmem"), &d.devmem);
-    if (go_key_matches(key, "devcore")) return read_int32(val, p.field("devcore"), &d.devcore);
-    if (go_key_matches(key, "type")) return read_string(val, p.field("type"), &d.type);
-    if (go_key_matches(key, "numa")) return read_int(val, p.field("numa"), &d.numa);
-    if (go_key_matches(key, "mode")) return read_string(val, p.field("mode"), &d.mode);
-    if (go_key_matches(key, "migProfiles")) {
+    if (go::json_key_matches(key, "count")) return read_int32(val, p.field("count"), &d.count);
+    if (go::json_key_matches(key, "devmem")) return read_int32(val, p.field("devmem"), &d.devmem);
+    if (go::json_key_matches(key, "devcore"))
+      return read_int32(val, p.field("devcore"), &d.devcore);
+    if (go::json_key_matches(key, "type")) return read_string(val, p.field("type"), &d.type);
+    if (go::json_key_matches(key, "numa")) return read_int(val, p.field("numa"), &d.numa);
+    if (go::json_key_matches(key, "mode")) return read_string(val, p.field("mode"), &d.mode);
+    if (go::json_key_matches(key, "migProfiles")) {
       bool is_nil = false;
       return read_slice(val, p.field("migProfiles"), "[]MigProfile", &d.mig_profiles, &is_nil,
                         read_mig_profile);
     }
-    if (go_key_matches(key, "health")) return read_bool(val, p.field("health"), &d.health);
-    if (go_key_matches(key, "migtemplate")) return check_mig_template(val, p.field("migtemplate"));
-    if (go_key_matches(key, "devicevendor")) {
+    if (go::json_key_matches(key, "health")) return read_bool(val, p.field("health"), &d.health);
+    if (go::json_key_matches(key, "migtemplate"))
+      return check_mig_template(val, p.field("migtemplate"));
+    if (go::json_key_matches(key, "devicevendor")) {
       std::string ignored;  // the scheduler sets the vendor itself after decoding
       return read_string(val, p.field("devicevendor"), &ignored);
     }
-    if (go_key_matches(key, "custominfo")) {
+    if (go::json_key_matches(key, "custominfo")) {
       d.custom_info.clear();
       return read_custom_info(val, p.field("custominfo"), &d.custom_info);
     }
@@ -888,7 +168,7 @@ Status read_device_info(od::value& v, const Path& p, DeviceInfo& d) {
 template <class T, class F>
 Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view go_type,
                                         F&& read_element) {
-  auto prepared = GoJsonPreparer(json).run();
+  auto prepared = gojson::prepare(json);
   if (!prepared.ok()) return prepared.error();
   const simdjson::padded_string padded(prepared.value());
   // One parser per thread, reused: a new parser allocates its buffers on first use, which
@@ -931,8 +211,8 @@ Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view 
 Status read_pair_score(od::value& v, const Path& p, DevicePairScore& s) {
   return for_each_field(
       v, p, "DevicePairScore", [&](std::string_view key, od::value val) -> Status {
-        if (go_key_matches(key, "uuid")) return read_string(val, p.field("uuid"), &s.uuid);
-        if (!go_key_matches(key, "score")) return ok_status();
+        if (go::json_key_matches(key, "uuid")) return read_string(val, p.field("uuid"), &s.uuid);
+        if (!go::json_key_matches(key, "score")) return ok_status();
         const Path sp = p.field("score");
         od::json_type t;
         if (auto st = get_type(val, sp, &t); !st.ok()) return st;
@@ -963,17 +243,19 @@ Status read_pair_score(od::value& v, const Path& p, DevicePairScore& s) {
 
 Status read_mig_allocation(od::value& v, const Path& p, MigAllocation& a) {
   return for_each_field(v, p, "MigAllocation", [&](std::string_view key, od::value val) -> Status {
-    if (go_key_matches(key, "containerIndex")) {
+    if (go::json_key_matches(key, "containerIndex")) {
       return read_int(val, p.field("containerIndex"), &a.container_index);
     }
-    if (go_key_matches(key, "deviceIndex")) {
+    if (go::json_key_matches(key, "deviceIndex")) {
       return read_int(val, p.field("deviceIndex"), &a.device_index);
     }
-    if (go_key_matches(key, "gpuUUID")) return read_string(val, p.field("gpuUUID"), &a.gpu_uuid);
-    if (go_key_matches(key, "profile")) return read_string(val, p.field("profile"), &a.profile);
-    if (go_key_matches(key, "placement"))
+    if (go::json_key_matches(key, "gpuUUID"))
+      return read_string(val, p.field("gpuUUID"), &a.gpu_uuid);
+    if (go::json_key_matches(key, "profile"))
+      return read_string(val, p.field("profile"), &a.profile);
+    if (go::json_key_matches(key, "placement"))
       return read_placement(val, p.field("placement"), a.placement);
-    if (go_key_matches(key, "migUUID")) {
+    if (go::json_key_matches(key, "migUUID")) {
       std::string uuid = a.mig_uuid.value_or("");
       if (auto st = read_string(val, p.field("migUUID"), &uuid); !st.ok()) return st;
       a.mig_uuid = std::move(uuid);
@@ -982,7 +264,7 @@ Status read_mig_allocation(od::value& v, const Path& p, MigAllocation& a) {
     for (auto [name, slot] :
          {std::pair{std::string_view("gpuInstanceID"), &a.gpu_instance_id},
           std::pair{std::string_view("computeInstanceID"), &a.compute_instance_id}}) {
-      if (!go_key_matches(key, name)) continue;
+      if (!go::json_key_matches(key, name)) continue;
       // *uint32 in Go: null resets the pointer.
       od::json_type t;
       if (auto st = get_type(val, p.field(name), &t); !st.ok()) return st;
@@ -1108,7 +390,7 @@ std::string encode_pair_scores(const std::vector<DevicePairScore>& scores) {
 std::set<std::string, std::less<>> parse_cordon(std::string_view value) {
   std::set<std::string, std::less<>> out;
   split_each(value, ',', [&](std::string_view item) {
-    const std::string_view id = go_trim_space(item);
+    const std::string_view id = go::trim_space(item);
     if (!id.empty()) out.emplace(id);
   });
   return out;
@@ -1125,7 +407,7 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
   for (const std::string_view segment : split(value, ':')) {
     if (segment.empty()) continue;
     auto bad = [&](std::string_view what) {
-      return make_error("device " + go_quote(segment) + ": " + std::string(what));
+      return make_error("device " + go::quote(segment) + ": " + std::string(what));
     };
     if (segment.find(',') == std::string_view::npos) return bad("no ',' separated fields");
     const std::vector<std::string_view> f = split(segment, ',');
@@ -1141,8 +423,8 @@ Result<std::vector<DeviceInfo>> decode_legacy_devices(std::string_view value) {
     }
     d.type = std::string(f[4]);
     if (auto err = parse_atoi_field(f[5], &d.numa)) return bad("numa: " + *err);
-    if (!go_parse_bool(f[6], &d.health)) {
-      return bad("health: strconv.ParseBool: parsing " + go_quote(f[6]) + ": invalid syntax");
+    if (!go::parse_bool(f[6], &d.health)) {
+      return bad("health: strconv.ParseBool: parsing " + go::quote(f[6]) + ": invalid syntax");
     }
     d.mode = "hami-core";
     if (f.size() == 9) {

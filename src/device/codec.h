@@ -41,10 +41,6 @@ std::string encode_register_json(const std::vector<DeviceInfo>& devices);
 Result<std::vector<DevicePairScore>> decode_pair_scores(std::string_view json);
 std::string encode_pair_scores(const std::vector<DevicePairScore>& scores);
 
-// Go's strings.TrimSpace (Unicode White_Space at both ends), which HAMi applies to the items
-// of its comma-list annotations.
-std::string_view go_trim_space(std::string_view s);
-
 // --- hami.io/device-cordon: comma list, items trimmed, blanks ignored ---
 std::set<std::string, std::less<>> parse_cordon(std::string_view value);
 

@@ -4,18 +4,19 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "go/utf8.h"
 
 namespace hamisim::device {
 
 SelectionList SelectionList::parse(std::string_view value) {
   SelectionList out;
-  if (go_trim_space(value).empty()) return out;
+  if (go::trim_space(value).empty()) return out;
   out.constrains_ = true;
   size_t pos = 0;
   while (true) {
     const size_t comma = value.find(',', pos);
     const size_t end = comma == std::string_view::npos ? value.size() : comma;
-    const std::string_view item = go_trim_space(value.substr(pos, end - pos));
+    const std::string_view item = go::trim_space(value.substr(pos, end - pos));
     if (!item.empty()) out.items_.emplace_back(item);
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

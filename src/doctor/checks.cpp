@@ -5,6 +5,7 @@
 
 #include "device/registry.h"
 #include "doctor/doctor.h"
+#include "go/duration.h"
 #include "planner/extender/extender_url.h"
 
 namespace hamisim::doctor {
@@ -78,7 +79,7 @@ bool is_loopback_host(std::string_view host) {
 }
 
 std::string duration(std::chrono::nanoseconds d) {
-  return planner::extender::format_go_duration(d);
+  return go::format_duration(d);
 }
 
 class Checker {

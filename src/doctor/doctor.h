@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "device/registry.h"
+#include "planner/extender/extender_facts.h"
 #include "planner/extender/scheduler_config.h"
 
 namespace hamisim::doctor {

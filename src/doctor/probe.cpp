@@ -8,6 +8,7 @@
 
 #include "device/codec.h"
 #include "doctor/doctor.h"
+#include "go/duration.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
 #include "planner/extender/http_extender.h"
@@ -78,8 +79,8 @@ Classified classify(const std::string& error, const ExtenderConfig& e, ConfigRol
     }
   } else if (contains(error, "Client.Timeout exceeded") || contains(error, "i/o timeout")) {
     c.check = "probe-timeout";
-    c.message = "no answer within httpTimeout " +
-                planner::extender::format_go_duration(e.effective_timeout()) + ": " + error;
+    c.message =
+        "no answer within httpTimeout " + go::format_duration(e.effective_timeout()) + ": " + error;
     c.why = consequence;
     c.fix =
         "check that the extender is up and not overloaded; the network path (NetworkPolicy) "
@@ -314,7 +315,7 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
   if (r.reachable && r.latency_ms > timeout_ms / 2) {
     finding(Severity::kWarning, "probe-latency", at + ".httpTimeout",
             "one probe call took " + format_ms(r.latency_ms) + ", more than half of httpTimeout " +
-                planner::extender::format_go_duration(e.effective_timeout()),
+                go::format_duration(e.effective_timeout()),
             "A real call carries more nodes and a busier server; it is likely to time out.",
             "find out why the extender is slow (its /metrics), or raise httpTimeout within the "
             "scheduler's budget");

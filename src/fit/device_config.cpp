@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <stdexcept>
-#include <type_traits>
 
 #include "device/amd/amd_backend.h"
 #include "device/ascend/ascend_backend.h"
@@ -21,35 +20,10 @@
 #include "device/vastai/vastai_backend.h"
 #include "model/decode.h"
 #include "model/input.h"
+#include "model/yaml_check.h"
 
 namespace hamisim::fit {
 namespace {
-
-template <class T>
-constexpr const char* expected_type() {
-  if constexpr (std::is_same_v<T, std::string>) return "a string";
-  if constexpr (std::is_same_v<T, bool>) return "a boolean";
-  return "an integer";
-}
-
-template <class T>
-Status read_scalar(const YAML::Node& section, const char* key, T& out) {
-  const YAML::Node v = section[key];
-  if (!v || v.IsNull()) return ok_status();
-  // yaml-cpp turns a sequence or mapping into a string without complaint for some T; a
-  // scalar is what every key here holds.
-  const auto type_error = [&] {
-    return make_error(std::string("nvidia.") + key + ": expected " + expected_type<T>() +
-                      " at line " + std::to_string(v.Mark().line + 1));
-  };
-  if (!v.IsScalar()) return type_error();
-  try {
-    out = v.as<T>();
-  } catch (const YAML::Exception&) {
-    return type_error();
-  }
-  return ok_status();
-}
 
 // HAMi passes the value to HAMi-core unchecked, where anything but these is silently the
 // default; a typo would quietly turn the policy off, so it is refused here.
@@ -115,6 +89,9 @@ bool known_section(std::string_view name) {
 Result<DeviceConfig> parse_device_config(std::string_view yaml) {
   DeviceConfig config;
   config.parsed = true;
+  if (Status s = model::check_yaml(yaml); !s) {
+    return make_error("device config: " + s.error().message);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
@@ -134,19 +111,19 @@ Result<DeviceConfig> parse_device_config(std::string_view yaml) {
   if (!n || n.IsNull()) return config;
   if (!n.IsMap()) return make_error("device config: nvidia: expected a mapping");
   auto& c = config.nvidia;
-  for (Status s :
-       {read_scalar(n, "resourceCountName", c.resource_count_name),
-        read_scalar(n, "resourceMemoryName", c.resource_memory_name),
-        read_scalar(n, "resourceMemoryPercentageName", c.resource_memory_percentage_name),
-        read_scalar(n, "resourceCoreName", c.resource_core_name),
-        read_scalar(n, "resourcePriorityName", c.resource_priority_name),
-        read_scalar(n, "defaultMemory", c.default_memory),
-        read_scalar(n, "defaultCores", c.default_cores),
-        read_scalar(n, "defaultGPUNum", c.default_gpu_num),
-        read_scalar(n, "memoryFactor", c.memory_factor),
-        read_scalar(n, "gpuCorePolicy", c.gpu_core_policy),
-        read_scalar(n, "overwriteEnv", c.overwrite_env),
-        read_scalar(n, "runtimeClassName", c.runtime_class_name)}) {
+  const device::ConfigSection nvidia(n, "nvidia");
+  for (Status s : {nvidia.read("resourceCountName", c.resource_count_name),
+                   nvidia.read("resourceMemoryName", c.resource_memory_name),
+                   nvidia.read("resourceMemoryPercentageName", c.resource_memory_percentage_name),
+                   nvidia.read("resourceCoreName", c.resource_core_name),
+                   nvidia.read("resourcePriorityName", c.resource_priority_name),
+                   nvidia.read("defaultMemory", c.default_memory),
+                   nvidia.read("defaultCores", c.default_cores),
+                   nvidia.read("defaultGPUNum", c.default_gpu_num),
+                   nvidia.read("memoryFactor", c.memory_factor),
+                   nvidia.read("gpuCorePolicy", c.gpu_core_policy),
+                   nvidia.read("overwriteEnv", c.overwrite_env),
+                   nvidia.read("runtimeClassName", c.runtime_class_name)}) {
     if (!s) return s.error();
   }
   if (Status s = check_gpu_core_policy(n, c.gpu_core_policy); !s) return s.error();

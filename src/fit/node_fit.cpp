@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "device/allocation.h"
+#include "go/strconv.h"
 
 namespace hamisim::fit {
 namespace {
@@ -168,7 +169,7 @@ Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegis
   p.node_policy = effective_policy(pod, kNodeSchedulerPolicyAnnotation, policy.default_node_policy);
   if (const std::string* v = model::find_annotation(pod.metadata, "nvidia.com/numa-bind")) {
     bool b = false;
-    p.numa_bind = device::parse_go_bool(*v, &b) && b;
+    p.numa_bind = go::parse_bool(*v, &b) && b;
   }
   if (const std::string* w =
           model::find_annotation(pod.metadata, kDeviceScoringWeightsAnnotation)) {

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "device/allocation.h"
+#include "go/strconv.h"
 
 namespace hamisim::fit {
 namespace {
@@ -36,12 +37,9 @@ Result<ScoringWeights> parse_scoring_weights(std::string_view text) {
     if (eq == std::string_view::npos)
       return invalid("item \"" + std::string(item) + "\" is not key=value");
     const std::string_view key = trim(item.substr(0, eq));
-    std::string_view value = trim(item.substr(eq + 1));
-    if (value.starts_with('+')) value.remove_prefix(1);  // Go's Atoi accepts a plus sign
+    const std::string_view value = trim(item.substr(eq + 1));
     int64_t n = 0;
-    auto r = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size() || n < 0 ||
-        n > INT32_MAX) {
+    if (go::parse_int(value, 64, &n) != go::NumError::kNone || n < 0 || n > INT32_MAX) {
       return invalid("value of \"" + std::string(key) + "\" must be an integer >= 0");
     }
     bool* seen = nullptr;

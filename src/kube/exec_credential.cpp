@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "go/rfc3339.h"
+
 extern char** environ;
 
 namespace hamisim::kube {
@@ -22,71 +24,19 @@ namespace hamisim::kube {
 namespace od = simdjson::ondemand;
 
 Result<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view t) {
-  auto bad = [&] { return make_error("\"" + std::string(t) + "\" is not an RFC 3339 time"); };
-  auto digits = [&](size_t pos, size_t n, int& out) {
-    if (pos + n > t.size()) return false;
-    out = 0;
-    for (size_t i = pos; i < pos + n; ++i) {
-      if (t[i] < '0' || t[i] > '9') return false;
-      out = out * 10 + (t[i] - '0');
-    }
-    return true;
-  };
-  int year, month, day, hour, minute, second;
-  if (!digits(0, 4, year) || t.size() < 20 || t[4] != '-' || !digits(5, 2, month) || t[7] != '-' ||
-      !digits(8, 2, day) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2, hour) ||
-      t[13] != ':' || !digits(14, 2, minute) || t[16] != ':' || !digits(17, 2, second)) {
-    return bad();
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return bad();
-  }
-  size_t pos = 19;
-  int64_t nanos = 0;
-  if (pos < t.size() && t[pos] == '.') {
-    ++pos;
-    int64_t scale = 100000000;
-    const size_t start = pos;
-    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
-      nanos += (t[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return bad();
-  }
-  int offset = 0;
-  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) {
-    ++pos;
-  } else if (pos < t.size() && (t[pos] == '+' || t[pos] == '-')) {
-    int oh, om;
-    if (!digits(pos + 1, 2, oh) || pos + 3 >= t.size() || t[pos + 3] != ':' ||
-        !digits(pos + 4, 2, om)) {
-      return bad();
-    }
-    offset = (oh * 60 + om) * 60 * (t[pos] == '-' ? -1 : 1);
-    pos += 6;
-  } else {
-    return bad();
-  }
-  if (pos != t.size()) return bad();
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  const int64_t secs = int64_t(::timegm(&tm)) - offset;
+  const auto parsed = go::parse_rfc3339(t);
+  if (!parsed) return make_error("\"" + std::string(t) + "\" is not an RFC 3339 time");
   // system_clock counts nanoseconds: beyond ~2262 it saturates instead of wrapping.
   using TimePoint = std::chrono::system_clock::time_point;
   constexpr int64_t kMaxSeconds =
       std::chrono::duration_cast<std::chrono::seconds>(TimePoint::max().time_since_epoch())
           .count() -
       1;
+  const int64_t secs = parsed->unix_seconds;
   if (secs >= kMaxSeconds) return TimePoint::max();
   if (secs <= -kMaxSeconds) return TimePoint::min();
   return TimePoint(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-      std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
+      std::chrono::seconds(secs) + std::chrono::nanoseconds(parsed->nanos)));
 }
 
 Result<ExecCredential> parse_exec_credential(std::string_view json, std::string_view api_version) {

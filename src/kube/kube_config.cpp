@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "model/json_writer.h"
+#include "model/yaml_check.h"
 
 namespace hamisim::kube {
 
@@ -287,6 +288,7 @@ Status add_file(Merged& m, std::string_view yaml, const std::string& file) {
   Reader& r = m.readers.emplace_back();
   r.file = file;
   r.dir = std::filesystem::path(file).parent_path();
+  if (Status s = model::check_yaml(yaml); !s) return r.error(s.error().message);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "go/rfc3339.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "state/object_store.h"
@@ -172,15 +173,6 @@ struct QueuedEvent {
   state::PodEvent event;
   std::chrono::system_clock::time_point time;
 };
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Decodes one object of `kind` in a padded buffer.
 Result<Decoded> decode_object(state::Kind kind, std::string_view json) {
@@ -567,8 +559,8 @@ void KubeSource::Impl::send_events(std::vector<QueuedEvent> batch, Clock::time_p
     w.key("message").string(e.message);
     w.key("type").string(e.type.empty() ? "Normal" : e.type);
     w.key("source").begin_object().key("component").string(options.scheduler_name).end_object();
-    w.key("firstTimestamp").string(rfc3339(g.first->time));
-    w.key("lastTimestamp").string(rfc3339(g.last));
+    w.key("firstTimestamp").string(go::format_rfc3339_utc(g.first->time));
+    w.key("lastTimestamp").string(go::format_rfc3339_utc(g.last));
     w.key("count").number(g.count);
     w.key("reportingComponent").string(options.scheduler_name);
     w.end_object();

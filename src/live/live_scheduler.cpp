@@ -8,6 +8,7 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "go/duration.h"
 #include "live/time_format.h"
 
 namespace hamisim::live {
@@ -591,7 +592,7 @@ LockStatus LiveScheduler::lock_with_pod_group_retry(const model::Pod& pod,
     if (std::chrono::steady_clock::now() >= deadline) {
       return LockStatus::failure(
           fmt::format("timed out after {} waiting for node {} to be unlocked: {}",
-                      format_go_duration(options_.node_lock_retry_timeout), node,
+                      go::format_duration(options_.node_lock_retry_timeout), node,
                       kNodeLockContention),
           true);
     }

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "go/duration.h"
+#include "go/rfc3339.h"
 #include "log/structured.h"
 
 namespace hamisim::live {
@@ -121,9 +123,10 @@ LockStatus NodeLock::lock(const std::string& node, const std::string& ns, const 
     }
     if (!owner) return LockStatus::failure(owner.error().message);
   }
-  return LockStatus::failure(fmt::format("node {} has been locked within {}: {}", node,
-                                         format_go_duration(options_.timeout), kNodeLockContention),
-                             true);
+  return LockStatus::failure(
+      fmt::format("node {} has been locked within {}: {}", node,
+                  go::format_duration(options_.timeout), kNodeLockContention),
+      true);
 }
 
 LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
@@ -136,7 +139,7 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
     return LockStatus::failure(fmt::format("node {} is locked: {}", node, kNodeLockContention),
                                true);
   }
-  const std::string value = format_rfc3339_local(options_.now()) + "," + ns + "," + pod;
+  const std::string value = go::format_rfc3339_local(options_.now()) + "," + ns + "," + pod;
   LockStatus result = LockStatus::failure("no attempt made");
   // A patch was sent: one that reported an error may still have applied.
   bool patch_sent = false;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "go/rfc3339.h"
+
 #include <algorithm>
 #include <charconv>
 #include <ctime>
@@ -20,20 +22,13 @@ std::tm local_tm(WallTime t) {
   return local_tm(std::chrono::system_clock::to_time_t(t));
 }
 
-// timegm without timegm (H. Hinnant's days_from_civil): pure arithmetic. glibc's timegm and
-// mktime write process-wide state on every call (timegm's offset cache; mktime re-reads TZ
-// and reallocates it) under locks TSan cannot see, so concurrent callers (binds parsing node
-// locks, two registration passes) are reported as data races.
+// timegm without timegm: glibc's timegm and mktime write process-wide state on every call
+// (timegm's offset cache; mktime re-reads TZ and reallocates it) under locks TSan cannot see,
+// so concurrent callers (binds parsing node locks, two registration passes) are reported as
+// data races.
 std::time_t utc_seconds(const std::tm& tm) {
-  const unsigned m = static_cast<unsigned>(tm.tm_mon + 1);
-  const long long y = tm.tm_year + 1900LL - (m <= 2 ? 1 : 0);
-  const long long era = (y >= 0 ? y : y - 399) / 400;
-  const long long yoe = y - era * 400;
-  const long long doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + tm.tm_mday - 1;
-  const long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const long long days = era * 146097 + doe - 719468;
-  return static_cast<std::time_t>(days * 86400 + tm.tm_hour * 3600LL + tm.tm_min * 60LL +
-                                  tm.tm_sec);
+  return static_cast<std::time_t>(go::unix_seconds_of(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                                                      tm.tm_hour, tm.tm_min, tm.tm_sec));
 }
 
 // mktime (tm_isdst = -1) without mktime: the fields read as UTC, shifted by the zone's offset
@@ -85,42 +80,12 @@ bool date_time(std::string_view text, std::tm& tm) {
 
 }  // namespace
 
-std::string format_rfc3339_local(WallTime t) {
-  const std::tm tm = local_tm(t);
-  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900,
-                                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  const long off = tm.tm_gmtoff;
-  if (off == 0) return out + "Z";
-  const long a = off < 0 ? -off : off;
-  return out + fmt::format("{}{:02}:{:02}", off < 0 ? '-' : '+', a / 3600, a % 3600 / 60);
-}
-
 std::optional<WallTime> parse_rfc3339(std::string_view text) {
-  std::tm tm;
-  if (text.size() < 20 || (text[10] != 'T' && text[10] != 't') || !date_time(text, tm)) {
-    return std::nullopt;
-  }
-  size_t pos = 19;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    const size_t start = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-    if (pos == start) return std::nullopt;
-  }
-  long offset = 0;
-  const std::string_view zone = text.substr(pos);
-  if (zone == "Z" || zone == "z") {
-    offset = 0;
-  } else {
-    int h, m;
-    if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' ||
-        !digits(zone, 1, 2, h) || !digits(zone, 4, 2, m) || h > 23 || m > 59) {
-      return std::nullopt;
-    }
-    offset = (zone[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
-  }
-  const std::time_t utc = utc_seconds(tm);
-  return std::chrono::system_clock::from_time_t(utc - offset);
+  const auto t = go::parse_rfc3339(text);
+  // Years outside what system_clock's nanoseconds hold (1678-2262) would overflow; no lock
+  // written by a running cluster is that far off. HAMi writes whole seconds.
+  if (!t || t->year < 1900 || t->year > 2200) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(static_cast<std::time_t>(t->unix_seconds));
 }
 
 std::string format_handshake_time(WallTime t) {
@@ -133,83 +98,6 @@ std::optional<WallTime> parse_handshake_time(std::string_view text) {
   std::tm tm;
   if (text.size() != 19 || text[10] != ' ' || !date_time(text, tm)) return std::nullopt;
   return std::chrono::system_clock::from_time_t(local_seconds(tm));
-}
-
-std::string format_go_duration(std::chrono::milliseconds d) {
-  long long ms = d.count();
-  if (ms == 0) return "0s";
-  std::string sign = ms < 0 ? "-" : "";
-  if (ms < 0) ms = -ms;
-  if (ms < 1000) return fmt::format("{}{}ms", sign, ms);
-  // Seconds with the fraction's trailing zeros trimmed, as Go prints them.
-  std::string seconds = std::to_string(ms / 1000 % 60);
-  if (ms % 1000 != 0) {
-    std::string frac = fmt::format("{:03}", ms % 1000);
-    while (frac.back() == '0') frac.pop_back();
-    seconds += "." + frac;
-  }
-  const long long minutes = ms / 60000;
-  if (minutes == 0) return sign + seconds + "s";
-  if (minutes < 60) return fmt::format("{}{}m{}s", sign, minutes, seconds);
-  return fmt::format("{}{}h{}m{}s", sign, minutes / 60, minutes % 60, seconds);
-}
-
-Result<std::chrono::milliseconds> parse_go_duration(std::string_view text) {
-  auto bad = [&] {
-    return make_error("invalid duration \"" + std::string(text) +
-                      "\" (use e.g. 5m, 28s, 1m30s, 300ms)");
-  };
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return bad();
-  // Integer arithmetic in nanoseconds, as Go does: "1.001s" must be exactly 1001 ms.
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  int64_t total_ns = 0;
-  size_t pos = 0;
-  auto is_digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
-  while (pos < text.size()) {
-    int64_t whole = 0;
-    const size_t whole_start = pos;
-    for (; is_digit(pos); ++pos) {
-      if (whole > (kMax - 9) / 10) return bad();
-      whole = whole * 10 + (text[pos] - '0');
-    }
-    bool has_whole = pos > whole_start;
-    int64_t frac = 0, scale = 1;
-    bool has_frac = false;
-    if (pos < text.size() && text[pos] == '.') {
-      ++pos;
-      for (; is_digit(pos); ++pos) {
-        has_frac = true;
-        if (scale < 1'000'000'000) {  // digits beyond nanoseconds cannot matter
-          frac = frac * 10 + (text[pos] - '0');
-          scale *= 10;
-        }
-      }
-    }
-    if (!has_whole && !has_frac) return bad();
-    const size_t unit_start = pos;
-    while (pos < text.size() && ((text[pos] >= 'a' && text[pos] <= 'z'))) ++pos;
-    const std::string_view unit = text.substr(unit_start, pos - unit_start);
-    int64_t unit_ns;
-    if (unit == "h") {
-      unit_ns = 3'600'000'000'000;
-    } else if (unit == "m") {
-      unit_ns = 60'000'000'000;
-    } else if (unit == "s") {
-      unit_ns = 1'000'000'000;
-    } else if (unit == "ms") {
-      unit_ns = 1'000'000;
-    } else {
-      return bad();
-    }
-    if (whole > kMax / unit_ns) return bad();
-    // frac < scale <= 1e9 and unit_ns <= 3.6e12: frac * (unit_ns / scale) stays far below kMax.
-    const int64_t part =
-        whole * unit_ns + frac * (unit_ns / scale) + frac * (unit_ns % scale) / scale;
-    if (part > kMax - total_ns) return bad();
-    total_ns += part;
-  }
-  return std::chrono::milliseconds(total_ns / 1'000'000);
 }
 
 std::string unix_seconds(WallTime t) {

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <charconv>
 
+#include "go/quote.h"
+
 namespace hamisim::log {
 namespace {
 
@@ -44,7 +46,7 @@ void append_text(std::string& out, const Line& line) {
     out.append(key);
     out.push_back('=');
     if (kind == Field::Kind::kString) {
-      append_go_quoted(out, value);
+      go::append_quoted(out, value);
     } else {
       out.append(value);
     }
@@ -96,40 +98,6 @@ bool decode(const spdlog::details::log_msg& m, Line& out) {
   if (current.payload == nullptr || m.payload.data() != current.payload) return false;
   out = current.line;
   return true;
-}
-
-void append_go_quoted(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\x";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
 }
 
 }  // namespace hamisim::log

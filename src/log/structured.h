@@ -96,9 +96,6 @@ bool decode(const spdlog::details::log_msg& m, Line& out);
 
 // `msg key="value" n=3`: the text form of a line (Go-quoted strings, as klog prints them).
 void append_text(std::string& out, const Line& line);
-// Appends `s` quoted as Go's %q prints it (klog's string values): \" \\ \n \r \t, other
-// control bytes as \xNN; UTF-8 passes through.
-void append_go_quoted(std::string& out, std::string_view s);
 
 // Calls f(key, kind, value) for every field of a decoded line, in order. Numbers and bools
 // come as their decimal text ("12", "true").

@@ -2,10 +2,11 @@
 // Decoding Kubernetes objects from JSON (and YAML, via a JSON conversion).
 //
 // Tolerant like Go's encoding/json as HAMi uses it: unknown keys are ignored, keys match
-// case-insensitively, the last of duplicate keys wins, null means "unset". Strict where the
-// type is wrong: a string where a list belongs is an error whose message starts with the
-// field path ("spec.containers[1].resources.limits[nvidia.com/gpu]: ..."). Nesting depth is
-// bounded; no input crashes the decoder.
+// case-insensitively (Go's folding, go/json_key.h), the last of duplicate keys wins, null
+// means "unset". Strict where the type is wrong: a string where a list belongs is an error
+// whose message starts with the field path
+// ("spec.containers[1].resources.limits[nvidia.com/gpu]: ..."). Nesting depth is bounded; no
+// input crashes the decoder.
 //
 // Details (see decode.cpp for the full list): duplicate objects/maps merge and duplicate lists
 // decode element-wise into the earlier one, as Go does; quantities accept JSON strings (trimmed)

@@ -8,6 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "go/json_string.h"
+#include "go/utf8.h"
+
 namespace hamisim::model {
 
 class JsonWriter {
@@ -37,12 +40,9 @@ class JsonWriter {
   bool need_comma_ = false;
 };
 
-// Decodes the UTF-8 rune starting at s[i] with Go's rules (utf8.DecodeRune: no overlongs, no
-// surrogates, nothing above U+10FFFF). Returns its length, or 0 when the byte at i starts no
-// valid sequence.
-size_t decode_utf8_rune(std::string_view s, size_t i, uint32_t* code_point);
-
-// Appends `s` as a Go-escaped JSON string literal (with quotes).
-void append_go_json_string(std::string& out, std::string_view s);
+// Go's UTF-8 decoding and JSON string escaping live in src/go; these names keep serving the
+// writer's users (the server's error bodies, the plan report).
+using go::decode_utf8_rune;
+inline constexpr auto* append_go_json_string = &go::append_json_string;
 
 }  // namespace hamisim::model

@@ -13,11 +13,13 @@ struct Error {
   std::string message;
 };
 
-template <class T>
+// A value or an error. E is Error on every input path; the cluster sources' API calls carry
+// their own error type (state::ApiResult, with the API code).
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -33,17 +35,24 @@ class [[nodiscard]] Result {
   T value_or(T fallback) const& { return ok() ? value() : std::move(fallback); }
   T value_or(T fallback) && { return ok() ? std::move(*this).value() : std::move(fallback); }
 
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
+  // The error's code, for error types that carry one.
+  auto code() const requires requires(const E& e) { e.code; }
+  { return error().code; }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 // Result<void> equivalent.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+  return Ok{};
+}
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+  return Error{std::move(message)};
+}
 
 }  // namespace hamisim

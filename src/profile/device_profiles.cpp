@@ -7,6 +7,8 @@
 #include "device/codec.h"
 #include "model/decode.h"
 #include "model/input.h"
+#include "model/yaml_check.h"
+#include "model/yaml_number.h"
 
 namespace hamisim::profile {
 namespace {
@@ -56,10 +58,14 @@ Result<int64_t> read_int(const YAML::Node& n, const Where& where, int64_t min, i
   if (!n || n.IsNull()) return where.error(n, "required");
   if (!n.IsScalar()) return where.error(n, "expected an integer");
   int64_t v = 0;
-  try {
-    v = n.as<int64_t>();
-  } catch (const YAML::Exception&) {
-    return where.error(n, "\"" + n.Scalar() + "\" is not an integer");
+  switch (model::parse_yaml_integer(n.Scalar(), &v)) {
+    case model::YamlInteger::kOk:
+      break;
+    case model::YamlInteger::kLeadingZero:
+      return where.error(n, model::leading_zero_message(n.Scalar()));
+    case model::YamlInteger::kOutOfRange:
+    case model::YamlInteger::kNotInteger:
+      return where.error(n, "\"" + n.Scalar() + "\" is not an integer");
   }
   if (v < min || v > max) {
     return where.error(n, std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
@@ -298,6 +304,9 @@ const DeviceProfile* DeviceProfiles::find(std::string_view name) const {
 
 Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_view source,
                                              const device::DeviceRegistry& registry) {
+  if (Status s = model::check_yaml(yaml); !s) {
+    return make_error(std::string(source) + ": " + s.error().message);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));

@@ -12,6 +12,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "go/quote.h"
 #include "log/structured.h"
 
 namespace hamisim::server {
@@ -134,10 +135,10 @@ class JsonFormatter final : public spdlog::formatter {
   }
 };
 
-// Go's %q, as klog prints string values (log::append_go_quoted).
+// Go's %q, as klog prints string values (go::append_quoted).
 void append_quoted(spdlog::memory_buf_t& dest, std::string_view s) {
   std::string quoted;
-  log::append_go_quoted(quoted, s);
+  go::append_quoted(quoted, s);
   dest.append(quoted.data(), quoted.data() + quoted.size());
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "go/duration.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "planner/extender/scheduler_config.h"
@@ -125,7 +126,7 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
     auto s = string_at(opts, key);
     if (!s) return fail(s.error());
     if (!*s) continue;
-    auto d = planner::extender::parse_go_duration(**s);
+    auto d = go::parse_duration(**s);
     if (!d || d->count() < 0) {
       return make_error("options." + std::string(key) + ": must be a non-negative duration");
     }

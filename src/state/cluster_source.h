@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "model/objects.h"
+#include "model/result.h"
 
 namespace hamisim::state {
 
@@ -47,25 +48,7 @@ struct ApiError {
 
 // A value or an ApiError.
 template <class T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  ApiResult(ApiError error) : v_(std::in_place_index<1>, std::move(error)) {}
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T* operator->() { return &std::get<0>(v_); }
-  const T* operator->() const { return &std::get<0>(v_); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  const ApiError& error() const { return std::get<1>(v_); }
-  ApiCode code() const { return error().code; }
-
- private:
-  std::variant<T, ApiError> v_;
-};
+using ApiResult = Result<T, ApiError>;
 struct Done {};
 using ApiStatus = ApiResult<Done>;
 

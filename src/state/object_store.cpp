@@ -1,5 +1,7 @@
 #include "state/object_store.h"
 
+#include "go/rfc3339.h"
+
 #include <boost/json.hpp>
 #include <ctime>
 #include <set>
@@ -32,15 +34,6 @@ std::string object_name(Kind kind, std::string_view ns, std::string_view name) {
 
 ApiError api_error(ApiCode code, std::string message) {
   return ApiError{code, std::move(message)};
-}
-
-std::string now_rfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 const json::object* object_at(const json::object& o, std::string_view key) {
@@ -197,7 +190,7 @@ Result<std::pair<std::string, std::string>> normalize(Kind kind, json::object& o
   }
   ++next_uid;
   if (string_at(metadata, "creationTimestamp").empty())
-    metadata["creationTimestamp"] = now_rfc3339();
+    metadata["creationTimestamp"] = go::format_rfc3339_utc(std::chrono::system_clock::now());
   if (auto bad = validate_metadata(metadata)) return make_error(*bad);
   return std::pair{std::move(ns), std::move(name)};
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "go/rfc3339.h"
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/json_writer.h"
@@ -52,15 +53,6 @@ std::string metadata_patch(const MetadataPatch& annotations, const MetadataPatch
 ApiStatus status_of(const ApiResult<StoredObject>& r) {
   if (!r) return r.error();
   return Done{};
-}
-
-std::string now_rfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -323,7 +315,7 @@ ApiStatus SnapshotSource::bind_pod(std::string_view namespace_, std::string_view
 
 void SnapshotSource::record_event(PodEvent event) {
   model::JsonWriter w;
-  const std::string now = now_rfc3339();
+  const std::string now = go::format_rfc3339_utc(std::chrono::system_clock::now());
   w.begin_object();
   w.key("metadata").begin_object().key("generateName").string(event.pod_name + ".").end_object();
   w.key("involvedObject").begin_object();

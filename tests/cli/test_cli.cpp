@@ -824,6 +824,20 @@ TEST(CliServe, LiveSourceFlagsAreCheckedBeforeStarting) {
   expect_ran(bad_lock);
   EXPECT_EQ(bad_lock.exit_code, 2);
   EXPECT_THAT(bad_lock.err, HasSubstr("--node-lock-timeout: invalid duration \"five minutes\""));
+  // Issue #26: every duration flag reads Go's time.ParseDuration, as plan's do ("1500us" was
+  // refused here); the flags are checked in order, so reaching --leader-elect's check shows
+  // the duration was taken. Negative durations stay refused.
+  auto micro_lock =
+      hamisim({"serve", "--cluster-snapshot", kExamples + "/live", "--node-lock-timeout", "1500us",
+               "--node-lock-retry-timeout", "+1.5s", "--leader-elect"});
+  expect_ran(micro_lock);
+  EXPECT_EQ(micro_lock.exit_code, 2);
+  EXPECT_THAT(micro_lock.err, HasSubstr("--leader-elect needs --leader-elect-resource-name"));
+  auto negative_lock = hamisim(
+      {"serve", "--cluster-snapshot", kExamples + "/live", "--node-lock-retry-timeout", "-5s"});
+  expect_ran(negative_lock);
+  EXPECT_EQ(negative_lock.exit_code, 2);
+  EXPECT_THAT(negative_lock.err, HasSubstr("--node-lock-retry-timeout: invalid duration \"-5s\""));
   auto leader = hamisim({"serve", "--cluster-snapshot", kExamples + "/live", "--leader-elect"});
   expect_ran(leader);
   EXPECT_EQ(leader.exit_code, 2);

@@ -9,6 +9,7 @@
 
 #include "doctor/doctor.h"
 #include "fit/device_config.h"
+#include "planner/extender/extender_facts.h"
 #include "planner/extender/scheduler_config.h"
 
 namespace hamisim::doctor::testing {

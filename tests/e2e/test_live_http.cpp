@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "fit/device_config.h"
+#include "go/rfc3339.h"
 #include "http_test_client.h"
 #include "live/live_scheduler.h"
 #include "live/time_format.h"
@@ -524,7 +525,7 @@ TEST(LiveHttp, NodeLockContentionIsCounted) {
   ASSERT_TRUE(s.source().patch_node_annotations(
       "gpu-node-1",
       {{"hami.io/mutex.lock",
-        live::format_rfc3339_local(std::chrono::system_clock::now()) + ",default,workload-2"}},
+        go::format_rfc3339_local(std::chrono::system_clock::now()) + ",default,workload-2"}},
       ""));
   const auto b = s.post("/bind", example("bind-1.json"));
   EXPECT_NE(b.body.find("node lock contention"), std::string::npos) << b.body;

@@ -81,6 +81,24 @@ TEST(DeviceConfig, OverwriteEnvMustBeABoolean) {
   EXPECT_FALSE(off->nvidia.overwrite_env);
 }
 
+// Issue #26: one number grammar for every file (yaml-cpp read 010 as octal 8 here).
+TEST(DeviceConfig, IntegersWithALeadingZeroAreErrors) {
+  auto nvidia = parse_device_config("nvidia:\n  defaultMemory: 010\n");
+  ASSERT_FALSE(nvidia);
+  EXPECT_EQ(nvidia.error().message,
+            "nvidia.defaultMemory: \"010\" has a leading zero (octal in YAML 1.1, decimal in "
+            "YAML 1.2): write 10, or 8 for octal at line 2");
+  auto vendor = parse_device_config("hygon:\n  memoryFactor: 02\n");
+  ASSERT_FALSE(vendor);
+  EXPECT_THAT(vendor.error().message, HasSubstr("hygon.memoryFactor: \"02\" has a leading zero"));
+  auto hex = parse_device_config("nvidia:\n  defaultCores: 0x10\n");
+  ASSERT_FALSE(hex);
+  EXPECT_THAT(hex.error().message, HasSubstr("nvidia.defaultCores: expected an integer at line 2"));
+  auto fine = parse_device_config("nvidia:\n  defaultMemory: 0\n  defaultCores: +10\n");
+  ASSERT_TRUE(fine) << fine.error().message;
+  EXPECT_EQ(fine->nvidia.default_cores, 10);
+}
+
 TEST(DeviceConfig, StringKeysRefuseSequencesAndMappings) {
   for (const char* value : {"[nvidia]", "{name: nvidia}"}) {
     auto config = parse_device_config(std::string("nvidia:\n  runtimeClassName: ") + value + "\n");

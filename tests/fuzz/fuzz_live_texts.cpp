@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "go/duration.h"
+#include "go/rfc3339.h"
 #include "live/node_lock.h"
 #include "live/time_format.h"
 
@@ -26,17 +28,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hamisim::live;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto lock = parse_node_lock(text); lock.ok()) {
-    check(parse_rfc3339(format_rfc3339_local(lock->time)).has_value(), "lock time");
+    check(parse_rfc3339(hamisim::go::format_rfc3339_local(lock->time)).has_value(), "lock time");
   }
   if (auto t = parse_rfc3339(text)) {
     const auto whole = std::chrono::time_point_cast<std::chrono::seconds>(*t);
-    check(parse_rfc3339(format_rfc3339_local(whole)) == whole, "rfc3339");
+    check(parse_rfc3339(hamisim::go::format_rfc3339_local(whole)) == whole, "rfc3339");
   }
   if (auto t = parse_handshake_time(text)) {
     check(parse_handshake_time(format_handshake_time(*t)).has_value(), "handshake");
   }
-  if (auto d = parse_go_duration(text); d.ok()) {
-    check(*parse_go_duration(format_go_duration(*d)) == *d, "duration");
+  if (auto d = hamisim::go::parse_duration(text)) {
+    check(hamisim::go::parse_duration(hamisim::go::format_duration(*d)) == *d, "duration");
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "go/rfc3339.h"
 #include "kube_fixtures.h"
 #include "live/time_format.h"
 
@@ -504,7 +505,8 @@ TEST(LiveKube, AFailedBindingReleasesOnlyALockThisBindSet) {
 
   // The lock is already p1's (an earlier bind call), the pod is not bound yet, and this
   // call's Binding fails: the lock this call did not set stays.
-  const std::string lock = format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
+  const std::string lock =
+      go::format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
   set_lock(testing::json_string(lock));
   cluster.server->fail_next("POST", binding, 1, 409);
   std::string err = replica.bind("p1", "gpu-1");

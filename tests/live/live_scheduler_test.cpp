@@ -2,6 +2,7 @@
 // with its side effects, bind with the node lock, and the seed's warm scenario.
 
 #include "live/live_scheduler.h"
+#include "go/rfc3339.h"
 
 #include <gtest/gtest.h>
 
@@ -200,7 +201,8 @@ TEST(LiveScheduler, AStaleBindRequestIsRefusedWithoutTouchingTheLock) {
   ASSERT_TRUE(h.wait_ready());
   ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
   // p1's lock from an earlier bind call whose Binding did not go through.
-  const std::string lock = format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
+  const std::string lock =
+      go::format_rfc3339_local(std::chrono::system_clock::now()) + ",default,p1";
   ASSERT_TRUE(h.source->patch_node_annotations("gpu-1", {{"hami.io/mutex.lock", lock}}, ""));
   const std::string uid = h.pod("p1").metadata.uid;
   EXPECT_EQ(
@@ -478,7 +480,7 @@ TEST(LiveScheduler, PodGroupMembersWaitForTheLockThenTimeOut) {
 
 TEST(LiveScheduler, ADanglingLockIsTakenOver) {
   const std::string lock = "\"hami.io/mutex.lock\":\"" +
-                           format_rfc3339_local(std::chrono::system_clock::now()) +
+                           go::format_rfc3339_local(std::chrono::system_clock::now()) +
                            ",default,gone\"";
   Harness h({node_json("gpu-1", 20, lock), pod_json("p1", 1000)});
   ASSERT_TRUE(h.wait_ready());

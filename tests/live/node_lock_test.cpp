@@ -1,6 +1,7 @@
 // HAMi's node lock against the snapshot source's API semantics.
 
 #include "live/node_lock.h"
+#include "go/rfc3339.h"
 
 #include <gtest/gtest.h>
 
@@ -62,7 +63,7 @@ TEST(NodeLock, ParsesBothForms) {
 TEST(NodeLock, TakesAFreeNodeAndIsReentrantForTheSamePod) {
   LockHarness h({node_json("n1"), pod_json("p1", 1)});
   ASSERT_TRUE(h.lock->lock("n1", "default", "p1").ok);
-  EXPECT_EQ(h.value(), format_rfc3339_local(h.now) + ",default,p1");
+  EXPECT_EQ(h.value(), go::format_rfc3339_local(h.now) + ",default,p1");
   EXPECT_TRUE(h.lock->lock("n1", "default", "p1").ok);
 }
 
@@ -81,7 +82,7 @@ TEST(NodeLock, SaysWhetherThisCallWroteTheLock) {
   auto renewed = h.lock->lock("n1", "default", "p1");
   ASSERT_TRUE(renewed.ok);
   EXPECT_TRUE(renewed.wrote);
-  EXPECT_EQ(h.value(), format_rfc3339_local(h.now) + ",default,p1");
+  EXPECT_EQ(h.value(), go::format_rfc3339_local(h.now) + ",default,p1");
 }
 
 TEST(NodeLock, ContentionWithALivePodOwner) {
@@ -105,7 +106,7 @@ TEST(NodeLock, AnExpiredLockIsTakenOver) {
 
 TEST(NodeLock, ALegacyLockExpiresToo) {
   LockHarness h({node_json("n1"), pod_json("p2", 1)});
-  h.set(format_rfc3339_local(h.now - std::chrono::minutes(1)));
+  h.set(go::format_rfc3339_local(h.now - std::chrono::minutes(1)));
   EXPECT_TRUE(h.lock->lock("n1", "default", "p2").contention);
   h.now += std::chrono::minutes(5);
   EXPECT_TRUE(h.lock->lock("n1", "default", "p2").ok);

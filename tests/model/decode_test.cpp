@@ -202,6 +202,17 @@ TEST(DecodePodTest, KeysMatchCaseInsensitively) {
   EXPECT_TRUE(pod.spec.host_network);
 }
 
+// Issue #26: keys fold as Go folds them (go/json_key.h), not ASCII only: U+0131 (dotless i)
+// and U+017F (long s) match 'i' and 's', as they do in HAMi.
+TEST(DecodePodTest, KeysFoldAsGoFoldsThem) {
+  const Pod pod = pod_ok(
+      "{\"metadata\":{\"name\":\"p\",\"name\xC5\xBFpace\":\"ns\"},"
+      "\"spec\":{\"pr\xC4\xB1or\xC4\xB1ty\":7,\"ho\xC5\xBFtNetwork\":true}}");
+  EXPECT_EQ(pod.metadata.namespace_, "ns");
+  EXPECT_EQ(pod.spec.priority, 7);
+  EXPECT_TRUE(pod.spec.host_network);
+}
+
 TEST(DecodePodTest, EscapedKeysAreUnescapedBeforeMatching) {
   const Pod pod = pod_ok(R"({"metadata":{"n\u0061me":"p"},"spec":{"nodeName":"a\"b"}})");
   EXPECT_EQ(pod.metadata.name, "p");

@@ -194,6 +194,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"TypeWithoutNvidia",
                    "  - name: x\n    devices: [{count: 1, split: 1, devmem: 1, type: Tesla T4}]\n",
                    "does not contain \"NVIDIA\""},
+        // Issue #26: yaml-cpp read this as octal 32768 MiB; node groups read "010" as 10.
+        BadProfile{"LeadingZero",
+                   "  - name: x\n    devices: [{count: 1, split: 1, devmem: 0100000, type: "
+                   "NVIDIA-T4}]\n",
+                   "profiles[0] (x).devices[0].devmem: \"0100000\" has a leading zero (octal in "
+                   "YAML 1.1, decimal in YAML 1.2): write 100000, or 32768 for octal (line 5)"},
+        BadProfile{"HexIsNotAnInteger",
+                   "  - name: x\n    devices: [{count: 0x2, split: 1, devmem: 1, type: "
+                   "NVIDIA-T4}]\n",
+                   "devices[0].count: \"0x2\" is not an integer"},
         BadProfile{
             "NegativeMemory",
             "  - name: x\n    devices: [{count: 1, split: 1, devmem: -5, type: NVIDIA-T4}]\n",

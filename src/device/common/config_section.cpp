@@ -2,6 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
+
+#include "model/yaml_number.h"
+
 namespace hamisim::device {
 namespace {
 
@@ -67,8 +71,25 @@ Status ConfigSection::read(std::string_view key, std::string& out) const {
   return read_scalar(node_, path_, key, "a string", out);
 }
 
+// model/yaml_number.h's integers, within int32.
 Status ConfigSection::read(std::string_view key, int32_t& out) const {
-  return read_scalar(node_, path_, key, "an integer", out);
+  const YAML::Node v = lookup(node_, key);
+  if (!v.IsDefined()) return ok_status();
+  if (!v.IsScalar()) return type_error(path_, key, "an integer", v);
+  int64_t n = 0;
+  switch (model::parse_yaml_integer(v.Scalar(), &n)) {
+    case model::YamlInteger::kOk:
+      if (n < INT32_MIN || n > INT32_MAX) break;
+      out = static_cast<int32_t>(n);
+      return ok_status();
+    case model::YamlInteger::kLeadingZero:
+      return make_error(path_ + "." + std::string(key) + ": " +
+                        model::leading_zero_message(v.Scalar()) + " at line " + line_of(v));
+    case model::YamlInteger::kOutOfRange:
+    case model::YamlInteger::kNotInteger:
+      break;
+  }
+  return type_error(path_, key, "an integer", v);
 }
 
 Status ConfigSection::read(std::string_view key, bool& out) const {

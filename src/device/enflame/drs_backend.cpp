@@ -10,6 +10,9 @@
 #include "device/allocation.h"
 #include "device/codec.h"
 #include "device/enflame/enflame_backends.h"
+#include "go/json_key.h"
+#include "go/strconv.h"
+#include "go/utf8.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::enflame {
@@ -27,25 +30,11 @@ int32_t clamp_int32(int64_t v) {
   return static_cast<int32_t>(std::clamp(v, kInt32Min, kInt32Max));
 }
 
-// --- Go string helpers (strings.TrimSpace is go_trim_space, codec.h) ----------------------
-
-// strconv.Atoi on a 64-bit platform: optional sign, ASCII digits, int64 range.
+// strconv.Atoi, absent when it fails.
 std::optional<int64_t> go_atoi(std::string_view s) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  uint64_t n = 0;
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (n > (limit - digit) / 10) return std::nullopt;
-    n = n * 10 + digit;
-  }
-  return negative ? static_cast<int64_t>(0 - n) : static_cast<int64_t>(n);
+  int64_t v = 0;
+  if (go::parse_int(s, 64, &v) != go::NumError::kNone) return std::nullopt;
+  return v;
 }
 
 std::string ascii_lower(std::string_view s) {
@@ -66,32 +55,6 @@ std::string_view trim_suffix(std::string_view s, std::string_view suffix) {
 // simdjson checks the whole text first as Go does; its stricter edges (invalid UTF-8 inside
 // strings, numbers beyond float64 or, as integers, beyond 64 bits) make the annotation
 // malformed where Go would replace the bytes or fail later with another message.
-
-// Go's case-insensitive field match (Go >= 1.21 folds each rune to ToUpper(ToLower(r))): the
-// only non-ASCII runes equal to an ASCII letter are U+0130/U+0131 (I), U+017F (S) and
-// U+212A (K). `field` is lower-case ASCII.
-bool field_matches(std::string_view key, std::string_view field) {
-  size_t i = 0;
-  for (const char want : field) {
-    if (i >= key.size()) return false;
-    uint32_t r = 0;
-    const size_t n = model::decode_utf8_rune(key, i, &r);
-    if (n == 0) return false;
-    i += n;
-    char folded = 0;
-    if (r < 0x80) {
-      folded = static_cast<char>(r >= 'A' && r <= 'Z' ? r - 'A' + 'a' : r);
-    } else if (r == 0x130 || r == 0x131) {
-      folded = 'i';
-    } else if (r == 0x17F) {
-      folded = 's';
-    } else if (r == 0x212A) {
-      folded = 'k';
-    }
-    if (folded != want) return false;
-  }
-  return i == key.size();
-}
 
 // drsDeviceSpec.Capacity is `any`: what the JSON value decoded to.
 struct CapacityValue {
@@ -165,11 +128,11 @@ Status read_device(dom::element v, const std::string& what, DeviceSpec& d) {
   dom::object obj;
   if (v.get_object().get(obj)) return type_error(what, v.type(), "enflame.drsDeviceSpec");
   for (dom::key_value_pair kv : obj) {
-    if (field_matches(kv.key, "index")) {
+    if (go::json_key_matches(kv.key, "index")) {
       if (Status s = read_string(kv.value, what + ".index", d.index); !s) return s;
-    } else if (field_matches(kv.key, "minor")) {
+    } else if (go::json_key_matches(kv.key, "minor")) {
       if (Status s = read_string(kv.value, what + ".minor", d.minor); !s) return s;
-    } else if (field_matches(kv.key, "capacity")) {
+    } else if (go::json_key_matches(kv.key, "capacity")) {
       CapacityValue c;
       switch (kv.value.type()) {
         case dom::element_type::NULL_VALUE:
@@ -204,7 +167,7 @@ Result<CapacitySpec> decode_capacity(std::string_view raw) {
   dom::object top;
   if (root.get_object().get(top)) return type_error("the value", root.type(), "drsCapacitySpec");
   for (dom::key_value_pair kv : top) {
-    if (field_matches(kv.key, "devices")) {
+    if (go::json_key_matches(kv.key, "devices")) {
       if (kv.value.is_null()) {
         spec.devices.clear();
         continue;
@@ -220,7 +183,7 @@ Result<CapacitySpec> decode_capacity(std::string_view raw) {
         ++i;
       }
       spec.devices.resize(i);
-    } else if (field_matches(kv.key, "profiles")) {
+    } else if (go::json_key_matches(kv.key, "profiles")) {
       if (kv.value.is_null()) {
         spec.profiles.clear();
         continue;
@@ -246,7 +209,7 @@ std::optional<int32_t> capacity_of(const CapacityValue& c) {
       if (std::isnan(c.number) || c.number > kInt32Max || c.number < kInt32Min) return std::nullopt;
       return static_cast<int32_t>(c.number);
     case CapacityValue::Kind::kString:
-      if (auto v = go_atoi(go_trim_space(c.text))) return clamp_int32(*v);
+      if (auto v = go_atoi(go::trim_space(c.text))) return clamp_int32(*v);
       return std::nullopt;
     default:
       return std::nullopt;
@@ -315,17 +278,17 @@ BackendIdentity drs_identity(const EnflameConfig& c) {
 }  // namespace
 
 std::pair<int64_t, int64_t> parse_profile(std::string_view name) {
-  const std::string normalized = ascii_lower(go_trim_space(name));
+  const std::string normalized = ascii_lower(go::trim_space(name));
   const size_t dot = normalized.find('.');
   if (dot == std::string::npos) return {0, 0};
   const std::string_view all(normalized);
-  const std::string_view size_part = trim_suffix(go_trim_space(all.substr(0, dot)), "g");
+  const std::string_view size_part = trim_suffix(go::trim_space(all.substr(0, dot)), "g");
   const std::optional<int64_t> size = go_atoi(size_part);
   if (!size) return {0, 0};
   // Only the second dot-separated part is the memory ("1g.6gb.x" is 1g.6gb).
   std::string_view rest = all.substr(dot + 1);
   rest = rest.substr(0, rest.find('.'));
-  const std::optional<int64_t> mem = go_atoi(trim_suffix(go_trim_space(rest), "gb"));
+  const std::optional<int64_t> mem = go_atoi(trim_suffix(go::trim_space(rest), "gb"));
   return {*size, mem.value_or(0)};
 }
 
@@ -436,7 +399,7 @@ NodeDevices DrsBackend::node_devices(const model::Node& node) const {
       out.devices.clear();
       return malformed("invalid drs capacity on node " + node_name);
     }
-    std::string minor(go_trim_space(d.minor));
+    std::string minor(go::trim_space(d.minor));
     if (minor.empty()) minor = std::to_string(dev_index);
     DeviceInfo info;
     info.id = node_name + "-enflame-drs-" + std::to_string(dev_index);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "device/allocation.h"
+#include "go/json_key.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::metax {
@@ -63,28 +64,6 @@ bool canonical_has_suffix(int64_t v) {
   if (m == 0) return false;
   if (m % 1000 == 0) return true;
   return m >= (uint64_t{1} << 20) && m % 1024 == 0;
-}
-
-// Go's encoding/json field-name match: ASCII case folding, plus the two non-ASCII runes that
-// fold onto letters of our names (U+017F long s, U+212A Kelvin sign).
-bool go_key_matches(std::string_view key, std::string_view name) {
-  auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; };
-  size_t i = 0;
-  for (const char want : name) {
-    if (i >= key.size()) return false;
-    char got = key[i];
-    size_t len = 1;
-    if (key.substr(i, 2) == "\xC5\xBF") {
-      got = 'S';
-      len = 2;
-    } else if (key.substr(i, 3) == "\xE2\x84\xAA") {
-      got = 'K';
-      len = 3;
-    }
-    if (upper(got) != upper(want)) return false;
-    i += len;
-  }
-  return i == key.size();
 }
 
 std::string_view json_type_name(dom::element_type t) {
@@ -166,28 +145,29 @@ Status read_registration(dom::object obj, size_t index, SgpuRegistration& r) {
     Status s = ok_status();
     std::string ignored;
     int32_t ignored_int = 0;
-    if (go_key_matches(k, "uuid")) {
+    if (go::json_key_matches(k, "uuid")) {
       s = read_string_field(v, index, "uuid", &r.uuid);
-    } else if (go_key_matches(k, "model")) {
+    } else if (go::json_key_matches(k, "model")) {
       s = read_string_field(v, index, "model", &r.model);
-    } else if (go_key_matches(k, "qosPolicy")) {
+    } else if (go::json_key_matches(k, "qosPolicy")) {
       s = read_string_field(v, index, "qosPolicy", &r.qos_policy);
-    } else if (go_key_matches(k, "bdf")) {
+    } else if (go::json_key_matches(k, "bdf")) {
       s = read_string_field(v, index, "bdf", &ignored);
-    } else if (go_key_matches(k, "totalDevCount")) {
+    } else if (go::json_key_matches(k, "totalDevCount")) {
       s = read_int32_field(v, index, "totalDevCount", &r.total_dev_count);
-    } else if (go_key_matches(k, "totalCompute")) {
+    } else if (go::json_key_matches(k, "totalCompute")) {
       s = read_int32_field(v, index, "totalCompute", &r.total_compute);
-    } else if (go_key_matches(k, "totalVRam")) {
+    } else if (go::json_key_matches(k, "totalVRam")) {
       s = read_int32_field(v, index, "totalVRam", &r.total_vram);
-    } else if (go_key_matches(k, "numa")) {
+    } else if (go::json_key_matches(k, "numa")) {
       s = read_int32_field(v, index, "numa", &r.numa);
-    } else if (go_key_matches(k, "linkZone")) {
+    } else if (go::json_key_matches(k, "linkZone")) {
       s = read_int32_field(v, index, "linkZone", &r.link_zone);
-    } else if (go_key_matches(k, "availableDevCount") || go_key_matches(k, "availableCompute") ||
-               go_key_matches(k, "availableVRam")) {
+    } else if (go::json_key_matches(k, "availableDevCount") ||
+               go::json_key_matches(k, "availableCompute") ||
+               go::json_key_matches(k, "availableVRam")) {
       s = read_int32_field(v, index, k, &ignored_int);  // typed in Go, unused by HAMi
-    } else if (go_key_matches(k, "healthy")) {
+    } else if (go::json_key_matches(k, "healthy")) {
       s = read_bool_field(v, index, "healthy", &r.healthy);
     }
     if (!s) return s;

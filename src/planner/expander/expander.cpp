@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "model/yaml_check.h"
+#include "model/yaml_number.h"
 #include "planner/framework/resources.h"
 
 namespace hamisim::planner::expander {
@@ -104,6 +106,9 @@ std::vector<Option> Random::best_options(std::vector<Option> options, Warnings&)
 // ---- priority ----
 
 Result<PriorityConfig> PriorityConfig::parse(std::string_view yaml) {
+  if (Status s = model::check_yaml(yaml); !s) {
+    return make_error("priority config: " + s.error().message);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
@@ -121,13 +126,16 @@ Result<PriorityConfig> PriorityConfig::parse(std::string_view yaml) {
     Entry entry;
     const YAML::Node& key = kv.first;
     std::string key_text = key.IsScalar() ? key.Scalar() : std::string();
-    try {
-      size_t used = 0;
-      entry.priority = std::stoll(key_text, &used, 10);
-      if (used != key_text.size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      return make_error("priority config: " + at(key) + ": priority \"" + key_text +
-                        "\" is not an integer");
+    switch (model::parse_yaml_integer(key_text, &entry.priority)) {
+      case model::YamlInteger::kOk:
+        break;
+      case model::YamlInteger::kLeadingZero:
+        return make_error("priority config: " + at(key) + ": priority " +
+                          model::leading_zero_message(key_text));
+      case model::YamlInteger::kOutOfRange:
+      case model::YamlInteger::kNotInteger:
+        return make_error("priority config: " + at(key) + ": priority \"" + key_text +
+                          "\" is not an integer");
     }
     if (!seen.insert(entry.priority).second) {
       return make_error("priority config: " + at(key) + ": priority " + key_text +

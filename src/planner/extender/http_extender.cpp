@@ -6,6 +6,7 @@
 #include <cctype>
 #include <optional>
 
+#include "go/duration.h"
 #include "http/client_transport.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
@@ -564,7 +565,7 @@ Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
     // Go's http.Client reports any failure past its deadline as the client's timeout.
     if (f.why == http::Failure::Why::kTimeout ||
         (f.stage == http::Failure::Stage::kConnect && http::Clock::now() >= deadline)) {
-      return make_error(post + "timeout after " + format_go_duration(config_.effective_timeout()) +
+      return make_error(post + "timeout after " + go::format_duration(config_.effective_timeout()) +
                         " (Client.Timeout exceeded)");
     }
     return make_error(post + f.message);

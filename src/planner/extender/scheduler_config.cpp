@@ -3,206 +3,34 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <set>
 
-#include "model/base64.h"
+#include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
+#include "model/yaml_check.h"
 #include "planner/extender/extender_url.h"
+#include "planner/extender/yaml11_fields.h"
 
 namespace hamisim::planner::extender {
 namespace {
 
-// ---- YAML scalar resolution -------------------------------------------------------------
-// kube-scheduler reads its config through sigs.k8s.io/yaml (go-yaml v2, YAML 1.1 scalars)
-// into JSON and then into typed structs, so a plain `5` is a number and a plain `yes` a
-// boolean, and neither decodes into a string field. Quoted scalars are always strings.
-
-enum class Kind { kNull, kBool, kInt, kFloat, kString, kMap, kSeq };
-
-bool is_plain(const YAML::Node& n) {
-  return n.Tag() == "?" || n.Tag().empty();
-}
-
-bool yaml11_bool(const std::string& s, bool& value) {
-  static const std::array<const char*, 11> kTrue = {"y",  "Y",  "yes",  "Yes",  "YES", "on",
-                                                    "On", "ON", "true", "True", "TRUE"};
-  static const std::array<const char*, 11> kFalse = {"n",   "N",   "no",    "No",    "NO",   "off",
-                                                     "Off", "OFF", "false", "False", "FALSE"};
-  for (const char* t : kTrue)
-    if (s == t) return value = true, true;
-  for (const char* f : kFalse)
-    if (s == f) return value = false, true;
-  return false;
-}
-
-bool looks_int(const std::string& s) {
-  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (i >= s.size()) return false;
-  for (; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '_') return false;
-  return true;
-}
-
-bool looks_float(const std::string& s) {
-  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "-.inf" || s == "+.inf" || s == ".nan" ||
-      s == ".NaN" || s == ".NAN")
-    return true;
-  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  bool digits = false, dot = false, exp = false;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      digits = true;
-    } else if (c == '.' && !dot && !exp) {
-      dot = true;
-    } else if ((c == 'e' || c == 'E') && digits && !exp) {
-      exp = true;
-      if (i + 1 < s.size() && (s[i + 1] == '-' || s[i + 1] == '+')) ++i;
-    } else {
-      return false;
-    }
-  }
-  return digits && (dot || exp);
-}
-
-Kind kind_of(const YAML::Node& n) {
-  if (!n.IsDefined() || n.IsNull()) return Kind::kNull;
-  if (n.IsMap()) return Kind::kMap;
-  if (n.IsSequence()) return Kind::kSeq;
-  if (!is_plain(n)) return Kind::kString;
-  const std::string& s = n.Scalar();
-  bool b = false;
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Kind::kNull;
-  if (yaml11_bool(s, b)) return Kind::kBool;
-  if (looks_int(s)) return Kind::kInt;
-  if (looks_float(s)) return Kind::kFloat;
-  return Kind::kString;
-}
-
-std::string describe(const YAML::Node& n) {
-  switch (kind_of(n)) {
-    case Kind::kNull:
-      return "null";
-    case Kind::kBool:
-      return "boolean " + n.Scalar();
-    case Kind::kInt:
-    case Kind::kFloat:
-      return "number " + n.Scalar();
-    case Kind::kString:
-      return "string \"" + n.Scalar() + "\"";
-    case Kind::kMap:
-      return "a mapping";
-    case Kind::kSeq:
-      return "a list";
-  }
-  return "?";
-}
-
-std::string child(const std::string& path, std::string_view key) {
-  if (path.empty()) return std::string(key);
-  return path + "." + std::string(key);
-}
-std::string index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-Error field_error(const std::string& path, const std::string& message) {
-  return make_error(path.empty() ? message : path + ": " + message);
-}
-
-Status read_string(const YAML::Node& n, const std::string& path, std::string& out) {
-  const Kind k = kind_of(n);
-  if (k == Kind::kNull) return ok_status();  // null leaves Go's zero value
-  if (k != Kind::kString) return field_error(path, "expected a string, got " + describe(n));
-  out = n.Scalar();
-  return ok_status();
-}
-
-Status read_bool(const YAML::Node& n, const std::string& path, bool& out) {
-  const Kind k = kind_of(n);
-  if (k == Kind::kNull) return ok_status();
-  if (k != Kind::kBool) return field_error(path, "expected true or false, got " + describe(n));
-  yaml11_bool(n.Scalar(), out);
-  return ok_status();
-}
-
-Status read_int64(const YAML::Node& n, const std::string& path, int64_t& out) {
-  const Kind k = kind_of(n);
-  if (k == Kind::kNull) return ok_status();
-  if (k != Kind::kInt) return field_error(path, "expected an integer, got " + describe(n));
-  std::string digits;
-  for (char c : n.Scalar())
-    if (c != '_') digits += c;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(digits.c_str(), &end, 10);
-  if (errno == ERANGE || end != digits.c_str() + digits.size()) {
-    return field_error(path, n.Scalar() + " does not fit in a 64-bit integer");
-  }
-  out = v;
-  return ok_status();
-}
-
-Status read_duration(const YAML::Node& n, const std::string& path, std::chrono::nanoseconds& out) {
-  const Kind k = kind_of(n);
-  if (k == Kind::kNull) return ok_status();
-  if (k != Kind::kString) {
-    return field_error(path, "expected a duration string such as \"5s\", got " + describe(n));
-  }
-  auto d = parse_go_duration(n.Scalar());
-  if (!d) return field_error(path, "\"" + n.Scalar() + "\" is not a duration");
-  out = *d;
-  return ok_status();
-}
-
-Status read_base64(const YAML::Node& n, const std::string& path, std::string& out) {
-  std::string text;
-  if (Status s = read_string(n, path, text); !s) return s;
-  if (!model::decode_base64(text, out)) return field_error(path, "not valid base64");
-  return ok_status();
-}
-
-Status read_string_list(const YAML::Node& n, const std::string& path,
-                        std::vector<std::string>& out) {
-  const Kind k = kind_of(n);
-  if (k == Kind::kNull) return ok_status();
-  if (k != Kind::kSeq) return field_error(path, "expected a list of strings, got " + describe(n));
-  out.clear();
-  for (size_t i = 0; i < n.size(); ++i) {
-    std::string item;
-    if (Status s = read_string(n[i], index(path, i), item); !s) return s;
-    out.push_back(std::move(item));
-  }
-  return ok_status();
-}
-
-enum class Field { kHandled, kUnknown };
-using FieldHandler = std::function<Result<Field>(const std::string& key, const YAML::Node& value,
-                                                 const std::string&)>;
-
-// Strict decoding of one mapping: keys must be strings, appear once and be known (kube-
-// scheduler's strict decoder reports unknown and duplicate fields).
-Status for_each_field(const YAML::Node& map, const std::string& path, const FieldHandler& on) {
-  if (kind_of(map) == Kind::kNull) return ok_status();
-  if (!map.IsMap()) return field_error(path, "expected a mapping, got " + describe(map));
-  std::set<std::string> seen;
-  for (const auto& entry : map) {
-    if (!entry.first.IsScalar()) return field_error(path, "a key is not a string");
-    const std::string key = entry.first.Scalar();
-    const std::string field_path = child(path, key);
-    if (!seen.insert(key).second) return field_error(field_path, "duplicate field");
-    auto r = on(key, entry.second, field_path);
-    if (!r) return r.error();
-    if (*r == Field::kUnknown) return field_error(field_path, "unknown field");
-  }
-  return ok_status();
-}
+using yaml11::child;
+using yaml11::describe;
+using yaml11::Field;
+using yaml11::field_error;
+using yaml11::for_each_field;
+using yaml11::index;
+using yaml11::Kind;
+using yaml11::kind_of;
+using yaml11::read_base64;
+using yaml11::read_bool;
+using yaml11::read_duration;
+using yaml11::read_int64;
+using yaml11::read_string;
+using yaml11::read_string_list;
 
 // ---- qualified names (k8s.io/apimachinery validation.IsQualifiedName) ------------------
 
@@ -550,7 +378,7 @@ void validate_extenders(const SchedulerConfig& config, std::vector<std::string>&
     }
     if (!e.bind_verb.empty()) ++binders;
     if (e.http_timeout.count() < 0) {
-      problems.push_back(path + ".httpTimeout: \"" + format_go_duration(e.http_timeout) +
+      problems.push_back(path + ".httpTimeout: \"" + go::format_duration(e.http_timeout) +
                          "\" must not be negative");
     }
     for (size_t j = 0; j < e.managed_resources.size(); ++j) {
@@ -602,6 +430,8 @@ Result<SchedulerConfig> parse_scheduler_config(std::string_view text, std::strin
   config.source = std::string(source);
   auto fail = [&](const Error& e) { return make_error(config.source + ": " + e.message); };
 
+  if (Status s = model::check_yaml(text); !s)
+    return make_error(config.source + ": " + s.error().message);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -742,122 +572,6 @@ Result<SchedulerConfig> load_scheduler_config(const std::string& path, const Loa
   return parse_scheduler_config(doc->text, doc->source, options);
 }
 
-// ---- Go durations ------------------------------------------------------------------------
-
-Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
-  const std::string original(text);
-  auto invalid = [&] { return make_error("time: invalid duration \"" + original + "\""); };
-  std::string_view s = text;
-  bool negative = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return std::chrono::nanoseconds(0);
-  if (s.empty()) return invalid();
-  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  uint64_t total = 0;
-  while (!s.empty()) {
-    // Integer part.
-    uint64_t v = 0;
-    size_t i = 0;
-    bool overflow = false;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      if (v > (kMax - (s[i] - '0')) / 10) overflow = true;
-      v = v * 10 + static_cast<uint64_t>(s[i] - '0');
-      ++i;
-    }
-    if (overflow) return invalid();
-    const bool pre = i > 0;
-    // Fraction.
-    uint64_t f = 0;
-    double scale = 1;
-    bool post = false;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      const size_t start = i;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        if (f <= (kMax - 9) / 10) {  // beyond this the digit cannot change the result
-          f = f * 10 + static_cast<uint64_t>(s[i] - '0');
-          scale *= 10;
-        }
-        ++i;
-      }
-      post = i > start;
-    }
-    if (!pre && !post) return invalid();
-    // Unit.
-    const size_t unit_start = i;
-    while (i < s.size() && s[i] != '.' && !std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    const std::string_view unit = s.substr(unit_start, i - unit_start);
-    uint64_t factor = 0;
-    if (unit == "ns") {
-      factor = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      factor = 1000;
-    } else if (unit == "ms") {
-      factor = 1000 * 1000;
-    } else if (unit == "s") {
-      factor = 1000ULL * 1000 * 1000;
-    } else if (unit == "m") {
-      factor = 60ULL * 1000 * 1000 * 1000;
-    } else if (unit == "h") {
-      factor = 3600ULL * 1000 * 1000 * 1000;
-    } else {
-      return invalid();  // missing or unknown unit
-    }
-    if (v > kMax / factor) return invalid();
-    v *= factor;
-    if (f > 0) {
-      v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(factor) / scale));
-      if (v > kMax) return invalid();
-    }
-    total += v;
-    if (total > kMax) return invalid();
-    s.remove_prefix(i);
-  }
-  const int64_t value = static_cast<int64_t>(total);
-  return std::chrono::nanoseconds(negative ? -value : value);
-}
-
-std::string format_go_duration(std::chrono::nanoseconds d) {
-  int64_t ns = d.count();
-  if (ns == 0) return "0s";
-  const bool negative = ns < 0;
-  uint64_t u = negative ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-  // Fixed-point number with `digits` decimals and no trailing zeros.
-  auto fixed = [](uint64_t value, int digits) {
-    std::string whole = std::to_string(value);
-    if (digits == 0) return whole;
-    while (static_cast<int>(whole.size()) <= digits) whole.insert(whole.begin(), '0');
-    std::string frac = whole.substr(whole.size() - digits);
-    whole.resize(whole.size() - digits);
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    return frac.empty() ? whole : whole + "." + frac;
-  };
-  std::string out;
-  if (u < 1000ULL * 1000 * 1000) {
-    if (u < 1000) {
-      out = std::to_string(u) + "ns";
-    } else if (u < 1000 * 1000) {
-      out = fixed(u, 3) + "\xC2\xB5s";
-    } else {
-      out = fixed(u, 6) + "ms";
-    }
-  } else {
-    const uint64_t sec_ns = u % (60ULL * 1000 * 1000 * 1000);
-    uint64_t minutes = u / (60ULL * 1000 * 1000 * 1000);
-    out = fixed(sec_ns, 9) + "s";
-    if (minutes > 0) {
-      const uint64_t hours = minutes / 60;
-      minutes %= 60;
-      out = std::to_string(minutes) + "m" + out;
-      if (hours > 0) out = std::to_string(hours) + "h" + out;
-    }
-  }
-  return negative ? "-" + out : out;
-}
-
 // ---- CA derivations ------------------------------------------------------------------------
 
 Result<NodeResourcesFitArgs> effective_node_resources_fit(const SchedulerConfig& config) {
@@ -902,81 +616,6 @@ bool is_extended_resource_name(std::string_view name) {
   if (name.find("kubernetes.io/") != std::string_view::npos) return false;
   if (name.substr(0, 9) == "requests.") return false;
   return qualified_name_problem("requests." + std::string(name)).empty();
-}
-
-// ---- doctor facts ----------------------------------------------------------------------------
-
-std::string_view to_string(TlsVerification v) {
-  switch (v) {
-    case TlsVerification::kNone:
-      return "none";
-    case TlsVerification::kVerified:
-      return "verified";
-    case TlsVerification::kSystemRoots:
-      return "system-roots";
-    case TlsVerification::kSkippedInsecure:
-      return "skipped-insecure";
-    case TlsVerification::kSkippedNoCa:
-      return "skipped-no-ca";
-  }
-  return "?";
-}
-
-const std::vector<std::string>& default_hami_resource_names() {
-  static const std::vector<std::string> kNames = {
-      "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage",
-      "nvidia.com/priority"};
-  return kNames;
-}
-
-std::vector<ExtenderFacts> describe_extenders(const SchedulerConfig& config,
-                                              const std::vector<std::string>& hami_resources) {
-  const std::vector<std::string>& hami =
-      hami_resources.empty() ? default_hami_resource_names() : hami_resources;
-  std::vector<ExtenderFacts> out;
-  for (size_t i = 0; i < config.extenders.size(); ++i) {
-    const ExtenderConfig& e = config.extenders[i];
-    ExtenderFacts f;
-    f.index = i;
-    f.url_prefix = e.url_prefix;
-    if (auto url = parse_extender_url(e.url_prefix)) f.scheme = url->scheme;
-    f.https = f.scheme == "https";
-    const bool has_ca =
-        e.tls_config && (!e.tls_config->ca_file.empty() || !e.tls_config->ca_data.empty());
-    if (!f.https) {
-      f.tls_verification = TlsVerification::kNone;
-    } else if (e.tls_config && e.tls_config->insecure) {
-      f.tls_verification = TlsVerification::kSkippedInsecure;
-    } else if (has_ca) {
-      f.tls_verification = TlsVerification::kVerified;
-    } else if (e.enable_https) {
-      f.tls_verification = TlsVerification::kSkippedNoCa;
-    } else {
-      f.tls_verification = TlsVerification::kSystemRoots;
-    }
-    f.client_certificate =
-        e.tls_config && (!e.tls_config->cert_file.empty() || !e.tls_config->cert_data.empty());
-    f.filter = e.is_filter();
-    f.filter_verb = e.filter_verb;
-    f.node_cache_capable = e.node_cache_capable;
-    f.ignorable = e.ignorable;
-    f.timeout = e.effective_timeout();
-    f.timeout_defaulted = e.http_timeout.count() == 0;
-    f.empty_managed_resources = e.managed_resources.empty();
-    for (const std::string& name : hami) {
-      auto it = std::find_if(e.managed_resources.begin(), e.managed_resources.end(),
-                             [&](const ManagedResource& r) { return r.name == name; });
-      if (it == e.managed_resources.end()) {
-        f.hami_resources_missing.push_back(name);
-        continue;
-      }
-      f.hami_resources_managed.push_back(name);
-      if (!it->ignored_by_scheduler) f.hami_resources_not_ignored.push_back(name);
-    }
-    f.looks_like_hami = !f.hami_resources_managed.empty();
-    out.push_back(std::move(f));
-  }
-  return out;
 }
 
 }  // namespace hamisim::planner::extender

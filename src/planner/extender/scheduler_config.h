@@ -97,11 +97,6 @@ Result<SchedulerConfig> parse_scheduler_config(std::string_view text, std::strin
 Result<SchedulerConfig> load_scheduler_config(const std::string& path,
                                               const LoadOptions& options = {});
 
-// A Go duration string ("5s", "1m30s", "500ms", "1.5h", "-2s", "0") in nanoseconds.
-Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text);
-// Go's Duration.String() form ("5s", "1m30s", "500ms", "0s").
-std::string format_go_duration(std::chrono::nanoseconds d);
-
 // The NodeResourcesFit args the simulator's Filter must use for profiles[0], derived exactly
 // as CA-exp's configureIgnoredExtenderResources (= kube-scheduler buildExtenders) does: when
 // any managedResources entry of any extender has ignoredByScheduler: true, the collected names
@@ -117,45 +112,5 @@ std::vector<std::string> gpu_resource_names(const SchedulerConfig& config);
 // kube-scheduler's IsExtendedResourceName (a qualified, domain-prefixed name outside
 // kubernetes.io/ and not "requests.*").
 bool is_extended_resource_name(std::string_view name);
-
-// ---- Facts `hamisim doctor` reports on (spec §8), as plain data. ----
-
-enum class TlsVerification {
-  kNone,             // plain http:// URL
-  kVerified,         // https with caFile/caData
-  kSystemRoots,      // https, no CA, verification on: the system trust store decides
-  kSkippedInsecure,  // tlsConfig.insecure: true
-  kSkippedNoCa,      // enableHTTPS without caFile/caData: kube-scheduler forces insecure
-};
-std::string_view to_string(TlsVerification v);
-
-// The resource names HAMi's NVIDIA backend manages under its default configuration.
-const std::vector<std::string>& default_hami_resource_names();
-
-struct ExtenderFacts {
-  size_t index = 0;
-  std::string url_prefix;
-  std::string scheme;  // "http" or "https" (empty when the URL cannot be parsed)
-  bool https = false;
-  TlsVerification tls_verification = TlsVerification::kNone;
-  bool client_certificate = false;  // mTLS material configured
-  bool filter = false;
-  std::string filter_verb;
-  bool node_cache_capable = false;
-  bool ignorable = false;
-  std::chrono::nanoseconds timeout{0};   // effective
-  bool timeout_defaulted = false;        // httpTimeout absent or 0
-  bool empty_managed_resources = false;  // interested in every pod
-  // Looks like HAMi: manages at least one of the HAMi resource names given.
-  bool looks_like_hami = false;
-  std::vector<std::string> hami_resources_managed;
-  std::vector<std::string> hami_resources_not_ignored;  // managed, ignoredByScheduler: false
-  std::vector<std::string> hami_resources_missing;      // HAMi names this extender omits
-};
-
-// One entry per extender, in config order. `hami_resources` defaults to
-// default_hami_resource_names() when empty.
-std::vector<ExtenderFacts> describe_extenders(const SchedulerConfig& config,
-                                              const std::vector<std::string>& hami_resources = {});
 
 }  // namespace hamisim::planner::extender

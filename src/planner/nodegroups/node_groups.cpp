@@ -12,6 +12,7 @@
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/yaml_check.h"
+#include "model/yaml_number.h"
 #include "profile/device_profiles.h"
 #include "profile/template_node.h"
 
@@ -95,23 +96,22 @@ Result<std::string> read_string(const YAML::Node& parent, std::string_view key,
   return n.Scalar();
 }
 
-// Decimal integers only: yaml-cpp's own conversion reads "010" as octal, which YAML 1.2 does
-// not. Quoted and plain scalars are read alike.
+// model/yaml_number.h's integers. Quoted and plain scalars are read alike.
 Result<int64_t> read_int(const YAML::Node& n, const Where& where) {
   if (!n.IsScalar()) return where.error(n, "expected an integer");
   const std::string& text = n.Scalar();
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  if (begin != end && *begin == '+') ++begin;
   int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(begin, end, v);
-  if (ec == std::errc::result_out_of_range) {
-    return where.error(n, "\"" + text + "\" is out of the 64-bit integer range");
+  switch (model::parse_yaml_integer(text, &v)) {
+    case model::YamlInteger::kOk:
+      return v;
+    case model::YamlInteger::kLeadingZero:
+      return where.error(n, model::leading_zero_message(text));
+    case model::YamlInteger::kOutOfRange:
+      return where.error(n, "\"" + text + "\" is out of the 64-bit integer range");
+    case model::YamlInteger::kNotInteger:
+      break;
   }
-  if (ec != std::errc() || ptr != end || begin == end || *begin == '+') {
-    return where.error(n, "\"" + text + "\" is not an integer");
-  }
-  return v;
+  return where.error(n, "\"" + text + "\" is not an integer");
 }
 
 Result<double> read_number(const YAML::Node& n, const Where& where) {

@@ -45,9 +45,9 @@ struct NodeGroups {
 // - a key given twice in one mapping is an error (yaml-cpp would keep only the first);
 // - one YAML document (empty ones, such as a trailing `---`, are ignored);
 // - scalars are read as text whatever their quoting (`zone: 1` is the label value "1",
-//   `maxSize: "3"` is 3); integers are decimal ("010" is 10, as in YAML 1.2; "0x10" is an
-//   error); booleans are the YAML 1.2 core ones (true/True/TRUE, false/False/FALSE); price
-//   must be finite;
+//   `maxSize: "3"` is 3); integers follow model/yaml_number.h ("010" is an error naming
+//   its two readings; "0x10" is not an integer); booleans are the YAML 1.2 core ones
+//   (true/True/TRUE, false/False/FALSE); price must be finite;
 // - an explicit empty deviceProfile is an error; whether the profile exists is not checked
 //   here (the caller holds the DeviceProfiles);
 // - `template` keys match exactly (no case folding, unlike the JSON decoder): metadata

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "go/quote.h"
 #include "model/json_writer.h"
 
 namespace hamisim::planner::report {
@@ -34,21 +35,12 @@ std::string printable(std::string_view s) {
       continue;
     }
     if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-      switch (cp) {
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        default: {
-          char buf[12];
-          std::snprintf(buf, sizeof buf, "\\u%04" PRIX32, cp);
-          out += buf;
-        }
+      if (cp == '\n' || cp == '\r' || cp == '\t') {
+        out += go::short_escape(cp);
+      } else {
+        char buf[12];
+        std::snprintf(buf, sizeof buf, "\\u%04" PRIX32, cp);
+        out += buf;
       }
     } else {
       out.append(s.substr(i, n));

@@ -366,6 +366,16 @@ TEST(MetaxSgpu, RegistrationIsItsOwnJsonSchema) {
   EXPECT_EQ(found.devices[1].index, 1u);
   EXPECT_EQ(found.devices[1].devmem, 8);
   EXPECT_EQ(found.devices[1].custom_info, R"({"LinkZone":3,"Model":"","QosPolicy":""})");
+
+  // Issue #26: keys fold as Go folds them; U+0130 (dotted capital I) matches the i of "uuid"
+  // and "linkZone", which the MetaX reader's own matcher missed.
+  found = b.node_devices(vendor_node("n", {{kSgpuRegister,
+                                            "[{\"uu\xC4\xB0"
+                                            "d\":\"c\",\"l\xC4\xB0nkZone\":2}]"}}));
+  ASSERT_EQ(found.state, device::NodeDevices::State::kOk) << found.message;
+  ASSERT_EQ(found.devices.size(), 1u);
+  EXPECT_EQ(found.devices[0].id, "c");
+  EXPECT_EQ(found.devices[0].custom_info, R"({"LinkZone":2,"Model":"","QosPolicy":""})");
 }
 
 TEST(MetaxSgpu, MalformedAndEmptyRegistrations) {

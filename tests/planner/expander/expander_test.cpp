@@ -127,6 +127,16 @@ TEST(PriorityExpander, NoMatchOrInvalidConfigKeepsAllOptions) {
 }
 
 // §4.6 priority: parse errors name the line.
+// Issue #26: one number grammar for every file (std::stoll read "010" as 10).
+TEST(PriorityConfigParse, APriorityWithALeadingZeroIsAnError) {
+  auto r = PriorityConfig::parse("10:\n  - a\n010:\n  - b\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "priority config: line 3: priority \"010\" has a leading zero (octal in YAML 1.1, "
+            "decimal in YAML 1.2): write 10, or 8 for octal");
+  ASSERT_TRUE(PriorityConfig::parse("-5:\n  - a\n0:\n  - b\n").ok());
+}
+
 TEST(PriorityConfigParse, ErrorsNameTheLine) {
   auto not_int = PriorityConfig::parse("10:\n  - a\nhigh:\n  - b\n");
   ASSERT_FALSE(not_int.ok());

@@ -142,7 +142,7 @@ TEST(ParseNodeGroups, NoNodeGroupsIsAnEmptyList) {
 TEST(ParseNodeGroups, ScalarsAreReadAsTextWhateverTheirQuoting) {
   const NodeGroups groups = parse_ok(group_doc(R"(    minSize: "1"
     maxSize: +40
-    targetSize: 010
+    targetSize: 10
     price: 0
     priority: -3
     members: {zone: 1, gen: "2", on: true}
@@ -155,7 +155,7 @@ TEST(ParseNodeGroups, ScalarsAreReadAsTextWhateverTheirQuoting) {
   const NodeGroupSpec& g = groups.groups[0];
   EXPECT_EQ(g.min_size, 1);
   EXPECT_EQ(g.max_size, 40);
-  EXPECT_EQ(g.target_size, 10);  // decimal, not octal
+  EXPECT_EQ(g.target_size, 10);
   EXPECT_EQ(g.price, 0.0);
   EXPECT_EQ(g.priority, -3);
   EXPECT_EQ(g.members, (model::StringMap{{"gen", "2"}, {"on", "true"}, {"zone", "1"}}));
@@ -247,6 +247,17 @@ TEST(ParseNodeGroupsErrors, IntegersMustBeDecimalIntegers) {
                         "64-bit integer range"));
   EXPECT_THAT(parse_error(group_doc("    maxSize: 3\n    priority: high\n")),
               HasSubstr("nodeGroups[0] (ng).priority: \"high\" is not an integer"));
+}
+
+// Issue #26: one number grammar for every file; "010" was 10 here and octal 8 elsewhere.
+TEST(ParseNodeGroupsErrors, ALeadingZeroIsAnErrorNamingBothReadings) {
+  EXPECT_EQ(parse_error(group_doc("    maxSize: 010\n")),
+            "groups.yaml: nodeGroups[0] (ng).maxSize: \"010\" has a leading zero (octal in YAML "
+            "1.1, decimal in YAML 1.2): write 10, or 8 for octal (line 5)");
+  EXPECT_THAT(parse_error(group_doc("    maxSize: 3\n    priority: -09\n")),
+              HasSubstr("nodeGroups[0] (ng).priority: \"-09\" has a leading zero (octal in "
+                        "YAML 1.1, decimal in YAML 1.2): write -9 (line 6)"));
+  EXPECT_EQ(parse_ok(group_doc("    maxSize: 0\n")).groups[0].max_size, 0);
 }
 
 TEST(ParseNodeGroupsErrors, NameIsRequiredNonEmptyAndWithoutWhitespace) {
