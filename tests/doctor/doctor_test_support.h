@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "fit/device_config.h"
 #include "planner/extender/scheduler_config.h"
 
 namespace hamisim::doctor::testing {
 
 inline CheckOptions default_options() {
   CheckOptions o;
-  const auto registry = fit::build_registry({});
+  const auto registry = device::build_registry({});
   o.hami_resources = hami_resource_names(registry);
   o.vendors = vendor_resources(registry);
   return o;

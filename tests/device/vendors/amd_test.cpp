@@ -293,7 +293,7 @@ TEST(Amd, DeviceConfigSection) {
   ASSERT_NE(other.find("AMD"), nullptr);
   EXPECT_EQ(other.find("AMD")->request_for(container("c", {{"amd.com/gpu", "1"}})).nums, 0);
   EXPECT_EQ(other.find("AMD")->health_check(), device::HealthCheck::kAlways);
-  auto bad = parse_device_config("amd:\n  resourceCoreName: [x]\n");
+  auto bad = device::parse_device_config("amd:\n  resourceCoreName: [x]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("amd.resourceCoreName: expected a string at line 2"));

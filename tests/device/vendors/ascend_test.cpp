@@ -142,7 +142,7 @@ TEST(Ascend, ChartDefaultsAreTheChartChipsBehindTheFlag) {
   EXPECT_FALSE(dynamic_cast<const AscendBackend&>(*registry.find("Ascend910C")).hami_vnpu_core());
 
   // --enable-ascend is off by default: no Ascend backend at all.
-  const auto off = build_registry(DeviceConfig{});
+  const auto off = device::build_registry(device::DeviceConfig{});
   EXPECT_EQ(off.find("Ascend910B3"), nullptr);
   EXPECT_NE(off.find("DCU"), nullptr);
 }
@@ -200,24 +200,26 @@ TEST(Ascend, VnpusSectionBuildsOneBackendPerChip) {
 }
 
 TEST(Ascend, VnpusSectionErrorsNameTheKeyAndLine) {
-  auto bad = parse_device_config("vnpus:\n  configs:\n  - commonWord: X\n    memoryFactor: many\n");
+  auto bad = device::parse_device_config(
+      "vnpus:\n  configs:\n  - commonWord: X\n    memoryFactor: many\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].memoryFactor: expected an integer at line 4"));
-  bad = parse_device_config("vnpus:\n  configs:\n  - commonWord: X\n    memoryAllocatable: lots\n");
+  bad = device::parse_device_config(
+      "vnpus:\n  configs:\n  - commonWord: X\n    memoryAllocatable: lots\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].memoryAllocatable: expected an integer at line 4"));
-  bad = parse_device_config(
+  bad = device::parse_device_config(
       "vnpus:\n  configs:\n  - commonWord: X\n    templates:\n    - name: t\n      memory: [1]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].templates[0].memory: expected an integer at line 6"));
-  bad = parse_device_config("vnpus:\n  hamiVnpuCore: maybe\n");
+  bad = device::parse_device_config("vnpus:\n  hamiVnpuCore: maybe\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message, HasSubstr("vnpus.hamiVnpuCore: expected a boolean at line 2"));
   // The HAMi <= v2.8 layout (a list of chips) is refused as HAMi v2.10 refuses it.
-  bad = parse_device_config("vnpus:\n- commonWord: Ascend910B3\n");
+  bad = device::parse_device_config("vnpus:\n- commonWord: Ascend910B3\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message, HasSubstr("vnpus: expected a mapping at line 2"));
 }

@@ -358,7 +358,7 @@ TEST(AwsNeuron, DeviceConfigSectionAndRegistration) {
   EXPECT_EQ(other.find("AWSNeuron")->request_for(container("c", {{kNeuron, "1"}})).nums, 0);
   EXPECT_EQ(other.find("AWSNeuron")->node_devices(neuron_node("n", "inf2", "1", "2")).state,
             NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("awsneuron:\n  resourceCoreName: {a: b}\n");
+  auto bad = device::parse_device_config("awsneuron:\n  resourceCoreName: {a: b}\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("awsneuron.resourceCoreName: expected a string at line 2"));

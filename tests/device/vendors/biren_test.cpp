@@ -237,7 +237,7 @@ TEST(Biren, DeviceConfigSection) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   ASSERT_NE(other.find("Biren"), nullptr);
   EXPECT_EQ(other.find("Biren")->request_for(container("c", {{"birentech.com/gpu", "1"}})).nums, 0);
-  auto bad = parse_device_config("biren:\n  resourceCountName: [a, b]\n");
+  auto bad = device::parse_device_config("biren:\n  resourceCountName: [a, b]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("biren.resourceCountName: expected a string at line 2"));

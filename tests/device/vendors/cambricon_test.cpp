@@ -394,7 +394,7 @@ TEST(Cambricon, DeviceConfigSectionRenamesResources) {
   EXPECT_EQ(other.find("MLU")->request_for(container("c", {{kCount, "1"}})).nums, 0);
   EXPECT_EQ(other.find("MLU")->node_devices(mlu_node("100", "16")).state,
             device::NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("cambricon:\n  resourceCoreName: [a, b]\n");
+  auto bad = device::parse_device_config("cambricon:\n  resourceCoreName: [a, b]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("cambricon.resourceCoreName: expected a string at line 2"));

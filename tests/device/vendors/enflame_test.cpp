@@ -589,7 +589,7 @@ TEST(Enflame, DeviceConfigSection) {
   EXPECT_EQ(other.find("GCU")->request_for(container("c", {{kGcu, "1"}})).nums, 0);
   EXPECT_EQ(other.find("Enflame")->request_for(container("c", {{kDrs, "1"}})).nums, 1);
 
-  auto bad = parse_device_config("enflame:\n  resourceNameGCU: [a]\n");
+  auto bad = device::parse_device_config("enflame:\n  resourceNameGCU: [a]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("enflame.resourceNameGCU: expected a string at line 2"));

@@ -316,7 +316,7 @@ TEST(Vastai, DeviceConfigSection) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   EXPECT_EQ(other.find("Vastai")->request_for(container("c", {{"vastaitech.com/va", "1"}})).nums,
             0);
-  auto bad = parse_device_config("vastai:\n  resourceCountName: {a: b}\n");
+  auto bad = device::parse_device_config("vastai:\n  resourceCountName: {a: b}\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("vastai.resourceCountName: expected a string at line 2"));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "fit_test_support.h"
@@ -18,22 +18,22 @@ namespace hamisim::fit::testing {
 
 // NVIDIA and every other vendor with HAMi's chart defaults, Ascend and Iluvatar enabled.
 inline device::DeviceRegistry chart_registry() {
-  DeviceConfig config;
+  device::DeviceConfig config;
   config.enable_ascend = true;
   config.enable_iluvatar = true;
-  return build_registry(config);
+  return device::build_registry(config);
 }
 
 // A registry from a device-config.yaml text (the test fails when it does not parse).
 inline device::DeviceRegistry registry_from_yaml(std::string_view yaml) {
-  auto config = parse_device_config(yaml);
+  auto config = device::parse_device_config(yaml);
   if (!config) {
     ADD_FAILURE() << config.error().message;
-    return build_registry(DeviceConfig{});
+    return device::build_registry(device::DeviceConfig{});
   }
   config->enable_ascend = true;
   config->enable_iluvatar = true;
-  return build_registry(*config);
+  return device::build_registry(*config);
 }
 
 inline model::Node vendor_node(std::string name,
