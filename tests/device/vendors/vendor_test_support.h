@@ -74,6 +74,35 @@ inline NodeFit fit_on(const model::Pod& pod, const model::Node& node,
   return fit_pod(*prepared, usage, inv.inventory, registry);
 }
 
+// The backend's Fit called directly, as HAMi's unit tests do (no NodeInsufficientDevice
+// pre-check): its outcome, and its reasons formatted as GenReason over the devices given.
+struct DirectFit {
+  device::FitOutcome outcome;
+  std::string reason;
+  std::vector<std::string> uuids() const {
+    std::vector<std::string> out;
+    for (const auto& d : outcome.devices) out.push_back(d.uuid);
+    return out;
+  }
+};
+inline DirectFit direct_fit(const device::DeviceBackend& backend,
+                            std::vector<device::DeviceUsage>& devices,
+                            const device::ContainerDeviceRequest& request,
+                            const model::Pod& pod = PodBuilder().build(),
+                            std::string_view policy = "spread") {
+  std::vector<device::DeviceUsage*> ptrs;
+  for (auto& d : devices) ptrs.push_back(&d);
+  auto prepared = backend.prepare(pod);
+  device::FitContext ctx;
+  ctx.pod = &pod;
+  ctx.prepared = prepared.get();
+  ctx.gpu_policy = policy;
+  DirectFit out;
+  out.outcome = backend.fit(ptrs, request, ctx);
+  out.reason = device::format_reasons(out.outcome.reasons, ptrs.size());
+  return out;
+}
+
 // A pod already placed on `node` with the given annotations (allocated keys etc.).
 inline model::Pod running_pod(std::string name, std::string node,
                               std::map<std::string, std::string> annotations) {
