@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "gen/generator.h"
 #include "live/live_scheduler.h"
 #include "model/decode.h"
@@ -35,7 +35,7 @@ int env_int(const char* name, int fallback) {
 }
 
 struct Cluster {
-  device::DeviceRegistry registry = fit::build_registry({});
+  device::DeviceRegistry registry = device::build_registry({});
   std::unique_ptr<state::SnapshotSource> source;
   std::unique_ptr<live::LiveScheduler> scheduler;
   std::vector<std::string> node_names;

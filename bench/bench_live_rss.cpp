@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "live/live_scheduler.h"
 #include "state/snapshot_source.h"
 
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   const long store = settled_rss_kib();
   const auto t1 = std::chrono::steady_clock::now();
 
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   live::LiveOptions options;
   options.register_interval = std::chrono::hours(1);
   live::LiveScheduler scheduler(registry, *source, std::move(options));

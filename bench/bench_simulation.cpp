@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "server/simulation_filter.h"
@@ -124,7 +124,7 @@ void report(benchmark::State& state, const std::string& body) {
 // The same body again and again, as CA sends its templates: the Pod and Nodes are decoded once
 // and then found by their bytes.
 void BM_FilterSimulation(benchmark::State& state) {
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   const engine::Engine engine(registry, nullptr);
   const server::SimulationFilter filter(engine);
   const std::string body = padded_request(state);
@@ -139,7 +139,7 @@ BENCHMARK(BM_FilterSimulation)->Args({1, 0})->Args({10, 0})->Args({100, 0})->Arg
 // The same body about one estimator copy of a template (`...-e-0`), as CA asks about the new
 // node of an estimate: SimulatedPodsWatch looks at every such request (issue #33).
 void BM_FilterSimulationTemplateCopy(benchmark::State& state) {
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   const engine::Engine engine(registry, nullptr);
   const server::SimulationFilter filter(engine);
   std::string body = request(1, static_cast<int>(state.range(1)));
@@ -160,7 +160,7 @@ BENCHMARK(BM_FilterSimulationTemplateCopy)->Args({1, 0})->Args({1, 8});
 // Every body seen for the first time (a fresh filter and provider each time, outside the
 // timing): what a request of new templates costs, decoding and describing included.
 void BM_FilterSimulationFirstSight(benchmark::State& state) {
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   const std::string body = padded_request(state);
   for (auto _ : state) {
     state.PauseTiming();

@@ -12,10 +12,10 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags, const std::string& conf
                "Schedule Iluvatar GPUs (the iluvatars section), as HAMi's flag");
 }
 
-Result<fit::DeviceConfig> load_device_flags(const DeviceFlags& flags) {
-  fit::DeviceConfig config;
+Result<device::DeviceConfig> load_device_flags(const DeviceFlags& flags) {
+  device::DeviceConfig config;
   if (!flags.config_path.empty()) {
-    auto loaded = fit::load_device_config(flags.config_path);
+    auto loaded = device::load_device_config(flags.config_path);
     if (!loaded) return make_error("--device-config-file: " + loaded.error().message);
     config = std::move(loaded).value();
   }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "model/result.h"
 
 namespace CLI {
@@ -22,6 +22,6 @@ struct DeviceFlags {
 void add_device_flags(CLI::App& app, DeviceFlags& flags, const std::string& config_help);
 
 // The device configuration the flags describe; errors name the file.
-Result<fit::DeviceConfig> load_device_flags(const DeviceFlags& flags);
+Result<device::DeviceConfig> load_device_flags(const DeviceFlags& flags);
 
 }  // namespace hamisim::cli

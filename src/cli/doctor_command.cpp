@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "fit/device_config.h"
 #include "go/duration.h"
 #include "model/input.h"
 #include "planner/extender/scheduler_config.h"
@@ -70,7 +70,7 @@ int run_doctor(const DoctorOptions& o) {
 
   auto device_config = load_device_flags(o.device);
   if (!device_config) return input_error(device_config.error().message);
-  const device::DeviceRegistry registry = fit::build_registry(*device_config);
+  const device::DeviceRegistry registry = device::build_registry(*device_config);
   input.options.hami_resources = doctor::hami_resource_names(registry);
   input.options.vendors = doctor::vendor_resources(registry);
   // The probe pod asks for NVIDIA devices on a template registering NVIDIA GPUs.

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "device/allocation.h"
+#include "device/catalog/device_config.h"
 #include "device/codec.h"
 #include "engine/engine.h"
-#include "fit/device_config.h"
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/json_writer.h"
@@ -235,7 +235,7 @@ int run_fit(const FitOptions& options) {
   }
   auto config = load_device_flags(options.device);
   if (!config) return input_error(config.error().message);
-  const device::DeviceRegistry registry = fit::build_registry(*config);
+  const device::DeviceRegistry registry = device::build_registry(*config);
 
   static const model::DocumentSpec kPodSpec{"--pod", {"Pod"}, "a Pod", {}};
   static const model::DocumentSpec kNodeSpec{"--node", {"Node"}, "a Node", {}};

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
@@ -150,7 +150,7 @@ int run_plan(PlanOptions o, bool no_arguments) {
 
   auto config = load_device_flags(o.device);
   if (!config) return fail(2, config.error().message);
-  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry(*config));
+  auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry(*config));
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   if (!o.device_profiles_path.empty()) {
     auto loaded = profile::load_device_profiles(o.device_profiles_path, *registry);

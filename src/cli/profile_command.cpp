@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "kube/client.h"
 #include "kube/kube_config.h"
 #include "model/decode.h"
@@ -61,7 +61,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
   if (auto once = model::check_stdin_once(inputs); !once) return input_error(once.error().message);
   auto config = load_device_flags(o.device);
   if (!config) return input_error(config.error().message);
-  const device::DeviceRegistry registry = fit::build_registry(*config);
+  const device::DeviceRegistry registry = device::build_registry(*config);
   auto profiles = profile::load_device_profiles(o.device_profiles_path, registry);
   if (!profiles) return input_error(profiles.error().message);
   const int sources =

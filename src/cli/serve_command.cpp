@@ -18,8 +18,8 @@
 #ifdef HAMISIM_BENCH_ROUTES
 #include "cli/bench_routes.h"
 #endif
+#include "device/catalog/device_config.h"
 #include "engine/engine.h"
-#include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "go/duration.h"
 #include "kube/kube_config.h"
@@ -318,12 +318,12 @@ int run_serve(const ServeOptions& o) {
     spdlog::error("{}", loaded_config.error().message);
     return 2;
   }
-  const fit::DeviceConfig& config = *loaded_config;
+  const device::DeviceConfig& config = *loaded_config;
   for (const auto& section : config.ignored_sections) {
     spdlog::warn("device config section \"{}\" is unknown and is ignored", section);
   }
   const auto shared_registry =
-      std::make_shared<const device::DeviceRegistry>(fit::build_registry(config));
+      std::make_shared<const device::DeviceRegistry>(device::build_registry(config));
   const device::DeviceRegistry& registry = *shared_registry;
   auto profiles = std::make_shared<profile::DeviceProfiles>();
   if (!o.device_profiles_path.empty()) {

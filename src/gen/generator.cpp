@@ -10,8 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "device/codec.h"
-#include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "model/json_writer.h"
@@ -512,7 +512,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
     if (!g.cold) warm.push_back(&g);
   }
 
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   const fit::FitPolicy policy;  // HAMi's defaults: spread devices, binpack nodes
 
   model::JsonWriter w;

@@ -9,7 +9,10 @@
 
 #include "device/backend.h"
 #include "device/nvidia/nvidia_backend.h"
+#include "model/result.h"
 
+// The backends with their own mutation; webhook/mutation.cpp casts to them once admission()
+// named their kind.
 namespace hamisim::device::amd {
 class AmdBackend;
 }
@@ -28,7 +31,6 @@ class MetaxSgpuBackend;
 namespace hamisim::device::mthreads {
 class MthreadsBackend;
 }
-#include "model/result.h"
 
 namespace hamisim::webhook {
 

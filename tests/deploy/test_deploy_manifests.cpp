@@ -13,8 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "fit/device_config.h"
 #include "model/decode.h"
 #include "planner/extender/extender_url.h"
 #include "planner/extender/scheduler_config.h"
@@ -301,9 +301,10 @@ TEST_F(Manifests, HamisimContainersProbeHealthAndReadinessAndUseRealServeFlags) 
 
 TEST_F(Manifests, SharedConfigMapHoldsAValidDeviceConfigAndProfiles) {
   const Object& cm = must("ConfigMap", "hamisim", "hamisim-config");
-  auto config = fit::parse_device_config(cm.node["data"]["device-config.yaml"].as<std::string>());
+  auto config =
+      device::parse_device_config(cm.node["data"]["device-config.yaml"].as<std::string>());
   ASSERT_TRUE(config) << config.error().message;
-  const auto registry = fit::build_registry(*config);
+  const auto registry = device::build_registry(*config);
   auto profiles = profile::parse_device_profiles(
       cm.node["data"]["device-profiles.yaml"].as<std::string>(), "device-profiles.yaml", registry);
   ASSERT_TRUE(profiles) << profiles.error().message;
@@ -450,7 +451,7 @@ TEST_F(Manifests, CaSchedulerConfigPassesDoctorOfflineAndMatchesTheService) {
   doctor::DoctorInput input;
   input.ca = &*config;
   input.offline = true;
-  const auto registry = fit::build_registry({});
+  const auto registry = device::build_registry({});
   input.options.hami_resources = doctor::hami_resource_names(registry);
   input.options.vendors = doctor::vendor_resources(registry);
   const doctor::Report report = doctor::run_doctor(input);
@@ -627,7 +628,7 @@ TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
   lo.require_single_profile = false;
   auto config = planner::extender::parse_scheduler_config(text, "scheduler-config.yaml", lo);
   ASSERT_TRUE(config) << config.error().message;
-  const auto registry = fit::build_registry({});
+  const auto registry = device::build_registry({});
   doctor::CheckOptions options;
   options.hami_resources = doctor::hami_resource_names(registry);
   options.vendors = doctor::vendor_resources(registry);

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "fit/device_config.h"
 #include "planner/extender/extender_facts.h"
 #include "planner/extender/scheduler_config.h"
 
@@ -16,7 +16,7 @@ namespace hamisim::doctor::testing {
 
 inline CheckOptions default_options() {
   CheckOptions o;
-  const auto registry = fit::build_registry({});
+  const auto registry = device::build_registry({});
   o.hami_resources = hami_resource_names(registry);
   o.vendors = vendor_resources(registry);
   return o;

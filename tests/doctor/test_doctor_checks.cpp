@@ -86,10 +86,10 @@ TEST(DoctorChecks, HamiResourceNamesComeFromTheRegistry) {
   ASSERT_NE(dcu, vendors.end());
   EXPECT_EQ(dcu->names, (std::vector<std::string>{"hygon.com/dcunum", "hygon.com/dcumem",
                                                   "hygon.com/dcucores"}));
-  auto config = fit::parse_device_config(
+  auto config = device::parse_device_config(
       "nvidia:\n  resourceCountName: example.com/vgpu\n  resourceMemoryName: example.com/vmem\n");
   ASSERT_TRUE(config) << config.error().message;
-  auto names = hami_resource_names(fit::build_registry(*config));
+  auto names = hami_resource_names(device::build_registry(*config));
   auto vgpu = std::find(names.begin(), names.end(), "example.com/vgpu");
   ASSERT_NE(vgpu, names.end());
   EXPECT_EQ(*(vgpu + 1), "example.com/vmem");

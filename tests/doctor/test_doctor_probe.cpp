@@ -29,14 +29,14 @@ using planner::extender::SchedulerConfig;
 class Service {
  public:
   explicit Service(server::ServerConfig config = {})
-      : registry_(fit::build_registry({})),
+      : registry_(device::build_registry({})),
         engine_(registry_, nullptr),
         service_(engine_, metrics_, {}) {
     start(std::move(config), service_.routes());
   }
   // A server with hand-written routes instead.
   Service(server::ServerConfig config, std::vector<server::Route> routes)
-      : registry_(fit::build_registry({})),
+      : registry_(device::build_registry({})),
         engine_(registry_, nullptr),
         service_(engine_, metrics_, {}) {
     start(std::move(config), std::move(routes));
@@ -83,7 +83,7 @@ SchedulerConfig one_extender(const std::string& url, const std::string& verb = "
 }
 
 device::ResourceNames nvidia_names() {
-  return fit::build_registry({}).find("NVIDIA")->resource_names();
+  return device::build_registry({}).find("NVIDIA")->resource_names();
 }
 
 ProbeOutcome probe(const SchedulerConfig& c, ConfigRole role = ConfigRole::kClusterAutoscaler) {

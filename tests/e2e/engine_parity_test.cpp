@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "gen/generator.h"
 #include "model/decode.h"
 #include "model/encode.h"
@@ -61,7 +61,7 @@ std::vector<std::string> gpu_ids(const model::Node& node) {
 
 struct Scenario {
   std::shared_ptr<const device::DeviceRegistry> registry =
-      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+      std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   PlanInput input;
 };

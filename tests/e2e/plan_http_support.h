@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "device/catalog/device_config.h"
 #include "engine/engine.h"
-#include "fit/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "planner/extender/scheduler_config.h"
@@ -31,7 +31,7 @@ inline std::string read_example(const std::string& name) {
 
 struct Example {
   std::shared_ptr<const device::DeviceRegistry> registry =
-      std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+      std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   PlanInput input;
 

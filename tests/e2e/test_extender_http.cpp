@@ -8,8 +8,8 @@
 #include <random>
 #include <thread>
 
+#include "device/catalog/device_config.h"
 #include "extender_fixtures.h"
-#include "fit/device_config.h"
 #include "http_test_client.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
@@ -43,7 +43,7 @@ std::string seed_args(const std::string& gpumem, bool registered = true) {
 class Service {
  public:
   explicit Service(ServerConfig config, ExtenderServiceOptions options = {})
-      : registry_(fit::build_registry({})),
+      : registry_(device::build_registry({})),
         engine_(registry_, nullptr),
         service_(engine_, metrics_, options) {
     config.listen = "127.0.0.1:0";

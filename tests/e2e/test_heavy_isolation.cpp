@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "engine/engine.h"
 #include "extender_fixtures.h"
-#include "fit/device_config.h"
 #include "gen/generator.h"
 #include "http_test_client.h"
 #include "model/decode.h"
@@ -103,7 +103,7 @@ TEST(HeavyIsolation, ProbesAndLiveFilterAnswerWithinASecondWhilePlansRun) {
                                   .gpus_per_node = 8,
                                   .seed = 1});
   ASSERT_TRUE(generated) << generated.error().message;
-  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   auto profiles =
       profile::parse_device_profiles(generated->device_profiles_yaml, "profiles", *registry);
   ASSERT_TRUE(profiles) << profiles.error().message;

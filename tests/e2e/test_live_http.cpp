@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "go/rfc3339.h"
 #include "http_test_client.h"
 #include "live/live_scheduler.h"
@@ -129,7 +129,7 @@ class LiveServe {
   server::MetricsRegistry& metrics() { return metrics_; }
 
  private:
-  device::DeviceRegistry registry_ = fit::build_registry({});
+  device::DeviceRegistry registry_ = device::build_registry({});
   engine::Engine engine_{registry_, nullptr};
   std::unique_ptr<state::SnapshotSource> source_;
   live::LiveScheduler live_;

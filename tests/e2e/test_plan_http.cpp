@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "plan_http_support.h"

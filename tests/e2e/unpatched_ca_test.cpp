@@ -13,7 +13,7 @@
 #include <boost/json.hpp>
 #include <sstream>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "model/encode.h"

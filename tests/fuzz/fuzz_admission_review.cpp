@@ -14,7 +14,7 @@
 #include <boost/json/parse.hpp>
 
 #include "../webhook/json_patch_apply.h"
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "webhook/admission.h"
 
 namespace {
@@ -23,11 +23,11 @@ namespace json = boost::json;
 
 const hamisim::device::DeviceRegistry& registry() {
   static const hamisim::device::DeviceRegistry r = [] {
-    hamisim::fit::DeviceConfig config;
+    hamisim::device::DeviceConfig config;
     config.nvidia.gpu_core_policy = "force";
     config.nvidia.overwrite_env = true;
     config.nvidia.runtime_class_name = "nvidia";
-    return hamisim::fit::build_registry(config);
+    return hamisim::device::build_registry(config);
   }();
   return r;
 }

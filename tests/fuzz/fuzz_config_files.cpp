@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "kube/kube_config.h"
 #include "model/input.h"
 #include "planner/extender/scheduler_config.h"
@@ -26,14 +26,14 @@ void expect_message(const R& r) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hamisim;
-  static const device::DeviceRegistry registry = fit::build_registry({});
+  static const device::DeviceRegistry registry = device::build_registry({});
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   expect_message(planner::extender::parse_scheduler_config(text, "fuzz"));
   // Relative paths in the kubeconfig resolve under a directory that does not exist.
   expect_message(kube::parse_kubeconfig(text, "/nonexistent/hamisim-fuzz/kubeconfig"));
   expect_message(profile::parse_device_profiles(text, "fuzz", registry));
   expect_message(planner::nodegroups::parse_node_groups(text, "fuzz"));
-  expect_message(fit::parse_device_config(text));
+  expect_message(device::parse_device_config(text));
 
   // What a file flag does with the bytes first: unwrap a List or ConfigMap, check the kind.
   static const model::DocumentSpec kScheduler{"--scheduler-config",

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "model/decode.h"
 #include "model/encode.h"
 #include "server/decoded_cache.h"
@@ -40,7 +40,7 @@ std::string describe(const Result<ExtenderArgs>& args) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const hamisim::device::DeviceRegistry registry = hamisim::fit::build_registry({});
+  static const hamisim::device::DeviceRegistry registry = hamisim::device::build_registry({});
   static const hamisim::engine::Engine engine(registry, nullptr);
   static const hamisim::server::SimulationFilter filter(engine);
   static hamisim::server::DecodedObjects cache;

@@ -37,6 +37,7 @@
 #include "device/ascend/ascend_backend.h"
 #include "device/awsneuron/awsneuron_backend.h"
 #include "device/biren/biren_backend.h"
+#include "device/catalog/device_config.h"
 #include "device/codec.h"
 #include "device/common/standard_backend.h"
 #include "device/enflame/enflame_backends.h"
@@ -48,7 +49,6 @@
 #include "device/metax/metax_sgpu.h"
 #include "device/nvidia/nvidia_backend.h"
 #include "device/vastai/vastai_backend.h"
-#include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "fit/quota.h"
@@ -63,9 +63,9 @@ constexpr size_t kMaxRunningPods = 32;
 
 const device::DeviceRegistry& chart_registry() {
   static const device::DeviceRegistry registry = [] {
-    fit::DeviceConfig config;
+    device::DeviceConfig config;
     config.enable_ascend = config.enable_iluvatar = true;
-    return fit::build_registry(config);
+    return device::build_registry(config);
   }();
   return registry;
 }
@@ -365,12 +365,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Input in = parse_input(std::string_view(reinterpret_cast<const char*>(data), size));
   run(chart_registry(), in);
   if (in.yaml) {
-    auto config = fit::parse_device_config(*in.yaml);
+    auto config = device::parse_device_config(*in.yaml);
     if (!config) {
       if (config.error().message.empty()) std::abort();
     } else {
       config->enable_ascend = config->enable_iluvatar = true;
-      run(fit::build_registry(*config), in);
+      run(device::build_registry(*config), in);
     }
   }
   return 0;

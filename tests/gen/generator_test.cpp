@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
+#include "device/catalog/device_config.h"
 #include "device/codec.h"
-#include "fit/device_config.h"
 #include "fit/inventory.h"
 #include "model/decode.h"
 #include "planner/nodegroups/node_groups.h"
@@ -74,7 +74,7 @@ TEST(Generator, EveryObjectDecodesAndNodesAreRealisticallyLarge) {
   EXPECT_GT(c.stats.largest_node_bytes, 10000u);
   EXPECT_LT(c.stats.largest_node_bytes, 20000u);
 
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   std::set<std::string> modes;
   for (const auto& json : objects->node_json) {
     auto node = model::decode_node_json(json);
@@ -108,7 +108,7 @@ TEST(Generator, RunningPodsCarryLiveAnnotationsAndNeverOverCommit) {
   const GeneratedCluster c = generated(o);
   auto objects = model::decode_objects_json(c.cluster_json);
   ASSERT_TRUE(objects) << objects.error().message;
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
 
   std::map<std::string, fit::NodeInventory> inventories;
   std::map<std::string, fit::NodeUsage> usage;
@@ -171,7 +171,7 @@ TEST(Generator, PlannerRunsOnASmallGeneratedCluster) {
   const GeneratedCluster c = generated(small());
   auto objects = model::decode_objects_json(c.cluster_json);
   ASSERT_TRUE(objects) << objects.error().message;
-  auto registry = std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   auto profiles =
       profile::parse_device_profiles(c.device_profiles_yaml, "device-profiles.yaml", *registry);
   ASSERT_TRUE(profiles) << profiles.error().message;

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "fake_apiserver.h"
-#include "fit/device_config.h"
 #include "kube/kube_source.h"
 #include "live/live_scheduler.h"
 #include "live_fixtures.h"
@@ -132,7 +132,7 @@ inline LiveOptions leader_options(const std::string& identity) {
 // One scheduler replica: a KubeSource over HTTP and a started LiveScheduler over it.
 struct KubeReplica {
   KubeCluster& cluster;
-  device::DeviceRegistry registry = fit::build_registry({});
+  device::DeviceRegistry registry = device::build_registry({});
   std::unique_ptr<kube::KubeSource> source;
   std::unique_ptr<LiveScheduler> scheduler;
 

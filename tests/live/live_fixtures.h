@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "live/live_scheduler.h"
 #include "live/time_format.h"
 #include "model/decode.h"
@@ -92,7 +92,7 @@ bool eventually(F&& condition) {
 
 // A snapshot source and a started live scheduler over it.
 struct Harness {
-  device::DeviceRegistry registry = fit::build_registry({});
+  device::DeviceRegistry registry = device::build_registry({});
   std::unique_ptr<state::SnapshotSource> source;
   std::unique_ptr<LiveScheduler> scheduler;
 

@@ -165,7 +165,7 @@ TEST(LiveScheduler, AFailedBindKeepsItsLockWhenThePodIsBoundAllTheSame) {
   ASSERT_TRUE(loaded) << loaded.error().message;
   auto& snapshot = *loaded.value();
   BindingAnswersLost source(snapshot);
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   LiveOptions options;
   options.register_interval = std::chrono::hours(1);
   LiveScheduler scheduler(registry, source, std::move(options));

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "live/leader.h"
 #include "live/node_manager.h"
 #include "live/pod_manager.h"
@@ -36,7 +36,7 @@ model::ResourceQuota quota(const std::string& name, const std::string& ns, int64
 }
 
 struct Managers {
-  device::DeviceRegistry registry = fit::build_registry({});
+  device::DeviceRegistry registry = device::build_registry({});
   QuotaManager quota{registry};
   PodManager pods{registry, quota};
   std::vector<std::string> bad;

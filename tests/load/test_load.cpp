@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "server/extender_service.h"
@@ -70,7 +70,7 @@ struct Kind {
 };
 
 TEST(Load, SimulationAtSaturationWithBadBodiesMixedIn) {
-  const device::DeviceRegistry registry = fit::build_registry({});
+  const device::DeviceRegistry registry = device::build_registry({});
   const engine::Engine engine(registry, nullptr);
   server::MetricsRegistry metrics;
   server::ExtenderService service(engine, metrics, {});

@@ -5,9 +5,9 @@
 #include <boost/json.hpp>
 #include <set>
 
+#include "device/catalog/device_config.h"
 #include "device/codec.h"
 #include "extender_fixtures.h"
-#include "fit/device_config.h"
 #include "profile/device_profiles.h"
 #include "profile/profile_inventory.h"
 #include "profile/reconcile.h"
@@ -48,7 +48,7 @@ profiles:
 
 class ProfileTest : public ::testing::Test {
  protected:
-  ProfileTest() : registry_(fit::build_registry({})) {}
+  ProfileTest() : registry_(device::build_registry({})) {}
 
   DeviceProfiles load(const std::string& yaml) {
     auto p = parse_device_profiles(yaml, "profiles.yaml", registry_);

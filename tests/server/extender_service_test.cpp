@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "server/extender_service.h"
 #include "server/live_routes.h"
 #include "server/metrics.h"
@@ -67,7 +67,7 @@ class ExtenderServiceTest : public ::testing::Test {
     return ExtenderService(engine_, metrics_, options);
   }
 
-  device::DeviceRegistry registry_ = fit::build_registry({});
+  device::DeviceRegistry registry_ = device::build_registry({});
   engine::Engine engine_{registry_, nullptr};
   MetricsRegistry metrics_;
 };

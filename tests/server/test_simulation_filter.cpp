@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "device/catalog/device_config.h"
 #include "extender_fixtures.h"
-#include "fit/device_config.h"
 #include "model/decode.h"
 #include "server/simulation_filter.h"
 
@@ -24,7 +24,7 @@ constexpr const char* kRegister = "hami.io/node-nvidia-register";
 class SimulationFilterTest : public ::testing::Test {
  protected:
   SimulationFilterTest()
-      : registry_(fit::build_registry({})), engine_(registry_, nullptr), filter_(engine_) {}
+      : registry_(device::build_registry({})), engine_(registry_, nullptr), filter_(engine_) {}
 
   boost::json::object run(const std::string& body) {
     last_ = filter_.filter(body);

@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "device/catalog/device_config.h"
 #include "extender_fixtures.h"
-#include "fit/device_config.h"
 #include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/metrics.h"
@@ -125,8 +125,8 @@ std::string template_name(const std::string& group) {
 
 // --- the service, as `hamisim serve --enable-ascend --enable-iluvatar` builds it ---------------
 
-fit::DeviceConfig serve_device_config() {
-  fit::DeviceConfig config;  // no --device-config-file: HAMi's chart defaults
+device::DeviceConfig serve_device_config() {
+  device::DeviceConfig config;  // no --device-config-file: HAMi's chart defaults
   config.enable_ascend = true;
   config.enable_iluvatar = true;
   return config;
@@ -135,7 +135,7 @@ fit::DeviceConfig serve_device_config() {
 class Service {
  public:
   Service()
-      : registry_(fit::build_registry(serve_device_config())),
+      : registry_(device::build_registry(serve_device_config())),
         profiles_(std::make_shared<profile::DeviceProfiles>()),
         engine_(registry_, profiles_, fit::FitPolicy{"spread", "binpack"}),
         service_(engine_, metrics_, {}) {}

@@ -9,8 +9,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "device/catalog/device_config.h"
 #include "device/nvidia/nvidia_backend.h"
-#include "fit/device_config.h"
 #include "json_patch_apply.h"
 #include "webhook/admission.h"
 
@@ -51,11 +51,11 @@ class Admission : public ::testing::Test {
  protected:
   Answer run_body(std::string_view body, std::string_view content_type = "application/json",
                   std::string_view pod_for_patch = {}) {
-    fit::DeviceConfig dc;
+    device::DeviceConfig dc;
     dc.nvidia = config;
     dc.enable_ascend = enable_gated_vendors;
     dc.enable_iluvatar = enable_gated_vendors;
-    const device::DeviceRegistry registry = fit::build_registry(dc);
+    const device::DeviceRegistry registry = device::build_registry(dc);
     Answer a;
     a.result = handle_admission(body, content_type, registry, options, quota);
     EXPECT_EQ(a.result.http_status, 200);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 
 namespace hamisim::device::amd {
 namespace {
@@ -116,10 +117,7 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
   FitOutcome out;
   int32_t nums = request.nums;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});
-  };
+  const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
     if (!d.health) {
@@ -134,24 +132,11 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardUuidMismatch");
       continue;
     }
-    if (d.count <= d.used) {
-      fail(d, "CardTimeSlicingExhausted",
-           std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use");
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict", "mutex policy needs an idle device");
-      continue;
-    }
+    if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
     // No memory asked for = the whole GPU's memory.
     int64_t mem = request.memreq;
     if (mem <= 0 && d.totalmem > 0) mem = d.totalmem;
-    if (d.totalmem - d.usedmem < mem) {
-      fail(d, "CardInsufficientMemory",
-           "needs " + std::to_string(mem) + " MiB, " + std::to_string(d.totalmem - d.usedmem) +
-               " of " + std::to_string(d.totalmem) + " MiB free");
-      continue;
-    }
+    if (!check::memory_free(d, mem, fail.on(d))) continue;
     // Percent -> compute units, truncating, at least 1 and at most all of them. Without a
     // percentage, a whole-memory request takes every CU. 64-bit: registrations are untrusted.
     int64_t cus = 0;
@@ -170,25 +155,16 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
                " of " + std::to_string(d.totalcore) + " free");
       continue;
     }
-    if (nums > 0) {
-      --nums;
-      // The Type field carries the product name, not the vendor key.
-      ContainerDevice chosen;
-      chosen.idx = static_cast<int32_t>(d.index);
-      chosen.uuid = d.id;
-      chosen.type = d.type;
-      chosen.usedmem = saturate_int32(mem);
-      chosen.usedcores = saturate_int32(cus);
-      out.devices.push_back(std::move(chosen));
-    }
-    if (nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    // The Type field carries the product name, not the vendor key.
+    ContainerDevice chosen;
+    chosen.idx = static_cast<int32_t>(d.index);
+    chosen.uuid = d.id;
+    chosen.type = d.type;
+    chosen.usedmem = saturate_int32(mem);
+    chosen.usedcores = saturate_int32(cus);
+    if (check::take_device(out, nums, std::move(chosen))) return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
-  }
+  check::count_insufficient(out);
   return out;
 }
 

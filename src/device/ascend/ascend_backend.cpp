@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::ascend {
@@ -19,16 +20,8 @@ namespace od = simdjson::ondemand;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-// Reason names (reference: hami-other-vendors.md A.10).
-constexpr const char* kCardNotHealth = "CardNotHealth";
-constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
-constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
-constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
-constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
-constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
+using namespace check;  // the shared reason names
+
 constexpr const char* kModeNotFit = "ModeNotFit";
 
 BackendIdentity ascend_identity(const VnpuConfig& c) {
@@ -283,49 +276,16 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
       fail(kCardUuidMismatch, no_detail);
       continue;
     }
-    if (d.count <= d.used) {
-      fail(kCardTimeSlicingExhausted, [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle device"); });
-      continue;
-    }
+    if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;
     if (k.coresreq > 100) k.coresreq = 100;
     int32_t memreq = k.memreq > 0 ? k.memreq : 0;
     if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
       memreq = percent_of(d.totalmem, k.mem_percentagereq);
     }
-    if (int64_t{d.totalmem} - d.usedmem < memreq) {
-      fail(kCardInsufficientMemory, [&] {
-        return "needs " + std::to_string(memreq) + " MiB, " +
-               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
-               " MiB free";
-      });
-      continue;
-    }
+    if (!memory_free(d, memreq, fail)) continue;
     // Soft split counts cores in percent of a card whatever the device reports.
     const int64_t total_core = pod.hami_core ? 100 : d.totalcore;
-    if (total_core - d.usedcores < k.coresreq) {
-      fail(kCardInsufficientCore, [&] {
-        return "needs " + std::to_string(k.coresreq) + " cores, " +
-               std::to_string(total_core - d.usedcores) + " free";
-      });
-      continue;
-    }
-    if (total_core == 100 && k.coresreq == 100 && d.used > 0) {
-      fail(kExclusiveConflict, [&] {
-        return "a whole-device request needs an idle device, " + std::to_string(d.used) +
-               " task(s) already use it";
-      });
-      continue;
-    }
-    if (total_core != 0 && d.usedcores == total_core && k.coresreq == 0) {
-      fail(kCardComputeUnitsExhausted, no_detail);
-      continue;
-    }
+    if (!cores_free(d, total_core, k.coresreq, kDeviceWording, fail)) continue;
     if (k.nums > 0) {
       if (!collect_all) --k.nums;
       ContainerDevice chosen;
@@ -408,9 +368,7 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
     }
   }
 
-  if (!out.devices.empty()) {
-    out.reasons[kAllocatedCardsInsufficientRequest] = static_cast<int>(out.devices.size());
-  }
+  count_insufficient(out);
   return result;
 }
 

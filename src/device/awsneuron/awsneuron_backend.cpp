@@ -8,6 +8,7 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/device_checks.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::awsneuron {
@@ -15,6 +16,8 @@ namespace {
 
 constexpr int64_t kMaxDeviceCount = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxCoreCount = kMaxDeviceCount * kRequestCoresPerDevice;
+// A device's time slices are its NeuronCores.
+constexpr check::Wording kCoreSlotWording{"device", "cores", ""};
 
 BackendIdentity aws_identity(const AwsNeuronConfig& c) {
   BackendIdentity id;
@@ -105,25 +108,9 @@ bool AwsNeuronBackend::whole_device_request(const model::Container& c) const {
 
 NodeDevices AwsNeuronBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const std::string& name = config_.resource_count_name;
-  std::optional<int64_t> counts;
-  if (auto it = node.status.capacity.find(name); !name.empty() && it != node.status.capacity.end())
-    counts = it->second.as_int64();
-  if (!counts || *counts == 0) {
-    out.message = "device not found " + name;
-    return out;
-  }
-  if (*counts < 0) {
-    // HAMi's loop yields no device and no error.
-    out.message = "no gpu found on node";
-    return out;
-  }
-  if (*counts > kMaxDevices) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = name + ": capacity " + std::to_string(*counts) + " is more than the " +
-                  std::to_string(kMaxDevices) + " devices hamisim accepts";
-    return out;
-  }
+  const std::optional<int64_t> counts =
+      capacity_devices(node, config_.resource_count_name, kMaxDevices, "devices", out);
+  if (!counts) return out;
   // Go: uint(coresTotal) / uint(counts); Count keeps the low 32 bits, and the mask built by
   // doubling-plus-one keeps its low 32 bits too (all ones from 32 cores on).
   const uint64_t cores_total =
@@ -234,37 +221,23 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
                      pod->whole_device[ctx.container_index];
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   // Verdict texts only when someone will read them, never on the hot path.
-  auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
     if (!d.health) {
-      fail(d, "CardNotHealth", no_detail);
+      fail(d, "CardNotHealth");
       continue;
     }
     // Case-sensitive substring, then the exact vendor key.
     if (d.type.find(request.type) == std::string::npos || request.type != kVendor) {
-      fail(d, "CardTypeMismatch", no_detail);
+      fail(d, "CardTypeMismatch");
       continue;
     }
     if (pod && !pod->uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch", no_detail);
+      fail(d, "CardUuidMismatch");
       continue;
     }
-    if (d.count <= d.used) {
-      fail(d, "CardTimeSlicingExhausted", [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " cores in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict",
-           [] { return std::string("mutex policy needs an idle device"); });
-      continue;
-    }
+    if (!check::slots_free(d, is_mutex, kCoreSlotWording, fail.on(d))) continue;
     // A whole device asks for all of this node's cores per device.
     const int64_t cores = whole ? d.count : request.coresreq;
     const int32_t free = cores_in_mask(d.totalcore) - cores_in_mask(d.usedcores);

@@ -1,6 +1,7 @@
 #include "device/biren/biren_backend.h"
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 
 namespace hamisim::device::biren {
 namespace {
@@ -42,10 +43,7 @@ FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
   FitOutcome out;
   int32_t nums = request.nums;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});
-  };
+  const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
     if (!d.health) {
@@ -60,33 +58,16 @@ FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardUuidMismatch");
       continue;
     }
-    if (d.count <= d.used) {
-      fail(d, "CardTimeSlicingExhausted",
-           std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use");
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict", "mutex policy needs an idle device");
-      continue;
-    }
-    if (nums > 0) {
-      --nums;
-      // Biren records neither memory nor cores (the request's cores are always 0).
-      ContainerDevice chosen;
-      chosen.idx = static_cast<int32_t>(d.index);
-      chosen.uuid = d.id;
-      chosen.type = std::string(kVendor);
-      chosen.usedcores = request.coresreq;
-      out.devices.push_back(std::move(chosen));
-    }
-    if (nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
+    // Biren records neither memory nor cores (the request's cores are always 0).
+    ContainerDevice chosen;
+    chosen.idx = static_cast<int32_t>(d.index);
+    chosen.uuid = d.id;
+    chosen.type = std::string(kVendor);
+    chosen.usedcores = request.coresreq;
+    if (check::take_device(out, nums, std::move(chosen))) return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
-  }
+  check::count_insufficient(out);
   return out;
 }
 

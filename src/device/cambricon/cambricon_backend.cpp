@@ -38,9 +38,7 @@ CambriconBackend::CambriconBackend(CambriconConfig config)
 
 // GenerateResourceRequests (B.5 §3): each resource from limits, else requests.
 ContainerDeviceRequest CambriconBackend::request_for(const model::Container& c) const {
-  const model::Quantity* count_q = find_resource(c, config_.resource_count_name);
-  if (!count_q) return {};
-  const std::optional<int64_t> count = count_q->as_int64();
+  const std::optional<int64_t> count = resource_int64(c, config_.resource_count_name);
   if (!count) return {};
 
   int64_t mem = 0;
@@ -52,10 +50,9 @@ ContainerDeviceRequest CambriconBackend::request_for(const model::Container& c) 
     mem = *v * kMemoryUnitMiB;
   }
   int32_t cores = 100;
-  if (const model::Quantity* q = find_resource(c, config_.resource_core_name)) {
-    // No range check here: Fit clamps above 100; HAMi truncates to int32 like this.
-    if (const std::optional<int64_t> v = q->as_int64()) cores = go_int32(*v);
-  }
+  // No range check here: Fit clamps above 100; HAMi truncates to int32 like this.
+  if (const std::optional<int64_t> v = resource_int64(c, config_.resource_core_name))
+    cores = go_int32(*v);
   // HAMi truncates the count to int32 without a range check; a result <= 0 is no request.
   return ContainerDeviceRequest{go_int32(*count), std::string(kVendor), static_cast<int32_t>(mem),
                                 mem == 0 ? 100 : 0, cores};

@@ -5,43 +5,22 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/device_checks.h"
 
 namespace hamisim::device {
 namespace {
 
-// Reason names (reference: hami-other-vendors.md A.10).
-constexpr const char* kCardNotHealth = "CardNotHealth";
-constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
-constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
-constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
-constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
-constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
+using namespace check;  // the reason names
+
 constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
-constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
 
 template <class Decode>
 NodeDevices decode_registration(const model::Node& node, std::string_view key,
                                 std::string_view vendor, Decode&& decode) {
   NodeDevices out;
-  const std::string* reg = model::find_annotation(node.metadata, key);
-  if (!reg) {
-    out.message = "annos not found " + std::string(key);
-    return out;
-  }
-  auto decoded = decode(*reg);
-  if (!decoded) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = std::string(key) + ": " + decoded.error().message;
-    return out;
-  }
-  if (decoded->empty()) {
-    out.message = "no gpu found on node";
-    return out;
-  }
-  out.devices = std::move(decoded).value();
+  auto decoded = read_registration(node, key, "no gpu found on node", out, decode);
+  if (!decoded) return out;
+  out.devices = std::move(*decoded);
   for (DeviceInfo& d : out.devices) d.device_vendor = std::string(vendor);
   out.state = NodeDevices::State::kOk;
   return out;
@@ -62,6 +41,12 @@ const model::Quantity* find_resource(const model::Container& c, const std::strin
   if (auto it = c.resources.requests.find(name); it != c.resources.requests.end())
     return &it->second;
   return nullptr;
+}
+
+std::optional<int64_t> resource_int64(const model::Container& c, const std::string& name) {
+  const model::Quantity* q = find_resource(c, name);
+  if (!q) return std::nullopt;
+  return q->as_int64();
 }
 
 int32_t saturate_int32(int64_t v) {
@@ -99,9 +84,7 @@ NodeDevices registration_from_colon(const model::Node& node, std::string_view ke
 
 ContainerDeviceRequest slot_request(const model::Container& c, const std::string& count_name,
                                     std::string_view vendor) {
-  const model::Quantity* q = find_resource(c, count_name);
-  if (!q) return {};
-  const std::optional<int64_t> count = q->as_int64();
+  const std::optional<int64_t> count = resource_int64(c, count_name);
   if (!count) return {};
   const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*count)));
   if (nums <= 0) return {};
@@ -120,6 +103,28 @@ int64_t capacity_count(const model::Node& node, const std::string& name) {
   auto it = node.status.capacity.find(name);
   if (it == node.status.capacity.end()) return 0;
   return it->second.as_int64().value_or(0);
+}
+
+std::optional<int64_t> capacity_devices(const model::Node& node, const std::string& name,
+                                        int64_t max, std::string_view noun, NodeDevices& out) {
+  std::optional<int64_t> count;
+  if (auto it = node.status.capacity.find(name); !name.empty() && it != node.status.capacity.end())
+    count = it->second.as_int64();
+  if (!count || *count == 0) {
+    out.message = "device not found " + name;
+    return std::nullopt;
+  }
+  if (*count < 0) {
+    out.message = "no gpu found on node";
+    return std::nullopt;
+  }
+  if (*count > max) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = name + ": capacity " + std::to_string(*count) + " is more than the " +
+                  std::to_string(max) + " " + std::string(noun) + " hamisim accepts";
+    return std::nullopt;
+  }
+  return count;
 }
 
 // --- StandardBackend -------------------------------------------------------------------------
@@ -174,16 +179,7 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kCardUuidMismatch, no_detail);
       continue;
     }
-    if (d.count <= d.used) {
-      fail(kCardTimeSlicingExhausted, [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle device"); });
-      continue;
-    }
+    if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;
     if (clamps_cores() && k.coresreq > 100) k.coresreq = 100;
     int64_t memreq = k.memreq > 0 ? k.memreq : 0;
     if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
@@ -201,48 +197,15 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kResourceQuotaNotFit, no_detail);
       continue;
     }
-    if (d.totalmem - d.usedmem < memreq) {
-      fail(kCardInsufficientMemory, [&] {
-        return "needs " + std::to_string(memreq) + " MiB, " +
-               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
-               " MiB free";
-      });
-      continue;
-    }
-    if (d.totalcore - d.usedcores < k.coresreq) {
-      fail(kCardInsufficientCore, [&] {
-        return "needs " + std::to_string(k.coresreq) + " cores, " +
-               std::to_string(d.totalcore - d.usedcores) + " free";
-      });
-      continue;
-    }
-    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) {
-      fail(kExclusiveConflict, [&] {
-        return "a whole-device request needs an idle device, " + std::to_string(d.used) +
-               " task(s) already use it";
-      });
-      continue;
-    }
-    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
-      fail(kCardComputeUnitsExhausted, no_detail);
-      continue;
-    }
+    if (!memory_free(d, memreq, fail)) continue;
+    if (!cores_free(d, d.totalcore, k.coresreq, kDeviceWording, fail)) continue;
     if (!custom_rule_allows(d, ctx)) {
       fail(kCardNotFoundCustomFilterRule, no_detail);
       continue;
     }
-    if (k.nums > 0) {
-      --k.nums;
-      out.devices.push_back(std::move(candidate));
-    }
-    if (k.nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    if (take_device(out, k.nums, std::move(candidate))) return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons[kAllocatedCardsInsufficientRequest] = static_cast<int>(out.devices.size());
-  }
+  count_insufficient(out);
   return out;
 }
 

@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "device/backend.h"
@@ -94,6 +97,8 @@ class StandardBackend : public DeviceBackend {
 
 // A.11 "limits, else requests": the quantity of `name`, or null (also for an empty name).
 const model::Quantity* find_resource(const model::Container& c, const std::string& name);
+// find_resource's quantity as an integer; empty when absent or not an integer.
+std::optional<int64_t> resource_int64(const model::Container& c, const std::string& name);
 int32_t saturate_int32(int64_t v);
 
 // True when the comma list `policy` (hami.io/gpu-scheduler-policy) holds `token` ("mutex",
@@ -105,9 +110,34 @@ bool policy_has_token(std::string_view policy, std::string_view token);
 bool namespace_quota_allows(const FitContext& ctx, std::string_view vendor,
                             const ContainerDevices& selected, const ContainerDevice& candidate);
 
-// A.2 decoders of `key` on the node; devices get `vendor` as DeviceVendor. Absent annotation
-// -> kAbsent "annos not found <key>"; undecodable -> kMalformed; zero devices -> kAbsent
-// "no gpu found on node".
+// HAMi's reading of the registration annotation `key` on a node, with the vendor's decoder:
+// absent -> kAbsent "annos not found <key>"; undecodable -> kMalformed "<key>: <error>"; no
+// devices -> kAbsent `empty_message`. On any of these `out` holds the failure and the result
+// is empty; otherwise it is the decoded list, for the caller to turn into `out.devices`.
+template <class Decode>
+auto read_registration(const model::Node& node, std::string_view key,
+                       std::string_view empty_message, NodeDevices& out, Decode&& decode)
+    -> std::optional<std::decay_t<decltype(decode(std::declval<const std::string&>()).value())>> {
+  const std::string* reg = model::find_annotation(node.metadata, key);
+  if (!reg) {
+    out.message = "annos not found " + std::string(key);
+    return std::nullopt;
+  }
+  auto decoded = decode(*reg);
+  if (!decoded) {
+    out.state = NodeDevices::State::kMalformed;
+    out.message = std::string(key) + ": " + decoded.error().message;
+    return std::nullopt;
+  }
+  if (decoded->empty()) {
+    out.message = std::string(empty_message);
+    return std::nullopt;
+  }
+  return std::move(decoded).value();
+}
+
+// A.2 decoders of `key` on the node (read_registration, "no gpu found on node"); devices get
+// `vendor` as DeviceVendor.
 NodeDevices registration_from_json(const model::Node& node, std::string_view key,
                                    std::string_view vendor);
 NodeDevices registration_from_colon(const model::Node& node, std::string_view key,
@@ -124,5 +154,13 @@ NodeDevices registration_with_whole_cores(const model::Node& node, std::string_v
 
 // node.status.capacity[name] as an integer (0 when absent or not an integer).
 int64_t capacity_count(const model::Node& node, const std::string& name);
+
+// HAMi's reading of a node whose devices are its capacity[name] (devices named by index): the
+// count when it is 1..`max`. Otherwise `out` holds the failure: absent, not an integer or 0 ->
+// kAbsent "device not found <name>"; negative -> kAbsent "no gpu found on node" (HAMi's loop
+// yields nothing); above `max` -> kMalformed, naming the `noun` ("devices", "cards") hamisim
+// accepts.
+std::optional<int64_t> capacity_devices(const model::Node& node, const std::string& name,
+                                        int64_t max, std::string_view noun, NodeDevices& out);
 
 }  // namespace hamisim::device

@@ -9,6 +9,7 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/device_checks.h"
 #include "device/enflame/enflame_backends.h"
 #include "go/json_key.h"
 #include "go/strconv.h"
@@ -484,11 +485,9 @@ std::optional<DrsProfile> DrsBackend::select_profile(const std::vector<DrsProfil
 FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
                            const ContainerDeviceRequest& request, const FitContext& ctx) const {
   FitOutcome out;
-  auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  const check::Failures fail(out, ctx.explain);
+  // Explanations speak of cards and their slices.
+  constexpr check::Wording kCardWording{"card", "slices", ""};
 
   const std::optional<DrsProfile> profile = select_profile(collect_profiles(devices), request);
   if (!profile || profile->size <= 0 || profile->size > kInt32Max || profile->memory_gb <= 0 ||
@@ -513,28 +512,18 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
     if (!d.health) {
-      fail(d, "CardNotHealth", no_detail);
+      fail(d, "CardNotHealth");
       continue;
     }
     if (request.type != kDrsVendor) {
-      fail(d, "CardTypeMismatch", no_detail);
+      fail(d, "CardTypeMismatch");
       continue;
     }
     if (pod && !pod->uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch", no_detail);
+      fail(d, "CardUuidMismatch");
       continue;
     }
-    if (d.count <= d.used) {
-      fail(d, "CardTimeSlicingExhausted", [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slices in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict",
-           [] { return std::string("mutex policy needs an idle card"); });
-      continue;
-    }
+    if (!check::slots_free(d, is_mutex, kCardWording, fail.on(d))) continue;
     // No "slices left" check: the memory and core sums are what bound a card.
     if (d.totalmem - d.usedmem < profile_mib) {
       fail(d, "CardInsufficientMemory", [&] {
@@ -550,25 +539,16 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
       });
       continue;
     }
-    if (nums > 0) {
-      --nums;
-      ContainerDevice chosen;
-      chosen.idx = static_cast<int32_t>(d.index);
-      chosen.uuid = d.id;
-      chosen.type = request.type;
-      chosen.usedmem = profile_mib;
-      chosen.usedcores = profile_core;
-      chosen.mig_profile = profile->name;
-      out.devices.push_back(std::move(chosen));
-    }
-    if (nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    ContainerDevice chosen;
+    chosen.idx = static_cast<int32_t>(d.index);
+    chosen.uuid = d.id;
+    chosen.type = request.type;
+    chosen.usedmem = profile_mib;
+    chosen.usedcores = profile_core;
+    chosen.mig_profile = profile->name;
+    if (check::take_device(out, nums, std::move(chosen))) return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
-  }
+  check::count_insufficient(out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Enflame `GCU` whole cards (reference: hami-other-vendors.md B.6.a).
 
+#include "device/common/device_checks.h"
 #include "device/enflame/enflame_backends.h"
 
 namespace hamisim::device::enflame {
@@ -25,9 +26,7 @@ GcuBackend::GcuBackend(std::string resource_name)
     : StandardBackend(gcu_identity(std::move(resource_name))) {}
 
 ContainerDeviceRequest GcuBackend::request_for(const model::Container& c) const {
-  const model::Quantity* q = find_resource(c, resource_names().count);
-  if (!q) return {};
-  const std::optional<int64_t> n = q->as_int64();
+  const std::optional<int64_t> n = resource_int64(c, resource_names().count);
   if (!n) return {};
   // Go's int32(n): the low 32 bits (well defined in C++20); 0 or negative is no request.
   return ContainerDeviceRequest{static_cast<int32_t>(*n), std::string(kGcuVendor), kWhole, kWhole,
@@ -36,25 +35,9 @@ ContainerDeviceRequest GcuBackend::request_for(const model::Container& c) const 
 
 NodeDevices GcuBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const std::string& name = resource_names().count;
-  std::optional<int64_t> count;
-  if (auto it = node.status.capacity.find(name); !name.empty() && it != node.status.capacity.end())
-    count = it->second.as_int64();
-  if (!count || *count == 0) {
-    out.message = "device not found " + name;
-    return out;
-  }
-  if (*count < 0) {
-    // HAMi's loop yields no device and no error.
-    out.message = "no gpu found on node";
-    return out;
-  }
-  if (*count > kMaxDevices) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = name + ": capacity " + std::to_string(*count) + " is more than the " +
-                  std::to_string(kMaxDevices) + " cards hamisim accepts";
-    return out;
-  }
+  const std::optional<int64_t> count =
+      capacity_devices(node, resource_names().count, kMaxDevices, "cards", out);
+  if (!count) return out;
   out.devices.reserve(static_cast<size_t>(*count));
   for (int64_t i = 0; i < *count; ++i) {
     DeviceInfo d;
@@ -77,19 +60,15 @@ FitOutcome GcuBackend::fit(std::span<DeviceUsage* const> devices,
   FitOutcome out;
   int32_t nums = request.nums;
   // Verdict texts only when someone will read them, never on the hot path.
-  auto fail = [&](const DeviceUsage& d, const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
     if (!d.health) {
-      fail(d, "CardNotHealth", no_detail);
+      fail(d, "CardNotHealth");
       continue;
     }
     if (request.type != kGcuVendor) {
-      fail(d, "CardTypeMismatch", no_detail);
+      fail(d, "CardTypeMismatch");
       continue;
     }
     // A card serves one container; that is the only capacity rule.
@@ -98,24 +77,15 @@ FitOutcome GcuBackend::fit(std::span<DeviceUsage* const> devices,
            [&] { return "the card is taken by " + std::to_string(d.used) + " container(s)"; });
       continue;
     }
-    if (nums > 0) {
-      --nums;
-      ContainerDevice chosen;
-      chosen.idx = static_cast<int32_t>(d.index);
-      chosen.uuid = d.id;
-      chosen.type = request.type;
-      chosen.usedmem = request.memreq;
-      chosen.usedcores = request.coresreq;
-      out.devices.push_back(std::move(chosen));
-    }
-    if (nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    ContainerDevice chosen;
+    chosen.idx = static_cast<int32_t>(d.index);
+    chosen.uuid = d.id;
+    chosen.type = request.type;
+    chosen.usedmem = request.memreq;
+    chosen.usedcores = request.coresreq;
+    if (check::take_device(out, nums, std::move(chosen))) return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
-  }
+  check::count_insufficient(out);
   return out;
 }
 

@@ -52,9 +52,7 @@ IluvatarBackend::IluvatarBackend(IluvatarConfig config)
 
 // GenerateResourceRequests (B.8 §3): each resource from limits, else requests.
 ContainerDeviceRequest IluvatarBackend::request_for(const model::Container& c) const {
-  const model::Quantity* count_q = find_resource(c, config_.resource_count_name);
-  if (!count_q) return {};
-  const std::optional<int64_t> count = count_q->as_int64();
+  const std::optional<int64_t> count = resource_int64(c, config_.resource_count_name);
   if (!count) return {};
 
   int64_t mem = 0;
@@ -66,9 +64,8 @@ ContainerDeviceRequest IluvatarBackend::request_for(const model::Container& c) c
   }
   // Unlike Hygon and Cambricon, no cores asked means 0 (a shared slice), not the whole device.
   int32_t cores = 0;
-  if (const model::Quantity* q = find_resource(c, config_.resource_core_name)) {
-    if (const std::optional<int64_t> v = q->as_int64()) cores = go_int32(*v);
-  }
+  if (const std::optional<int64_t> v = resource_int64(c, config_.resource_core_name))
+    cores = go_int32(*v);
   // HAMi truncates the count to int32 without a range check; a result <= 0 is no request.
   return ContainerDeviceRequest{go_int32(*count), config_.common_word, static_cast<int32_t>(mem),
                                 mem == 0 ? 100 : 0, cores};

@@ -56,9 +56,7 @@ KunlunBackend::KunlunBackend(KunlunConfig config)
     : TopologyBackend(kunlun_identity(config)), config_(std::move(config)) {}
 
 ContainerDeviceRequest KunlunBackend::request_for(const model::Container& c) const {
-  const model::Quantity* count_q = find_resource(c, config_.resource_count_name);
-  if (!count_q) return {};
-  const std::optional<int64_t> count = count_q->as_int64();
+  const std::optional<int64_t> count = resource_int64(c, config_.resource_count_name);
   if (!count) return {};
   // HAMi converts with int32(n) and no range check: the low 32 bits, as this cast keeps.
   return ContainerDeviceRequest{static_cast<int32_t>(*count), std::string(kVendor), 0, 100, 0};

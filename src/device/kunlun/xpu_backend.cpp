@@ -55,9 +55,7 @@ XpuBackend::XpuBackend(KunlunConfig config)
     : TopologyBackend(xpu_identity(config)), config_(std::move(config)) {}
 
 ContainerDeviceRequest XpuBackend::request_for(const model::Container& c) const {
-  const model::Quantity* count_q = find_resource(c, config_.resource_vcount_name);
-  if (!count_q) return {};
-  const std::optional<int64_t> count = count_q->as_int64();
+  const std::optional<int64_t> count = resource_int64(c, config_.resource_vcount_name);
   if (!count) return {};
   int64_t mem = 0;
   if (const model::Quantity* q = find_resource(c, config_.resource_vmemory_name)) {

@@ -75,9 +75,7 @@ MetaxGpuBackend::MetaxGpuBackend(MetaxConfig config)
 
 // GenerateResourceRequests (B.10.a §3): the count, limits else requests, as a whole card.
 ContainerDeviceRequest MetaxGpuBackend::request_for(const model::Container& c) const {
-  const model::Quantity* q = find_resource(c, config_.resource_count_name);
-  if (!q) return {};
-  const std::optional<int64_t> n = q->as_int64();
+  const std::optional<int64_t> n = resource_int64(c, config_.resource_count_name);
   if (!n) return {};
   // Go's int32(n) keeps the low 32 bits; a result <= 0 is "no request" for the scheduler.
   const auto nums = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*n)));

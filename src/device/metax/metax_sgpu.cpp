@@ -9,6 +9,7 @@
 #include <set>
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 #include "go/json_key.h"
 #include "model/json_writer.h"
 
@@ -17,18 +18,12 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-// Reason names of the sGPU Fit (reference A.10: three are its own).
-constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
+using namespace check;  // the shared reason names
+
+// The sGPU Fit's own reason names (reference A.10).
 constexpr const char* kCardUnhealthy = "CardUnhealthy";
 constexpr const char* kCardAppClassMismatch = "CardAppClassMismatch";
 constexpr const char* kCardQosPolicyMismatch = "CardQosPolicyMismatch";
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
-constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
-constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
-constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
-constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
@@ -462,21 +457,9 @@ ContainerDeviceRequest MetaxSgpuBackend::request_for(const model::Container& c) 
 
 NodeDevices MetaxSgpuBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const std::string* reg = model::find_annotation(node.metadata, kSgpuRegisterAnnotation);
-  if (!reg) {
-    out.message = "annos not found " + std::string(kSgpuRegisterAnnotation);
-    return out;
-  }
-  auto decoded = decode_registrations(*reg);
-  if (!decoded) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = std::string(kSgpuRegisterAnnotation) + ": " + decoded.error().message;
-    return out;
-  }
-  if (decoded->empty()) {
-    out.message = "no sdevice found on node";
-    return out;
-  }
+  auto decoded = read_registration(node, kSgpuRegisterAnnotation, "no sdevice found on node", out,
+                                   [](const std::string& v) { return decode_registrations(v); });
+  if (!decoded) return out;
   out.devices.reserve(decoded->size());
   for (size_t i = 0; i < decoded->size(); ++i) {
     const SgpuRegistration& r = (*decoded)[i];
@@ -580,49 +563,14 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kCardUuidMismatch, no_detail);
       continue;
     }
-    if (d.count <= d.used) {
-      fail(kCardTimeSlicingExhausted, [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle device"); });
-      continue;
-    }
+    if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;
     // Go computes this in 32 bits; real totals are far too small for the product to wrap.
     const int64_t memreq = request.memreq > 0
                                ? int64_t{request.memreq}
                                : int64_t{d.totalmem} * request.mem_percentagereq / 100;
-    if (d.totalmem - d.usedmem < memreq) {
-      fail(kCardInsufficientMemory, [&] {
-        return "needs " + std::to_string(memreq) + " MiB, " +
-               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
-               " MiB free";
-      });
-      continue;
-    }
-    if (!online) {
-      // No clamp to 100: a request above the device's compute never fits.
-      if (d.totalcore - d.usedcores < request.coresreq) {
-        fail(kCardInsufficientCore, [&] {
-          return "needs " + std::to_string(request.coresreq) + " cores, " +
-                 std::to_string(d.totalcore - d.usedcores) + " free";
-        });
-        continue;
-      }
-      if (d.totalcore == 100 && request.coresreq == 100 && d.used > 0) {
-        fail(kExclusiveConflict, [&] {
-          return "a whole-device request needs an idle device, " + std::to_string(d.used) +
-                 " task(s) already use it";
-        });
-        continue;
-      }
-      if (d.totalcore != 0 && d.usedcores == d.totalcore && request.coresreq == 0) {
-        fail(kCardComputeUnitsExhausted, no_detail);
-        continue;
-      }
-    }
+    if (!memory_free(d, memreq, fail)) continue;
+    // No clamp to 100: a request above the device's compute never fits.
+    if (!online && !cores_free(d, d.totalcore, request.coresreq, kDeviceWording, fail)) continue;
     candidates.push_back(Candidate{&d, memreq, std::move(facts)});
   }
 

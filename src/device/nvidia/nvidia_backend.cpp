@@ -6,6 +6,7 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/device_checks.h"
 #include "device/common/standard_backend.h"
 #include "device/nvidia/mig.h"
 #include "device/selection.h"
@@ -13,20 +14,12 @@
 namespace hamisim::device::nvidia {
 namespace {
 
-// Reason names (HAMi pkg/device/common; reference §3.3).
-constexpr const char* kCardNotHealth = "CardNotHealth";
+using namespace check;  // the shared reason names
+
+// NVIDIA's own reason names (HAMi pkg/device/common; reference §3.3).
 constexpr const char* kCardCordoned = "CardCordoned";
-constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
 constexpr const char* kNumaNotFit = "NumaNotFit";
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
-constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
-constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
-constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
-constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
 constexpr const char* kCardMigTopologyInfeasible = "CardMigTopologyInfeasible";
-constexpr const char* kAllocatedCardsInsufficientRequest = "AllocatedCardsInsufficientRequest";
 
 // Enumerating every combination for topology-aware selection is exponential; HAMi does it
 // unbounded. Above this many combinations we switch to a deterministic greedy choice
@@ -226,22 +219,10 @@ ContainerDeviceRequest NvidiaBackend::request_for(const model::Container& c) con
 
 NodeDevices NvidiaBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const std::string* reg = model::find_annotation(node.metadata, kNvidiaRegisterAnnotation);
-  if (!reg) {
-    out.message = "annos not found " + std::string(kNvidiaRegisterAnnotation);
-    return out;
-  }
-  auto decoded = decode_register_json(*reg);
-  if (!decoded) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = std::string(kNvidiaRegisterAnnotation) + ": " + decoded.error().message;
-    return out;
-  }
-  if (decoded->empty()) {
-    out.message = "no gpu found on node";
-    return out;
-  }
-  out.devices = std::move(decoded).value();
+  auto decoded = read_registration(node, kNvidiaRegisterAnnotation, "no gpu found on node", out,
+                                   [](const std::string& v) { return decode_register_json(v); });
+  if (!decoded) return out;
+  out.devices = std::move(*decoded);
   if (const std::string* score = model::find_annotation(node.metadata, kNvidiaScoreAnnotation)) {
     auto scores = decode_pair_scores(*score);
     if (!scores) {
@@ -331,16 +312,7 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kCardUuidMismatch, no_detail);
       continue;
     }
-    if (d.count <= d.used) {
-      fail(kCardTimeSlicingExhausted, [&] {
-        return std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use";
-      });
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(kExclusiveConflict, [] { return std::string("mutex policy needs an idle GPU"); });
-      continue;
-    }
+    if (!slots_free(d, is_mutex, kGpuWording, fail)) continue;
     if (k.coresreq > 100) k.coresreq = 100;
     int64_t memreq = k.memreq > 0 ? k.memreq : 0;
     if (k.mem_percentagereq != kNoMemPercentage && k.memreq == 0) {
@@ -361,32 +333,8 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       fail(kResourceQuotaNotFit, no_detail);
       continue;
     }
-    if (d.totalmem - d.usedmem < memreq) {
-      fail(kCardInsufficientMemory, [&] {
-        return "needs " + std::to_string(memreq) + " MiB, " +
-               std::to_string(d.totalmem - d.usedmem) + " of " + std::to_string(d.totalmem) +
-               " MiB free";
-      });
-      continue;
-    }
-    if (d.totalcore - d.usedcores < k.coresreq) {
-      fail(kCardInsufficientCore, [&] {
-        return "needs " + std::to_string(k.coresreq) + "% cores, " +
-               std::to_string(d.totalcore - d.usedcores) + "% free";
-      });
-      continue;
-    }
-    if (d.totalcore == 100 && k.coresreq == 100 && d.used > 0) {
-      fail(kExclusiveConflict, [&] {
-        return "a whole-GPU request needs an idle GPU, " + std::to_string(d.used) +
-               " task(s) already use it";
-      });
-      continue;
-    }
-    if (d.totalcore != 0 && d.usedcores == d.totalcore && k.coresreq == 0) {
-      fail(kCardComputeUnitsExhausted, no_detail);
-      continue;
-    }
+    if (!memory_free(d, memreq, fail)) continue;
+    if (!cores_free(d, d.totalcore, k.coresreq, kGpuWording, fail)) continue;
     if (d.mode == "mig" && !mig_fits(d, selected, memreq)) {
       fail(kCardMigTopologyInfeasible, no_detail);
       continue;

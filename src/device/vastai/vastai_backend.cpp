@@ -8,6 +8,7 @@
 #include <set>
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 
 namespace hamisim::device::vastai {
 namespace {
@@ -128,10 +129,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
     }
   }
 
-  auto fail = [&](const DeviceUsage& d, const char* reason, std::string detail = {}) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{d.id, reason, std::move(detail)});
-  };
+  const check::Failures fail(out, ctx.explain);
   int32_t nums = request.nums;
   std::vector<std::string> chosen_aics;  // parallel to out.devices in die mode
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
@@ -148,15 +146,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
       fail(d, "CardUuidMismatch");
       continue;
     }
-    if (d.count <= d.used) {
-      fail(d, "CardTimeSlicingExhausted",
-           std::to_string(d.used) + " of " + std::to_string(d.count) + " slots in use");
-      continue;
-    }
-    if (is_mutex && d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict", "mutex policy needs an idle device");
-      continue;
-    }
+    if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
     if (is_mutex && die_mode && busy_aics.contains(device_aics[i])) {
       fail(d, "ExclusiveDeviceAllocateConflict",
            "mutex policy needs an idle card, another die of AIC \"" + device_aics[i] +
@@ -174,14 +164,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
       chosen_aics.push_back(device_aics[i]);
       continue;
     }
-    if (nums > 0) {
-      --nums;
-      out.devices.push_back(std::move(candidate));
-    }
-    if (nums == 0) {
-      out.fits = true;
-      return out;
-    }
+    if (check::take_device(out, nums, std::move(candidate))) return out;
   }
   const size_t want = nums > 0 ? static_cast<size_t>(nums) : 0;
   if (die_mode && out.devices.size() >= want) {
@@ -195,9 +178,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
     out.fits = true;
     return out;
   }
-  if (!out.devices.empty()) {
-    out.reasons["AllocatedCardsInsufficientRequest"] = static_cast<int>(out.devices.size());
-  }
+  check::count_insufficient(out);
   return out;
 }
 

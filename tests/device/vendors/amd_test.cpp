@@ -36,24 +36,10 @@ device::DeviceUsage gpu(std::string id, int32_t count, int32_t mem, int32_t cus)
   return d;
 }
 
-struct Direct {
-  device::FitOutcome outcome;
-  std::string reason;
-};
-Direct direct_fit(std::vector<device::DeviceUsage>& devices, device::ContainerDeviceRequest r,
-                  const model::Pod& pod = PodBuilder().build(), std::string policy = "spread") {
-  AmdBackend b;
-  std::vector<device::DeviceUsage*> ptrs;
-  for (auto& d : devices) ptrs.push_back(&d);
-  auto prepared = b.prepare(pod);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  Direct out;
-  out.outcome = b.fit(ptrs, r, ctx);
-  out.reason = device::format_reasons(out.outcome.reasons, devices.size());
-  return out;
+DirectFit direct_fit(std::vector<device::DeviceUsage>& devices, device::ContainerDeviceRequest r,
+                     const model::Pod& pod = PodBuilder().build(),
+                     std::string_view policy = "spread") {
+  return fit::testing::direct_fit(AmdBackend{}, devices, r, pod, policy);
 }
 
 device::ContainerDeviceRequest want(int32_t nums, int32_t mem, int32_t cores) {
@@ -139,7 +125,7 @@ TEST(Amd, RegistrationIsJsonWithTheProductName) {
 
 TEST(Amd, FitExamplesFromTheReference) {
   std::vector<device::DeviceUsage> two = {gpu("dev-0", 2, 1000, 100), gpu("dev-1", 12, 1000, 100)};
-  Direct r = direct_fit(two, want(2, 0, 0));
+  DirectFit r = direct_fit(two, want(2, 0, 0));
   ASSERT_TRUE(r.outcome.fits) << r.reason;
   ASSERT_EQ(r.outcome.devices.size(), 2u);
   EXPECT_EQ(r.outcome.devices[0].uuid, "dev-1");
@@ -207,7 +193,7 @@ TEST(Amd, FailureReasons) {
   EXPECT_EQ(direct_fit(idle, {1, "AMDX", 10, 0, 10}).reason, "1/1 CardTypeMismatch");
 
   std::vector<device::DeviceUsage> two = {gpu("a", 1, 1000, 100), gpu("b", 1, 1000, 100)};
-  Direct r = direct_fit(two, want(3, 10, 10));
+  DirectFit r = direct_fit(two, want(3, 10, 10));
   EXPECT_EQ(r.reason, "2/2 AllocatedCardsInsufficientRequest");
 }
 
@@ -293,7 +279,7 @@ TEST(Amd, DeviceConfigSection) {
   ASSERT_NE(other.find("AMD"), nullptr);
   EXPECT_EQ(other.find("AMD")->request_for(container("c", {{"amd.com/gpu", "1"}})).nums, 0);
   EXPECT_EQ(other.find("AMD")->health_check(), device::HealthCheck::kAlways);
-  auto bad = parse_device_config("amd:\n  resourceCoreName: [x]\n");
+  auto bad = device::parse_device_config("amd:\n  resourceCoreName: [x]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("amd.resourceCoreName: expected a string at line 2"));

@@ -77,7 +77,7 @@ device::DeviceUsage usage(std::string id, uint64_t index, std::string vendor = "
 
 // Calls the backend's Fit directly (no NodeInsufficientDevice pre-check), as HAMi's unit
 // tests do.
-struct DirectFit {
+struct AscendFit {
   AscendBackend::DetailedFit result;
   std::string reason() const {
     return device::format_reasons(result.outcome.reasons, result.reason_cards);
@@ -89,7 +89,7 @@ struct DirectFit {
   }
 };
 
-DirectFit fit_direct(const AscendBackend& b, std::vector<device::DeviceUsage>& devices,
+AscendFit fit_direct(const AscendBackend& b, std::vector<device::DeviceUsage>& devices,
                      const device::ContainerDeviceRequest& request,
                      const model::Pod& pod = pod_with({}), std::string policy = "spread") {
   std::vector<device::DeviceUsage*> ptrs;
@@ -100,7 +100,7 @@ DirectFit fit_direct(const AscendBackend& b, std::vector<device::DeviceUsage>& d
   ctx.prepared = prepared.get();
   ctx.gpu_policy = policy;
   ctx.explain = true;
-  return DirectFit{b.fit_detailed(ptrs, request, ctx)};
+  return AscendFit{b.fit_detailed(ptrs, request, ctx)};
 }
 
 device::ContainerDeviceRequest req(int32_t nums, std::string type, int32_t mem = 0,
@@ -142,7 +142,7 @@ TEST(Ascend, ChartDefaultsAreTheChartChipsBehindTheFlag) {
   EXPECT_FALSE(dynamic_cast<const AscendBackend&>(*registry.find("Ascend910C")).hami_vnpu_core());
 
   // --enable-ascend is off by default: no Ascend backend at all.
-  const auto off = build_registry(DeviceConfig{});
+  const auto off = device::build_registry(device::DeviceConfig{});
   EXPECT_EQ(off.find("Ascend910B3"), nullptr);
   EXPECT_NE(off.find("DCU"), nullptr);
 }
@@ -200,24 +200,26 @@ TEST(Ascend, VnpusSectionBuildsOneBackendPerChip) {
 }
 
 TEST(Ascend, VnpusSectionErrorsNameTheKeyAndLine) {
-  auto bad = parse_device_config("vnpus:\n  configs:\n  - commonWord: X\n    memoryFactor: many\n");
+  auto bad = device::parse_device_config(
+      "vnpus:\n  configs:\n  - commonWord: X\n    memoryFactor: many\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].memoryFactor: expected an integer at line 4"));
-  bad = parse_device_config("vnpus:\n  configs:\n  - commonWord: X\n    memoryAllocatable: lots\n");
+  bad = device::parse_device_config(
+      "vnpus:\n  configs:\n  - commonWord: X\n    memoryAllocatable: lots\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].memoryAllocatable: expected an integer at line 4"));
-  bad = parse_device_config(
+  bad = device::parse_device_config(
       "vnpus:\n  configs:\n  - commonWord: X\n    templates:\n    - name: t\n      memory: [1]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("vnpus.configs[0].templates[0].memory: expected an integer at line 6"));
-  bad = parse_device_config("vnpus:\n  hamiVnpuCore: maybe\n");
+  bad = device::parse_device_config("vnpus:\n  hamiVnpuCore: maybe\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message, HasSubstr("vnpus.hamiVnpuCore: expected a boolean at line 2"));
   // The HAMi <= v2.8 layout (a list of chips) is refused as HAMi v2.10 refuses it.
-  bad = parse_device_config("vnpus:\n- commonWord: Ascend910B3\n");
+  bad = device::parse_device_config("vnpus:\n- commonWord: Ascend910B3\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message, HasSubstr("vnpus: expected a mapping at line 2"));
 }
@@ -385,7 +387,7 @@ TEST(Ascend, RegistrationBehaviour) {
 TEST(Ascend, FitExamplesOfTheReference) {
   AscendBackend b(chart_chip("Ascend910A"), false);
   std::vector<device::DeviceUsage> two = {usage("dev-0", 0), usage("dev-1", 1)};
-  DirectFit f = fit_direct(b, two, req(1, "Ascend910A", 64, 50));
+  AscendFit f = fit_direct(b, two, req(1, "Ascend910A", 64, 50));
   ASSERT_TRUE(f.result.outcome.fits) << f.reason();
   EXPECT_THAT(f.uuids(), ::testing::ElementsAre("dev-1"));
   EXPECT_EQ(f.result.outcome.devices[0].usedmem, 64);
@@ -425,7 +427,7 @@ TEST(Ascend, FitChecksInHamisOrder) {
   auto with = [](std::string key, std::string value) {
     return PodBuilder().app(container("c", {})).annotate(std::move(key), std::move(value)).build();
   };
-  DirectFit f =
+  AscendFit f =
       fit_direct(b, d, req(1, "Ascend910A", 1), with("hami.io/use-Ascend910A-uuid", "dev-0"));
   ASSERT_TRUE(f.result.outcome.fits);
   EXPECT_THAT(f.uuids(), ::testing::ElementsAre("dev-0"));
@@ -456,7 +458,7 @@ TEST(Ascend, HardSplitCountsTheDevicesCoresSoftSplitCountsPercent) {
   d[0].mode = "hami-core";
   EXPECT_EQ(fit_direct(b, d, req(1, "Ascend910B3", 1024, 50)).reason(), "1/1 CardInsufficientCore");
   const model::Pod soft = hami_core_pod({});
-  DirectFit f = fit_direct(b, d, req(1, "Ascend910B3", 1024, 50), soft);
+  AscendFit f = fit_direct(b, d, req(1, "Ascend910B3", 1024, 50), soft);
   ASSERT_TRUE(f.result.outcome.fits) << f.reason();
   // Soft split: 100 % of a card is exclusive, and a card whose 100 % is used takes no 0-core
   // task.
@@ -472,7 +474,7 @@ TEST(Ascend, HardSplitCountsTheDevicesCoresSoftSplitCountsPercent) {
 TEST(Ascend, SoftSplitPodsNeedASoftSplitNode) {
   AscendBackend b(chart_chip("Ascend910B3"), false);
   std::vector<device::DeviceUsage> d = {usage("dev-0", 0, "Ascend910B3", 65536, 20)};
-  DirectFit f = fit_direct(b, d, req(1, "Ascend910B3", 1024, 5), hami_core_pod({}));
+  AscendFit f = fit_direct(b, d, req(1, "Ascend910B3", 1024, 5), hami_core_pod({}));
   EXPECT_EQ(f.reason(), "1/1 ModeNotFit");
   ASSERT_EQ(f.result.outcome.verdicts.size(), 1u);
   EXPECT_EQ(f.result.outcome.verdicts[0].reason, "ModeNotFit");
@@ -487,7 +489,7 @@ TEST(Ascend, PercentOfMemoryWrapsInThirtyTwoBitsAsInGo) {
   AscendBackend b(chart_chip("Ascend910A"), false);
   // 2^30 MiB × 100 wraps to 0 in int32: the device is taken with 0 MiB recorded.
   std::vector<device::DeviceUsage> d = {usage("dev-0", 0, "Ascend910A", 1 << 30)};
-  DirectFit f = fit_direct(b, d, req(1, "Ascend910A"));
+  AscendFit f = fit_direct(b, d, req(1, "Ascend910A"));
   ASSERT_TRUE(f.result.outcome.fits);
   EXPECT_EQ(f.result.outcome.devices[0].usedmem, 0);
 }
@@ -503,7 +505,7 @@ TEST(Ascend, NetworkIdGroupsMultiNpuRequests) {
   };
   std::vector<device::DeviceUsage> d = {dev("dev-0", 0, n0), dev("dev-1", 1, n1),
                                         dev("dev-2", 2, n1)};
-  DirectFit f = fit_direct(b, d, req(2, "Ascend910B3", 1024));
+  AscendFit f = fit_direct(b, d, req(2, "Ascend910B3", 1024));
   ASSERT_TRUE(f.result.outcome.fits) << f.reason();
   EXPECT_THAT(f.uuids(), ::testing::ElementsAre("dev-2", "dev-1"));
   // The group that is larger wins even when it is less preferred.
@@ -555,7 +557,7 @@ TEST(Ascend, NetworkIdLastRepeatedKeyWinsAndHugeValuesAreGoInts) {
   };
   std::vector<device::DeviceUsage> d = {dev("dev-0", 0, a), dev("dev-1", 1, big),
                                         dev("dev-2", 2, c), dev("dev-3", 3, big2)};
-  DirectFit f = fit_direct(b, d, req(2, "Ascend910B3", 1024));
+  AscendFit f = fit_direct(b, d, req(2, "Ascend910B3", 1024));
   ASSERT_TRUE(f.result.outcome.fits);
   // Groups: 5 = {dev-2, dev-0}, INT64_MIN = {dev-3, dev-1}; equal sizes, first seen wins.
   EXPECT_THAT(f.uuids(), ::testing::ElementsAre("dev-3", "dev-1"));
@@ -576,7 +578,7 @@ TEST(Ascend, Ascend910CTakesWholeModules) {
     return out;
   };
   auto d = at({0, 1, 2});
-  DirectFit f = fit_direct(b, d, req(2, "Ascend910C", 1024));
+  AscendFit f = fit_direct(b, d, req(2, "Ascend910C", 1024));
   ASSERT_TRUE(f.result.outcome.fits) << f.reason();
   EXPECT_THAT(f.uuids(), ::testing::ElementsAre("dev-1", "dev-0"));
   // Not enough whole modules: the denominator is the request.

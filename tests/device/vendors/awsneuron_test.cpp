@@ -51,22 +51,10 @@ Devices devices_of(size_t n, std::string node_type, int32_t cores = 2) {
   return out;
 }
 
-struct DirectFit {
-  device::FitOutcome outcome;
-  std::string reason;
-};
 DirectFit direct_fit(const AwsNeuronBackend& b, Devices& devs, const ContainerDeviceRequest& r,
                      const model::Pod& pod = PodBuilder().app(plain_container("c")).build(),
-                     std::string policy = "spread") {
-  auto prepared = b.prepare(pod);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  DirectFit out;
-  out.outcome = b.fit(devs.ptrs, r, ctx);
-  out.reason = device::format_reasons(out.outcome.reasons, devs.ptrs.size());
-  return out;
+                     std::string_view policy = "spread") {
+  return fit::testing::direct_fit(b, devs.usage, r, pod, policy);
 }
 
 TEST(AwsNeuron, RequestsFollowTheReferenceExamples) {
@@ -358,7 +346,7 @@ TEST(AwsNeuron, DeviceConfigSectionAndRegistration) {
   EXPECT_EQ(other.find("AWSNeuron")->request_for(container("c", {{kNeuron, "1"}})).nums, 0);
   EXPECT_EQ(other.find("AWSNeuron")->node_devices(neuron_node("n", "inf2", "1", "2")).state,
             NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("awsneuron:\n  resourceCoreName: {a: b}\n");
+  auto bad = device::parse_device_config("awsneuron:\n  resourceCoreName: {a: b}\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("awsneuron.resourceCoreName: expected a string at line 2"));

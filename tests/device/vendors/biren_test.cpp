@@ -36,24 +36,10 @@ device::DeviceUsage usage(std::string id, int32_t count, int64_t used = 0) {
 }
 
 // Fit called directly (HAMi's unit tests do), bypassing the NodeInsufficientDevice pre-check.
-struct Direct {
-  device::FitOutcome outcome;
-  std::string reason;
-};
-Direct direct_fit(std::vector<device::DeviceUsage>& devices, device::ContainerDeviceRequest r,
-                  const model::Pod& pod = PodBuilder().build(), std::string policy = "spread") {
-  BirenBackend b;
-  std::vector<device::DeviceUsage*> ptrs;
-  for (auto& d : devices) ptrs.push_back(&d);
-  auto prepared = b.prepare(pod);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  Direct out;
-  out.outcome = b.fit(ptrs, r, ctx);
-  out.reason = device::format_reasons(out.outcome.reasons, devices.size());
-  return out;
+DirectFit direct_fit(std::vector<device::DeviceUsage>& devices, device::ContainerDeviceRequest r,
+                     const model::Pod& pod = PodBuilder().build(),
+                     std::string_view policy = "spread") {
+  return fit::testing::direct_fit(BirenBackend{}, devices, r, pod, policy);
 }
 
 device::ContainerDeviceRequest want(int32_t nums) {
@@ -138,7 +124,7 @@ TEST(Biren, FitsTheLastIdleDeviceAndWritesBothKeys) {
 
 TEST(Biren, DirectFitReportsPartialSelections) {
   std::vector<device::DeviceUsage> devices = {usage("dev-0", 1), usage("dev-1", 1)};
-  Direct r = direct_fit(devices, want(1));
+  DirectFit r = direct_fit(devices, want(1));
   ASSERT_TRUE(r.outcome.fits);
   ASSERT_EQ(r.outcome.devices.size(), 1u);
   EXPECT_EQ(r.outcome.devices[0].uuid, "dev-1");
@@ -237,7 +223,7 @@ TEST(Biren, DeviceConfigSection) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   ASSERT_NE(other.find("Biren"), nullptr);
   EXPECT_EQ(other.find("Biren")->request_for(container("c", {{"birentech.com/gpu", "1"}})).nums, 0);
-  auto bad = parse_device_config("biren:\n  resourceCountName: [a, b]\n");
+  auto bad = device::parse_device_config("biren:\n  resourceCountName: [a, b]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("biren.resourceCountName: expected a string at line 2"));

@@ -39,26 +39,11 @@ device::DeviceUsage mlu(std::string id, int32_t totalmem, int64_t used = 0, int6
   return d;
 }
 
-struct Direct {
-  device::FitOutcome outcome;
-  std::string reason;  // GenReason over the devices given, empty on success
-};
-
-// HAMi's Fit called directly (as its unit tests do), bypassing the NodeInsufficientDevice
-// pre-check.
-Direct fit_direct(std::vector<device::DeviceUsage> devices, ContainerDeviceRequest request,
-                  const model::Pod& pod = PodBuilder().build(), std::string policy = "") {
-  CambriconBackend b;
-  auto prepared = b.prepare(pod);
-  std::vector<device::DeviceUsage*> ptrs;
-  for (auto& d : devices) ptrs.push_back(&d);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  Direct out;
-  out.outcome = b.fit(ptrs, request, ctx);
-  if (!out.outcome.fits) out.reason = device::format_reasons(out.outcome.reasons, ptrs.size());
+// The reason is GenReason over the devices given, empty on success.
+DirectFit fit_direct(std::vector<device::DeviceUsage> devices, ContainerDeviceRequest request,
+                     const model::Pod& pod = PodBuilder().build(), std::string_view policy = "") {
+  DirectFit out = direct_fit(CambriconBackend{}, devices, request, pod, policy);
+  if (out.outcome.fits) out.reason.clear();
   return out;
 }
 
@@ -165,7 +150,7 @@ TEST(Cambricon, DiscoveryOfMissingOrHostileCapacity) {
 
 TEST(Cambricon, FitFollowsTheReferenceExamples) {
   // Two idle devices: the scan starts at the end.
-  Direct r = fit_direct({mlu("dev-0", 128), mlu("dev-1", 128)}, req(1, 64, 50));
+  DirectFit r = fit_direct({mlu("dev-0", 128), mlu("dev-1", 128)}, req(1, 64, 50));
   ASSERT_TRUE(r.outcome.fits) << r.reason;
   ASSERT_EQ(r.outcome.devices.size(), 1u);
   EXPECT_EQ(r.outcome.devices[0].uuid, "dev-1");
@@ -224,8 +209,8 @@ TEST(Cambricon, UuidFilters) {
       fit_direct({mlu("dev-0", 1280)}, req(2, 512, 50), pod("cambricon.com/nouse-gpuuuid", "dev-0"))
           .reason,
       "1/1 CardUuidMismatch");
-  Direct r = fit_direct({mlu("dev-0", 1280), mlu("dev-1", 1280)}, req(1, 512, 50),
-                        pod("cambricon.com/use-gpuuuid", "dev-2, dev-0"));
+  DirectFit r = fit_direct({mlu("dev-0", 1280), mlu("dev-1", 1280)}, req(1, 512, 50),
+                           pod("cambricon.com/use-gpuuuid", "dev-2, dev-0"));
   ASSERT_TRUE(r.outcome.fits) << r.reason;
   EXPECT_EQ(r.outcome.devices[0].uuid, "dev-0");
   // The model filter annotations exist in HAMi but are not read.
@@ -394,7 +379,7 @@ TEST(Cambricon, DeviceConfigSectionRenamesResources) {
   EXPECT_EQ(other.find("MLU")->request_for(container("c", {{kCount, "1"}})).nums, 0);
   EXPECT_EQ(other.find("MLU")->node_devices(mlu_node("100", "16")).state,
             device::NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("cambricon:\n  resourceCoreName: [a, b]\n");
+  auto bad = device::parse_device_config("cambricon:\n  resourceCoreName: [a, b]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("cambricon.resourceCoreName: expected a string at line 2"));

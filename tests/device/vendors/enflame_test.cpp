@@ -54,26 +54,6 @@ std::vector<device::DeviceUsage*> pointers(std::vector<device::DeviceUsage>& usa
   return out;
 }
 
-// Fit called directly (as HAMi's unit tests do), with the reasons formatted as GenReason.
-struct DirectFit {
-  device::FitOutcome outcome;
-  std::string reason;
-};
-DirectFit direct_fit(const device::DeviceBackend& b, std::vector<device::DeviceUsage>& usage,
-                     const ContainerDeviceRequest& r, const model::Pod& pod = PodBuilder().build(),
-                     std::string policy = "spread") {
-  auto prepared = b.prepare(pod);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  auto ptrs = pointers(usage);
-  DirectFit out;
-  out.outcome = b.fit(ptrs, r, ctx);
-  out.reason = device::format_reasons(out.outcome.reasons, usage.size());
-  return out;
-}
-
 model::Node gcu_node(std::string cards = "2") {
   return vendor_node("testnode", {}, {{kGcu, cards}});
 }
@@ -589,7 +569,7 @@ TEST(Enflame, DeviceConfigSection) {
   EXPECT_EQ(other.find("GCU")->request_for(container("c", {{kGcu, "1"}})).nums, 0);
   EXPECT_EQ(other.find("Enflame")->request_for(container("c", {{kDrs, "1"}})).nums, 1);
 
-  auto bad = parse_device_config("enflame:\n  resourceNameGCU: [a]\n");
+  auto bad = device::parse_device_config("enflame:\n  resourceNameGCU: [a]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               HasSubstr("enflame.resourceNameGCU: expected a string at line 2"));

@@ -169,7 +169,7 @@ TEST(Hygon, DeviceConfigSectionRenamesResources) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   ASSERT_NE(other.find("DCU"), nullptr);
   EXPECT_EQ(other.find("DCU")->request_for(container("c", {{"hygon.com/dcunum", "1"}})).nums, 0);
-  auto bad = parse_device_config("hygon:\n  memoryFactor: many\n");
+  auto bad = device::parse_device_config("hygon:\n  memoryFactor: many\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("hygon.memoryFactor: expected an integer at line 2"));

@@ -294,11 +294,11 @@ TEST(Iluvatar, AdmissionRewritesCoresAndNamesTheContainer) {
 }
 
 TEST(Iluvatar, OnlyWithTheFlag) {
-  DeviceConfig config;  // chart defaults, --enable-iluvatar off
-  const auto off = build_registry(config);
+  device::DeviceConfig config;  // chart defaults, --enable-iluvatar off
+  const auto off = device::build_registry(config);
   EXPECT_EQ(off.find("MR-V100"), nullptr);
   config.enable_iluvatar = true;
-  const auto on = build_registry(config);
+  const auto on = device::build_registry(config);
   for (const char* w : {"MR-V100", "MR-V50", "BI-V150", "BI-V100"}) {
     EXPECT_NE(on.find(w), nullptr) << w;
   }
@@ -335,11 +335,11 @@ TEST(Iluvatar, DeviceConfigListMakesOneBackendPerEntry) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   EXPECT_EQ(other.find("MR-V100"), nullptr);
 
-  auto bad = parse_device_config("iluvatars:\n  - commonWord: [a]\n");
+  auto bad = device::parse_device_config("iluvatars:\n  - commonWord: [a]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("iluvatars[0].commonWord: expected a string at line 2"));
-  bad = parse_device_config("iluvatars:\n  commonWord: MR-V100\n");
+  bad = device::parse_device_config("iluvatars:\n  commonWord: MR-V100\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("iluvatars: expected a list at line 2"));
 }

@@ -722,7 +722,7 @@ TEST(Kunlun, DeviceConfigSectionNamesBothBackends) {
             device::NodeDevices::State::kAbsent);
   EXPECT_EQ(other.find("XPU")->request_for(container("c", {{kVxpu, "1"}})).nums, 0);
   EXPECT_EQ(other.find("XPU")->node_devices(xpu_node()).state, device::NodeDevices::State::kOk);
-  auto bad = parse_device_config("kunlun:\n  resourceVMemoryName: {a: 1}\n");
+  auto bad = device::parse_device_config("kunlun:\n  resourceVMemoryName: {a: 1}\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("kunlun.resourceVMemoryName: expected a string at line 2"));

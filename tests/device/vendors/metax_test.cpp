@@ -803,7 +803,7 @@ TEST(Metax, DeviceConfigSection) {
   EXPECT_EQ(other.find("Metax-SGPU")->request_for(container("c", {{kSgpu, "1"}})).nums, 0);
   EXPECT_EQ(other.find("Metax-GPU")->node_devices(gpu_node()).state,
             device::NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("metax:\n  sgpuTopologyAware: maybe\n");
+  auto bad = device::parse_device_config("metax:\n  sgpuTopologyAware: maybe\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("metax.sgpuTopologyAware: expected a boolean at line 2"));

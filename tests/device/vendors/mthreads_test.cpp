@@ -345,7 +345,7 @@ TEST(Mthreads, DeviceConfigSectionRenamesResources) {
   EXPECT_EQ(other.find("Mthreads")->request_for(container("c", {{kCount, "1"}})).nums, 0);
   EXPECT_EQ(other.find("Mthreads")->node_devices(mthreads_node(1)).state,
             device::NodeDevices::State::kAbsent);
-  auto bad = parse_device_config("mthreads:\n  resourceCoreName: [a, b]\n");
+  auto bad = device::parse_device_config("mthreads:\n  resourceCoreName: [a, b]\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("mthreads.resourceCoreName: expected a string at line 2"));

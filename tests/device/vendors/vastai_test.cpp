@@ -61,26 +61,9 @@ std::string die(std::string aic) {
   return R"({"AIC":")" + aic + R"(","DeviceStrategy":"die"})";
 }
 
-struct Direct {
-  device::FitOutcome outcome;
-  std::string reason;
-  std::vector<std::string> uuids;
-};
-Direct direct_fit(Devices& devices, int32_t nums, std::string policy = "spread") {
-  VastaiBackend b;
-  const model::Pod pod = PodBuilder().build();
-  std::vector<device::DeviceUsage*> ptrs;
-  for (auto& d : devices.usages) ptrs.push_back(&d);
-  auto prepared = b.prepare(pod);
-  device::FitContext ctx;
-  ctx.pod = &pod;
-  ctx.prepared = prepared.get();
-  ctx.gpu_policy = policy;
-  Direct out;
-  out.outcome = b.fit(ptrs, {nums, "Vastai", 0, 100, 0}, ctx);
-  out.reason = device::format_reasons(out.outcome.reasons, ptrs.size());
-  for (const auto& d : out.outcome.devices) out.uuids.push_back(d.uuid);
-  return out;
+DirectFit direct_fit(Devices& devices, int32_t nums, std::string_view policy = "spread") {
+  return fit::testing::direct_fit(VastaiBackend{}, devices.usages, {nums, "Vastai", 0, 100, 0},
+                                  PodBuilder().build(), policy);
 }
 
 using ::testing::ElementsAre;
@@ -188,7 +171,7 @@ TEST(Vastai, DieModeMutexAvoidsBusyCards) {
 
   // The same through a direct call, with the verdict of the blocked die.
   Devices devices{{"dev-0", die("1"), 1}, {"dev-1", die("1"), 0}};
-  Direct r = direct_fit(devices, 1, "mutex");
+  DirectFit r = direct_fit(devices, 1, "mutex");
   EXPECT_EQ(r.reason, "2/2 ExclusiveDeviceAllocateConflict");
   EXPECT_TRUE(r.outcome.devices.empty());
 }
@@ -196,21 +179,21 @@ TEST(Vastai, DieModeMutexAvoidsBusyCards) {
 TEST(Vastai, DieModeIsDecidedByTheFirstDevice) {
   // The first device is not a die: no AIC exclusion although the others are dies.
   Devices plain_first{{"card", "", 0}, {"dev-0", die("1"), 1}, {"dev-1", die("1"), 0}};
-  Direct r = direct_fit(plain_first, 1, "mutex");
+  DirectFit r = direct_fit(plain_first, 1, "mutex");
   ASSERT_TRUE(r.outcome.fits) << r.reason;
-  EXPECT_THAT(r.uuids, ElementsAre("dev-1"));
+  EXPECT_THAT(r.uuids(), ElementsAre("dev-1"));
   // A die first: dev-1's card is busy.
   Devices die_first{{"dev-1", die("1"), 0}, {"dev-0", die("1"), 1}, {"card", "", 0}};
   r = direct_fit(die_first, 1, "mutex");
   ASSERT_TRUE(r.outcome.fits) << r.reason;
-  EXPECT_THAT(r.uuids, ElementsAre("card"));
+  EXPECT_THAT(r.uuids(), ElementsAre("card"));
   // Another strategy, or a non-string one, is not die mode.
   Devices card_mode{{"dev-1", R"({"AIC":"1","DeviceStrategy":"card"})", 0},
                     {"dev-0", R"({"AIC":"1","DeviceStrategy":"card"})", 1}};
-  EXPECT_THAT(direct_fit(card_mode, 1, "mutex").uuids, ElementsAre("dev-1"));
+  EXPECT_THAT(direct_fit(card_mode, 1, "mutex").uuids(), ElementsAre("dev-1"));
   Devices numeric{{"dev-1", R"({"AIC":"1","DeviceStrategy":1})", 0},
                   {"dev-0", R"({"AIC":"1","DeviceStrategy":"die"})", 1}};
-  EXPECT_THAT(direct_fit(numeric, 1, "mutex").uuids, ElementsAre("dev-1"));
+  EXPECT_THAT(direct_fit(numeric, 1, "mutex").uuids(), ElementsAre("dev-1"));
   // Repeated keys: the last one counts, as in Go's map decoding.
   Devices repeated{{"dev-1", R"({"DeviceStrategy":"die","AIC":"2","AIC":"1"})", 0},
                    {"dev-0", die("1"), 1}};
@@ -221,30 +204,30 @@ TEST(Vastai, DieModePrefersDiesOfOneCard) {
   // Scanned from the end: dev1..dev6 is the collection order.
   Devices devices{{"dev6", die("3"), 0}, {"dev5", die("2"), 0}, {"dev4", die("2"), 0},
                   {"dev3", die("1"), 0}, {"dev2", die("1"), 0}, {"dev1", die("1"), 0}};
-  EXPECT_THAT(direct_fit(devices, 3).uuids, ElementsAre("dev1", "dev2", "dev3"));
-  EXPECT_THAT(direct_fit(devices, 4).uuids, ElementsAre("dev1", "dev2", "dev3", "dev4"));
-  EXPECT_THAT(direct_fit(devices, 6).uuids,
+  EXPECT_THAT(direct_fit(devices, 3).uuids(), ElementsAre("dev1", "dev2", "dev3"));
+  EXPECT_THAT(direct_fit(devices, 4).uuids(), ElementsAre("dev1", "dev2", "dev3", "dev4"));
+  EXPECT_THAT(direct_fit(devices, 6).uuids(),
               ElementsAre("dev1", "dev2", "dev3", "dev4", "dev5", "dev6"));
   // One die: the most preferred passing one, whatever its card.
-  EXPECT_THAT(direct_fit(devices, 1).uuids, ElementsAre("dev1"));
+  EXPECT_THAT(direct_fit(devices, 1).uuids(), ElementsAre("dev1"));
   // Ties keep the order of each card's first die.
   Devices tie{{"b2", die("B"), 0}, {"a2", die("A"), 0}, {"b1", die("B"), 0}, {"a1", die("A"), 0}};
-  EXPECT_THAT(direct_fit(tie, 2).uuids, ElementsAre("a1", "a2"));
+  EXPECT_THAT(direct_fit(tie, 2).uuids(), ElementsAre("a1", "a2"));
   // Dies without an AIC share the group "".
   Devices loose{{"x2", R"({"DeviceStrategy":"die"})", 0},
                 {"y", die("Y"), 0},
                 {"x1", R"({"DeviceStrategy":"die"})", 0},
                 {"first", die("Z"), 0}};
-  EXPECT_THAT(direct_fit(loose, 2).uuids, ElementsAre("x1", "x2"));
+  EXPECT_THAT(direct_fit(loose, 2).uuids(), ElementsAre("x1", "x2"));
   // One die is the first passing one even when its card has the fewest.
-  EXPECT_THAT(direct_fit(loose, 1).uuids, ElementsAre("first"));
+  EXPECT_THAT(direct_fit(loose, 1).uuids(), ElementsAre("first"));
 
   // Fewer passing dies than asked: the partial collection and HAMi's reasons.
   Devices three{{"d0", die("1"), 0}, {"d1", die("1"), 4}, {"d2", die("2"), 0}};
-  Direct r = direct_fit(three, 5);
+  DirectFit r = direct_fit(three, 5);
   EXPECT_FALSE(r.outcome.fits);
   EXPECT_EQ(r.reason, "1/3 CardTimeSlicingExhausted, 2/3 AllocatedCardsInsufficientRequest");
-  EXPECT_THAT(r.uuids, ElementsAre("d2", "d0"));
+  EXPECT_THAT(r.uuids(), ElementsAre("d2", "d0"));
 }
 
 TEST(Vastai, DieModeThroughTheEngineScoresSharedCards) {
@@ -316,7 +299,7 @@ TEST(Vastai, DeviceConfigSection) {
   const auto other = registry_from_yaml("nvidia: {}\n");
   EXPECT_EQ(other.find("Vastai")->request_for(container("c", {{"vastaitech.com/va", "1"}})).nums,
             0);
-  auto bad = parse_device_config("vastai:\n  resourceCountName: {a: b}\n");
+  auto bad = device::parse_device_config("vastai:\n  resourceCountName: {a: b}\n");
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message,
               ::testing::HasSubstr("vastai.resourceCountName: expected a string at line 2"));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "fit_test_support.h"
@@ -18,22 +18,22 @@ namespace hamisim::fit::testing {
 
 // NVIDIA and every other vendor with HAMi's chart defaults, Ascend and Iluvatar enabled.
 inline device::DeviceRegistry chart_registry() {
-  DeviceConfig config;
+  device::DeviceConfig config;
   config.enable_ascend = true;
   config.enable_iluvatar = true;
-  return build_registry(config);
+  return device::build_registry(config);
 }
 
 // A registry from a device-config.yaml text (the test fails when it does not parse).
 inline device::DeviceRegistry registry_from_yaml(std::string_view yaml) {
-  auto config = parse_device_config(yaml);
+  auto config = device::parse_device_config(yaml);
   if (!config) {
     ADD_FAILURE() << config.error().message;
-    return build_registry(DeviceConfig{});
+    return device::build_registry(device::DeviceConfig{});
   }
   config->enable_ascend = true;
   config->enable_iluvatar = true;
-  return build_registry(*config);
+  return device::build_registry(*config);
 }
 
 inline model::Node vendor_node(std::string name,
@@ -72,6 +72,35 @@ inline NodeFit fit_on(const model::Pod& pod, const model::Node& node,
     return NodeFit{};
   }
   return fit_pod(*prepared, usage, inv.inventory, registry);
+}
+
+// The backend's Fit called directly, as HAMi's unit tests do (no NodeInsufficientDevice
+// pre-check): its outcome, and its reasons formatted as GenReason over the devices given.
+struct DirectFit {
+  device::FitOutcome outcome;
+  std::string reason;
+  std::vector<std::string> uuids() const {
+    std::vector<std::string> out;
+    for (const auto& d : outcome.devices) out.push_back(d.uuid);
+    return out;
+  }
+};
+inline DirectFit direct_fit(const device::DeviceBackend& backend,
+                            std::vector<device::DeviceUsage>& devices,
+                            const device::ContainerDeviceRequest& request,
+                            const model::Pod& pod = PodBuilder().build(),
+                            std::string_view policy = "spread") {
+  std::vector<device::DeviceUsage*> ptrs;
+  for (auto& d : devices) ptrs.push_back(&d);
+  auto prepared = backend.prepare(pod);
+  device::FitContext ctx;
+  ctx.pod = &pod;
+  ctx.prepared = prepared.get();
+  ctx.gpu_policy = policy;
+  DirectFit out;
+  out.outcome = backend.fit(ptrs, request, ctx);
+  out.reason = device::format_reasons(out.outcome.reasons, ptrs.size());
+  return out;
 }
 
 // A pod already placed on `node` with the given annotations (allocated keys etc.).

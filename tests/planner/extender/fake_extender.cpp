@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 
 namespace hamisim::planner::extender::testing {
 
@@ -61,7 +61,7 @@ std::vector<RecordedRequest> ScriptedExtender::requests() const {
 }
 
 LiveService::LiveService(server::ServerConfig config)
-    : registry_(fit::build_registry({})),
+    : registry_(device::build_registry({})),
       engine_(registry_, nullptr),
       service_(engine_, metrics_, {}) {
   server_ = start(std::move(config), service_.routes(), &metrics_);

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "model/decode.h"
 
 namespace hamisim::planner::scaleup {
@@ -18,7 +18,7 @@ using framework::PodInfo;
 using framework::PodInfoPtr;
 
 const device::DeviceRegistry& registry() {
-  static const device::DeviceRegistry r = fit::build_registry({});
+  static const device::DeviceRegistry r = device::build_registry({});
   return r;
 }
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 #include "model/decode.h"
 #include "planner/scaleup/planning.h"
 
@@ -15,7 +15,7 @@ namespace {
 using State = PodOutcome::State;
 
 std::shared_ptr<const device::DeviceRegistry> registry() {
-  static auto r = std::make_shared<const device::DeviceRegistry>(fit::build_registry({}));
+  static auto r = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   return r;
 }
 

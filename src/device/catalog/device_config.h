@@ -10,18 +10,18 @@
 #include "device/registry.h"
 #include "model/result.h"
 
-namespace hamisim::fit {
+namespace hamisim::device {
 
 // Families HAMi only instantiates behind a scheduler flag.
 enum class VendorGate { kAlways, kAscend, kIluvatar };
 
 struct VendorBackend {
-  std::shared_ptr<const device::DeviceBackend> backend;
+  std::shared_ptr<const DeviceBackend> backend;
   VendorGate gate = VendorGate::kAlways;
 };
 
 struct DeviceConfig {
-  device::nvidia::NvidiaConfig nvidia;
+  nvidia::NvidiaConfig nvidia;
   // The other vendors' backends in HAMi's instantiation order. Filled by parse_device_config;
   // empty (never parsed) means HAMi's chart defaults.
   std::vector<VendorBackend> vendors;
@@ -40,6 +40,6 @@ Result<DeviceConfig> parse_device_config(std::string_view yaml);
 Result<DeviceConfig> load_device_config(const std::string& path);
 
 // NVIDIA plus every other vendor (enabled gates only).
-device::DeviceRegistry build_registry(const DeviceConfig& config);
+DeviceRegistry build_registry(const DeviceConfig& config);
 
-}  // namespace hamisim::fit
+}  // namespace hamisim::device

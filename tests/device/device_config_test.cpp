@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 
-namespace hamisim::fit {
+namespace hamisim::device {
 namespace {
 
 using ::testing::HasSubstr;
@@ -154,4 +154,4 @@ TEST(DeviceConfig, GatedFamiliesNeedTheirFlag) {
 }
 
 }  // namespace
-}  // namespace hamisim::fit
+}  // namespace hamisim::device

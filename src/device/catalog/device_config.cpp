@@ -1,4 +1,4 @@
-#include "fit/device_config.h"
+#include "device/catalog/device_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -22,7 +22,7 @@
 #include "model/input.h"
 #include "model/yaml_check.h"
 
-namespace hamisim::fit {
+namespace hamisim::device {
 namespace {
 
 // HAMi passes the value to HAMi-core unchecked, where anything but these is silently the
@@ -37,28 +37,28 @@ Status check_gpu_core_policy(const YAML::Node& section, const std::string& polic
 // Every vendor section but nvidia, in HAMi's instantiation order (InitDevicesWithConfig).
 struct VendorSection {
   const char* name;
-  device::BackendFactory factory;
+  BackendFactory factory;
   VendorGate gate;
 };
 constexpr VendorSection kVendorSections[] = {
-    {"cambricon", &device::cambricon::make_backends, VendorGate::kAlways},
-    {"hygon", &device::hygon::make_backends, VendorGate::kAlways},
-    {"enflame", &device::enflame::make_backends, VendorGate::kAlways},
-    {"mthreads", &device::mthreads::make_backends, VendorGate::kAlways},
-    {"metax", &device::metax::make_backends, VendorGate::kAlways},
-    {"kunlun", &device::kunlun::make_backends, VendorGate::kAlways},
-    {"awsneuron", &device::awsneuron::make_backends, VendorGate::kAlways},
-    {"amd", &device::amd::make_backends, VendorGate::kAlways},
-    {"vastai", &device::vastai::make_backends, VendorGate::kAlways},
-    {"biren", &device::biren::make_backends, VendorGate::kAlways},
-    {"vnpus", &device::ascend::make_backends, VendorGate::kAscend},
-    {"iluvatars", &device::iluvatar::make_backends, VendorGate::kIluvatar},
+    {"cambricon", &cambricon::make_backends, VendorGate::kAlways},
+    {"hygon", &hygon::make_backends, VendorGate::kAlways},
+    {"enflame", &enflame::make_backends, VendorGate::kAlways},
+    {"mthreads", &mthreads::make_backends, VendorGate::kAlways},
+    {"metax", &metax::make_backends, VendorGate::kAlways},
+    {"kunlun", &kunlun::make_backends, VendorGate::kAlways},
+    {"awsneuron", &awsneuron::make_backends, VendorGate::kAlways},
+    {"amd", &amd::make_backends, VendorGate::kAlways},
+    {"vastai", &vastai::make_backends, VendorGate::kAlways},
+    {"biren", &biren::make_backends, VendorGate::kAlways},
+    {"vnpus", &ascend::make_backends, VendorGate::kAscend},
+    {"iluvatars", &iluvatar::make_backends, VendorGate::kIluvatar},
 };
 
 Result<std::vector<VendorBackend>> build_vendors(const YAML::Node* root) {
   std::vector<VendorBackend> out;
   for (const VendorSection& v : kVendorSections) {
-    device::ConfigSection section;
+    ConfigSection section;
     if (root) {
       const YAML::Node node = (*root)[v.name];
       // HAMi's `iluvatars:` is a list; every other section is a mapping.
@@ -67,7 +67,7 @@ Result<std::vector<VendorBackend>> build_vendors(const YAML::Node* root) {
         return make_error(std::string(v.name) + ": expected " + (list ? "a list" : "a mapping") +
                           " at line " + std::to_string(node.Mark().line + 1));
       }
-      section = device::ConfigSection(node, v.name);
+      section = ConfigSection(node, v.name);
     }
     auto backends = v.factory(section, root == nullptr);
     if (!backends) return backends.error();
@@ -143,9 +143,9 @@ Result<DeviceConfig> load_device_config(const std::string& path) {
   return config;
 }
 
-device::DeviceRegistry build_registry(const DeviceConfig& config) {
-  device::DeviceRegistry registry;
-  registry.add(std::make_shared<device::nvidia::NvidiaBackend>(config.nvidia));
+DeviceRegistry build_registry(const DeviceConfig& config) {
+  DeviceRegistry registry;
+  registry.add(std::make_shared<nvidia::NvidiaBackend>(config.nvidia));
   std::vector<VendorBackend> defaults;
   if (!config.parsed) {
     // Chart defaults cannot be wrong; a failure here is a bug in a vendor's defaults.
@@ -161,4 +161,4 @@ device::DeviceRegistry build_registry(const DeviceConfig& config) {
   return registry;
 }
 
-}  // namespace hamisim::fit
+}  // namespace hamisim::device
