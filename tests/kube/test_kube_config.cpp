@@ -127,7 +127,7 @@ struct ErrorCase {
 TEST(KubeConfig, ErrorsNameTheFileAndTheField) {
   const std::string server = "    server: https://h\n";
   const std::vector<ErrorCase> cases = {
-      {"not yaml", "a: [", "", "kubeconfig F: line "},
+      {"not yaml", "a: [", "", "kubeconfig F: yaml: line 1, column 1: "},
       {"not a map", "- 1\n", "", "kubeconfig F: expected a Config map, got a list"},
       {"no context", "clusters: []\n", "", "current-context is not set and no context was given"},
       {"unknown context", config_with(server, "    token: t\n"), "nope",
