@@ -14,7 +14,7 @@ namespace {
 
 // Encoding is injective on what it writes, so equal bytes mean the decoded copy matches on
 // every field the encoder writes. Whether it writes every field is the unit tests' job
-// (tests/model/test_encode.cpp compares field by field).
+// (tests/model/encode_test.cpp compares field by field).
 template <class T, class Decode, class Encode>
 void check_round_trip(const T& object, Decode decode, Encode encode) {
   const std::string json = encode(object);

@@ -214,7 +214,7 @@ TEST(Logging, JsonFormatPutsEachFieldUnderItsOwnKey) {
   EXPECT_EQ(int64_t(doc["candidates"]), 3);
   EXPECT_EQ(bool(doc["ok"]), true);
   EXPECT_EQ(std::string_view(doc["level"]), "info");
-  EXPECT_THAT(std::string(std::string_view(doc["caller"])), HasSubstr("test_metrics.cpp:"));
+  EXPECT_THAT(std::string(std::string_view(doc["caller"])), HasSubstr("metrics_test.cpp:"));
 }
 
 TEST(Logging, JsonFieldsAreEscaped) {
@@ -242,10 +242,10 @@ TEST(Logging, KlogFormatHasKlogsHeaderAndQuotedStructuredMessages) {
   log::info("Attempting to bind pod to node", {{"pod", "p"}, {"namespace", "default"}});
   spdlog::warn("plain text");
   const std::string text = captured.text();
-  // I1205 02:03:04.123456   12345 test_metrics.cpp:NNN] "msg" key="value"
+  // I1205 02:03:04.123456   12345 metrics_test.cpp:NNN] "msg" key="value"
   EXPECT_THAT(text, ::testing::MatchesRegex(
                         "I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}   12345 "
-                        "test_metrics\\.cpp:[0-9]+\\] \"Attempting to bind pod to node\" "
+                        "metrics_test\\.cpp:[0-9]+\\] \"Attempting to bind pod to node\" "
                         "pod=\"p\" namespace=\"default\"\n"
                         "W[0-9]{4} [0-9:.]+   12345 \\?\\?\\?:1\\] plain text\n"));
 }
