@@ -97,6 +97,15 @@ std::map<std::string, int, std::less<>> parse_reasons(std::string_view text) {
   return out;
 }
 
+std::string join_indexes(const ContainerDevices& devices) {
+  std::string out;
+  for (const ContainerDevice& d : devices) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(d.idx);
+  }
+  return out;
+}
+
 std::vector<std::string> split_comma_list(std::string_view text) {
   std::vector<std::string> out;
   size_t pos = 0;

@@ -40,6 +40,10 @@ std::string format_reasons(const std::map<std::string, int, std::less<>>& reason
 // Inverse of format_reasons: reason name -> count; malformed pieces are skipped.
 std::map<std::string, int, std::less<>> parse_reasons(std::string_view text);
 
+// The devices' Idx values joined with commas ("0,3"): the index list Kunlun and Mthreads
+// annotate for their device plugins.
+std::string join_indexes(const ContainerDevices& devices);
+
 // Splits a comma list, trimming ASCII whitespace around items and dropping empty ones.
 std::vector<std::string> split_comma_list(std::string_view text);
 bool contains_ignore_case(std::string_view haystack, std::string_view needle);

@@ -193,17 +193,12 @@ Result<std::vector<T>> decode_json_list(std::string_view json, std::string_view 
   if (auto e = doc.type().get(t)) return simdjson_failure(root, e);
   std::vector<T> out;
   if (t == od::json_type::null) return out;
+  // simdjson gives no value for a scalar document: the type error is Go's, named here.
   if (t != od::json_type::array) return wrong_type(root, t, go_type);
-  od::array arr;
-  if (auto e = doc.get_array().get(arr)) return simdjson_failure(root, e);
-  size_t i = 0;
-  for (auto element_result : arr) {
-    od::value element;
-    if (auto e = element_result.get(element)) return simdjson_failure(root, e);
-    out.emplace_back();
-    const Path ep = root.index_of(i);
-    if (auto st = read_element(element, ep, out.back()); !st.ok()) return st.error();
-    ++i;
+  od::value value;
+  if (auto e = doc.get_value().get(value)) return simdjson_failure(root, e);
+  if (auto st = read_slice(value, root, go_type, &out, nullptr, read_element); !st.ok()) {
+    return st.error();
   }
   return out;
 }

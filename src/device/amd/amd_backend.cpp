@@ -120,16 +120,9 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
   const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    if (!equal_ignore_case(request.type, kVendor) || !pod.types.allows(d.type)) {
-      fail(d, "CardTypeMismatch", "type \"" + d.type + "\" not selected by the pod");
-      continue;
-    }
-    if (!pod.uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch");
+    const bool type_matches = equal_ignore_case(request.type, kVendor) && pod.types.allows(d.type);
+    if (!check::selectable(d, type_matches, &pod.uuids, fail.on(d),
+                           [&] { return "type \"" + d.type + "\" not selected by the pod"; })) {
       continue;
     }
     if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
@@ -156,13 +149,10 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
       continue;
     }
     // The Type field carries the product name, not the vendor key.
-    ContainerDevice chosen;
-    chosen.idx = static_cast<int32_t>(d.index);
-    chosen.uuid = d.id;
-    chosen.type = d.type;
-    chosen.usedmem = saturate_int32(mem);
-    chosen.usedcores = saturate_int32(cus);
-    if (check::take_device(out, nums, std::move(chosen))) return out;
+    if (check::take_device(out, nums,
+                           check::taken(d, d.type, saturate_int32(mem), saturate_int32(cus)))) {
+      return out;
+    }
   }
   check::count_insufficient(out);
   return out;

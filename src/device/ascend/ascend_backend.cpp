@@ -217,12 +217,8 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
   DetailedFit result;
   result.reason_cards = devices.size();
   FitOutcome& out = result.outcome;
-  const DeviceUsage* current = nullptr;
-  auto fail = [&](const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
+  const check::Failures failures(out, ctx.explain);
 
   // A soft-split pod needs a node that soft-splits (node_devices recorded it in `mode`); a
   // hard-split pod may use any node.
@@ -261,19 +257,11 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
 
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    current = &d;
-    if (!d.health) {
-      fail(kCardNotHealth, no_detail);
-      continue;
-    }
+    const auto fail = failures.on(d);
     // The request type must be this chip; the device type is not compared (the candidate list
     // already holds the devices whose type contains it).
-    if (k.type != config_.common_word) {
-      fail(kCardTypeMismatch, [&] { return "request type \"" + k.type + "\""; });
-      continue;
-    }
-    if (!pod.uuids.allows(d.id)) {
-      fail(kCardUuidMismatch, no_detail);
+    if (!selectable(d, k.type == config_.common_word, &pod.uuids, fail,
+                    [&] { return "request type \"" + k.type + "\""; })) {
       continue;
     }
     if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;
@@ -288,13 +276,7 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
     if (!cores_free(d, total_core, k.coresreq, kDeviceWording, fail)) continue;
     if (k.nums > 0) {
       if (!collect_all) --k.nums;
-      ContainerDevice chosen;
-      chosen.idx = static_cast<int32_t>(d.index);
-      chosen.uuid = d.id;
-      chosen.type = config_.common_word;
-      chosen.usedmem = memreq;
-      chosen.usedcores = k.coresreq;
-      out.devices.push_back(std::move(chosen));
+      out.devices.push_back(taken(d, config_.common_word, memreq, k.coresreq));
       collected_at.push_back(static_cast<size_t>(i));
     }
     if (k.nums == 0 && !collect_all) {

@@ -127,15 +127,7 @@ NodeDevices AwsNeuronBackend::node_devices(const model::Node& node) const {
 
   out.devices.reserve(static_cast<size_t>(*counts));
   for (int64_t i = 0; i < *counts; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-" + std::string(kVendor) + "-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = count;
-    d.devmem = 0;
-    d.devcore = mask;
-    d.type = std::string(kVendor);
-    d.health = true;
-    d.device_vendor = std::string(kVendor);
+    DeviceInfo d = capacity_device(node, kVendor, i, kVendor, count, 0, mask);
     d.custom_info = custom_info;
     out.devices.push_back(std::move(d));
   }
@@ -189,11 +181,11 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
     // UUID, slot, type or mutex checks here.
     const std::vector<size_t> window = select_window(devices, request.nums);
     if (window.empty()) {
-      out.reasons["NumaNotFit"] = 1;
+      out.reasons[check::kNumaNotFit] = 1;
       if (ctx.explain) {
         for (const DeviceUsage* d : devices) {
           out.verdicts.push_back(
-              DeviceVerdict{d->id, "NumaNotFit",
+              DeviceVerdict{d->id, check::kNumaNotFit,
                             "no window of " + std::to_string(request.nums) + " idle devices"});
         }
       }
@@ -202,13 +194,7 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
     for (const size_t p : window) {
       for (const DeviceUsage* d : devices) {
         if (d->index != p) continue;
-        ContainerDevice chosen;
-        chosen.idx = static_cast<int32_t>(d->index);
-        chosen.uuid = d->id;
-        chosen.type = request.type;
-        chosen.usedmem = d->totalmem;
-        chosen.usedcores = d->totalcore;
-        out.devices.push_back(std::move(chosen));
+        out.devices.push_back(check::taken(*d, request.type, d->totalmem, d->totalcore));
         break;
       }
     }
@@ -224,19 +210,10 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
   const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    // Case-sensitive substring, then the exact vendor key.
-    if (d.type.find(request.type) == std::string::npos || request.type != kVendor) {
-      fail(d, "CardTypeMismatch");
-      continue;
-    }
-    if (pod && !pod->uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch");
-      continue;
-    }
+    // Type: a case-sensitive substring, then the exact vendor key.
+    const bool type_matches =
+        d.type.find(request.type) != std::string::npos && request.type == kVendor;
+    if (!check::selectable(d, type_matches, pod ? &pod->uuids : nullptr, fail.on(d))) continue;
     if (!check::slots_free(d, is_mutex, kCoreSlotWording, fail.on(d))) continue;
     // A whole device asks for all of this node's cores per device.
     const int64_t cores = whole ? d.count : request.coresreq;
@@ -253,13 +230,8 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
     int64_t mask = 3 - used;
     if (used == 0 && cores == 2) mask = 3;
     if (used == 0 && cores == 1) mask = 1;
-    ContainerDevice chosen;
-    chosen.idx = static_cast<int32_t>(d.index);
-    chosen.uuid = d.id;
-    chosen.type = request.type;
-    chosen.usedmem = 0;
-    chosen.usedcores = static_cast<int32_t>(mask);  // Go's int32(): the low 32 bits
-    out.devices.push_back(std::move(chosen));
+    // Go's int32(): the low 32 bits of the mask.
+    out.devices.push_back(check::taken(d, request.type, 0, static_cast<int32_t>(mask)));
     out.fits = true;
     return out;
   }

@@ -46,26 +46,12 @@ FitOutcome BirenBackend::fit(std::span<DeviceUsage* const> devices,
   const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    if (request.type != kVendor) {
-      fail(d, "CardTypeMismatch");
-      continue;
-    }
-    if (!pod.uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch");
-      continue;
-    }
+    if (!check::selectable(d, request.type == kVendor, &pod.uuids, fail.on(d))) continue;
     if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
     // Biren records neither memory nor cores (the request's cores are always 0).
-    ContainerDevice chosen;
-    chosen.idx = static_cast<int32_t>(d.index);
-    chosen.uuid = d.id;
-    chosen.type = std::string(kVendor);
-    chosen.usedcores = request.coresreq;
-    if (check::take_device(out, nums, std::move(chosen))) return out;
+    if (check::take_device(out, nums, check::taken(d, std::string(kVendor), 0, request.coresreq))) {
+      return out;
+    }
   }
   check::count_insufficient(out);
   return out;

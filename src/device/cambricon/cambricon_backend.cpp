@@ -29,8 +29,6 @@ int32_t go_int32(int64_t v) {
   return static_cast<int32_t>(v);
 }
 
-constexpr int64_t kMaxMemoryUnits = std::numeric_limits<int32_t>::max() / kMemoryUnitMiB;
-
 }  // namespace
 
 CambriconBackend::CambriconBackend(CambriconConfig config)
@@ -41,14 +39,10 @@ ContainerDeviceRequest CambriconBackend::request_for(const model::Container& c) 
   const std::optional<int64_t> count = resource_int64(c, config_.resource_count_name);
   if (!count) return {};
 
-  int64_t mem = 0;
-  if (const model::Quantity* q = find_resource(c, config_.resource_memory_name)) {
-    // A memory that is not an integer, or whose MiB would not fit in int32, refuses the
-    // whole request rather than being taken as "all of the device".
-    const std::optional<int64_t> v = q->as_int64();
-    if (!v || *v < 0 || *v > kMaxMemoryUnits) return {};
-    mem = *v * kMemoryUnitMiB;
-  }
+  const std::optional<int64_t> memory =
+      memory_units_mib(c, config_.resource_memory_name, kMemoryUnitMiB);
+  if (!memory) return {};
+  const int64_t mem = *memory;
   int32_t cores = 100;
   // No range check here: Fit clamps above 100; HAMi truncates to int32 like this.
   if (const std::optional<int64_t> v = resource_int64(c, config_.resource_core_name))
@@ -60,28 +54,11 @@ ContainerDeviceRequest CambriconBackend::request_for(const model::Container& c) 
 
 NodeDevices CambriconBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  std::optional<int64_t> cards;
-  if (auto it = node.status.capacity.find(config_.resource_core_name);
-      it != node.status.capacity.end()) {
-    cards = it->second.as_int64();
-  }
-  if (!cards || *cards == 0) {
-    out.message = "device not found " + config_.resource_core_name;
-    return out;
-  }
-  if (*cards < 0) {
-    // HAMi's loop simply yields no device (and no error).
-    out.message = "no gpu found on node";
-    return out;
-  }
-  const int64_t devices = (*cards - 1) / kCoresPerDevice + 1;  // ceil(cards / 100)
-  if (devices > kMaxDevices) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = config_.resource_core_name + ": capacity " + std::to_string(*cards) + " means " +
-                  std::to_string(devices) + " MLUs, more than the " + std::to_string(kMaxDevices) +
-                  " hamisim accepts";
-    return out;
-  }
+  // Devices are ceil(cores / 100); a negative count yields none (HAMi's loop, no error).
+  const std::optional<int64_t> cards = capacity_devices(
+      node, config_.resource_core_name, kMaxDevices * kCoresPerDevice, "cores", out);
+  if (!cards) return out;
+  const int64_t devices = (*cards - 1) / kCoresPerDevice + 1;
   // Go computes memoryTotal * 256 * 100 / cards in int64 (wrapping) and keeps the low 32
   // bits; unsigned arithmetic reproduces the wrap without signed overflow.
   const int64_t memory_total = capacity_count(node, config_.resource_memory_name);
@@ -90,17 +67,9 @@ NodeDevices CambriconBackend::node_devices(const model::Node& node) const {
   const int32_t devmem = go_int32(scaled / *cards);
   out.devices.reserve(static_cast<size_t>(devices));
   for (int64_t i = 0; i < devices; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-cambricon-mlu-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = static_cast<int32_t>(kCoresPerDevice);
-    d.devmem = devmem;
-    d.devcore = static_cast<int32_t>(kCoresPerDevice);
-    d.type = std::string(kVendor);
-    d.numa = 0;
-    d.health = true;
-    d.device_vendor = std::string(kVendor);
-    out.devices.push_back(std::move(d));
+    out.devices.push_back(capacity_device(node, "cambricon-mlu", i, kVendor,
+                                          static_cast<int32_t>(kCoresPerDevice), devmem,
+                                          static_cast<int32_t>(kCoresPerDevice)));
   }
   out.state = NodeDevices::State::kOk;
   return out;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "device/backend.h"
+#include "device/selection.h"
 #include "device/types.h"
 
 namespace hamisim::device::check {
@@ -26,6 +27,7 @@ inline constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
 inline constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
 inline constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
 inline constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
+inline constexpr const char* kNumaNotFit = "NumaNotFit";
 inline constexpr const char* kAllocatedCardsInsufficientRequest =
     "AllocatedCardsInsufficientRequest";
 
@@ -69,6 +71,28 @@ class Failures {
   FitOutcome& out_;
   bool explain_;
 };
+
+// The checks every HAMi Fit opens with, in HAMi's order: a healthy device, a request for this
+// backend's type (`type_matches`: each vendor's own rule, computed by the caller), and a UUID
+// the pod's selection allows (`uuids` null: the pod selects none). `type_detail` explains a
+// type mismatch.
+template <class Fail, class Detail = const char*>
+bool selectable(const DeviceUsage& d, bool type_matches, const UuidSelection* uuids, Fail&& fail,
+                Detail&& type_detail = "") {
+  if (!d.health) {
+    fail(kCardNotHealth, "");
+    return false;
+  }
+  if (!type_matches) {
+    fail(kCardTypeMismatch, std::forward<Detail>(type_detail));
+    return false;
+  }
+  if (uuids && !uuids->allows(d.id)) {
+    fail(kCardUuidMismatch, "");
+    return false;
+  }
+  return true;
+}
 
 // Time slicing and the mutex policy: a free slot, and an idle device under "mutex".
 template <class Fail>
@@ -124,6 +148,19 @@ bool cores_free(const DeviceUsage& d, int64_t total_core, int32_t coresreq, cons
     return false;
   }
   return true;
+}
+
+// What a Fit records of the device it takes: `d` under `type`, with the memory (MiB) and cores
+// the container uses on it.
+inline ContainerDevice taken(const DeviceUsage& d, std::string type, int32_t usedmem = 0,
+                             int32_t usedcores = 0) {
+  ContainerDevice c;
+  c.idx = static_cast<int32_t>(d.index);
+  c.uuid = d.id;
+  c.type = std::move(type);
+  c.usedmem = usedmem;
+  c.usedcores = usedcores;
+  return c;
 }
 
 // Takes `chosen` while the request still wants devices (`nums` counts down); true once it has

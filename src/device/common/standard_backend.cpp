@@ -49,6 +49,17 @@ std::optional<int64_t> resource_int64(const model::Container& c, const std::stri
   return q->as_int64();
 }
 
+std::optional<int64_t> memory_units_mib(const model::Container& c, const std::string& name,
+                                        int32_t unit_mib) {
+  const model::Quantity* q = find_resource(c, name);
+  if (!q) return 0;
+  const std::optional<int64_t> units = q->as_int64();
+  if (!units || *units < 0 || *units > std::numeric_limits<int32_t>::max() / unit_mib) {
+    return std::nullopt;
+  }
+  return *units * unit_mib;
+}
+
 int32_t saturate_int32(int64_t v) {
   return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
                                                   std::numeric_limits<int32_t>::max()));
@@ -106,7 +117,8 @@ int64_t capacity_count(const model::Node& node, const std::string& name) {
 }
 
 std::optional<int64_t> capacity_devices(const model::Node& node, const std::string& name,
-                                        int64_t max, std::string_view noun, NodeDevices& out) {
+                                        int64_t max, std::string_view noun, NodeDevices& out,
+                                        std::string_view none_message) {
   std::optional<int64_t> count;
   if (auto it = node.status.capacity.find(name); !name.empty() && it != node.status.capacity.end())
     count = it->second.as_int64();
@@ -115,7 +127,7 @@ std::optional<int64_t> capacity_devices(const model::Node& node, const std::stri
     return std::nullopt;
   }
   if (*count < 0) {
-    out.message = "no gpu found on node";
+    out.message = std::string(none_message);
     return std::nullopt;
   }
   if (*count > max) {
@@ -125,6 +137,21 @@ std::optional<int64_t> capacity_devices(const model::Node& node, const std::stri
     return std::nullopt;
   }
   return count;
+}
+
+DeviceInfo capacity_device(const model::Node& node, std::string_view infix, int64_t i,
+                           std::string_view vendor, int32_t count, int32_t devmem,
+                           int32_t devcore) {
+  DeviceInfo d;
+  d.id = node.metadata.name + "-" + std::string(infix) + "-" + std::to_string(i);
+  d.index = static_cast<uint64_t>(i);
+  d.count = count;
+  d.devmem = devmem;
+  d.devcore = devcore;
+  d.type = std::string(vendor);
+  d.health = true;
+  d.device_vendor = std::string(vendor);
+  return d;
 }
 
 // --- StandardBackend -------------------------------------------------------------------------
@@ -156,27 +183,14 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
   FitOutcome out;
   ContainerDeviceRequest k = request;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  const DeviceUsage* current = nullptr;
   // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
-  auto fail = [&](const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  const check::Failures failures(out, ctx.explain);
 
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    current = &d;
-    if (!d.health) {
-      fail(kCardNotHealth, no_detail);
-      continue;
-    }
-    if (k.type != identity_.vendor || !type_allowed(d, pod)) {
-      fail(kCardTypeMismatch, [&] { return "type \"" + d.type + "\" not selected by the pod"; });
-      continue;
-    }
-    if (!pod.uuids.allows(d.id)) {
-      fail(kCardUuidMismatch, no_detail);
+    const auto fail = failures.on(d);
+    if (!selectable(d, k.type == identity_.vendor && type_allowed(d, pod), &pod.uuids, fail,
+                    [&] { return "type \"" + d.type + "\" not selected by the pod"; })) {
       continue;
     }
     if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;
@@ -187,20 +201,15 @@ FitOutcome StandardBackend::fit(std::span<DeviceUsage* const> devices,
       // 64-bit product truncates to the same value.
       memreq = int64_t{d.totalmem} * k.mem_percentagereq / 100;
     }
-    ContainerDevice candidate;
-    candidate.idx = static_cast<int32_t>(d.index);
-    candidate.uuid = d.id;
-    candidate.type = identity_.vendor;
-    candidate.usedmem = saturate_int32(memreq);
-    candidate.usedcores = k.coresreq;
+    ContainerDevice candidate = taken(d, identity_.vendor, saturate_int32(memreq), k.coresreq);
     if (!quota_allows(ctx, out.devices, candidate)) {
-      fail(kResourceQuotaNotFit, no_detail);
+      fail(kResourceQuotaNotFit, "");
       continue;
     }
     if (!memory_free(d, memreq, fail)) continue;
     if (!cores_free(d, d.totalcore, k.coresreq, kDeviceWording, fail)) continue;
     if (!custom_rule_allows(d, ctx)) {
-      fail(kCardNotFoundCustomFilterRule, no_detail);
+      fail(kCardNotFoundCustomFilterRule, "");
       continue;
     }
     if (take_device(out, k.nums, std::move(candidate))) return out;

@@ -99,6 +99,11 @@ class StandardBackend : public DeviceBackend {
 const model::Quantity* find_resource(const model::Container& c, const std::string& name);
 // find_resource's quantity as an integer; empty when absent or not an integer.
 std::optional<int64_t> resource_int64(const model::Container& c, const std::string& name);
+// A memory request counted in units of `unit_mib` MiB (Cambricon, Iluvatar, Mthreads), in MiB:
+// 0 when absent; empty when it is not an integer, is negative, or its MiB would not fit in
+// int32, in which case HAMi drops the whole request rather than reading "all of the device".
+std::optional<int64_t> memory_units_mib(const model::Container& c, const std::string& name,
+                                        int32_t unit_mib);
 int32_t saturate_int32(int64_t v);
 
 // True when the comma list `policy` (hami.io/gpu-scheduler-policy) holds `token` ("mutex",
@@ -157,10 +162,16 @@ int64_t capacity_count(const model::Node& node, const std::string& name);
 
 // HAMi's reading of a node whose devices are its capacity[name] (devices named by index): the
 // count when it is 1..`max`. Otherwise `out` holds the failure: absent, not an integer or 0 ->
-// kAbsent "device not found <name>"; negative -> kAbsent "no gpu found on node" (HAMi's loop
-// yields nothing); above `max` -> kMalformed, naming the `noun` ("devices", "cards") hamisim
-// accepts.
+// kAbsent "device not found <name>"; negative -> kAbsent `none_message` (HAMi's loop yields
+// nothing; the vendors word it differently); above `max` -> kMalformed, naming the `noun`
+// ("devices", "cards") hamisim accepts.
 std::optional<int64_t> capacity_devices(const model::Node& node, const std::string& name,
-                                        int64_t max, std::string_view noun, NodeDevices& out);
+                                        int64_t max, std::string_view noun, NodeDevices& out,
+                                        std::string_view none_message = "no gpu found on node");
+
+// Device `i` of those HAMi derives from a node's capacity: "<node>-<infix>-<i>", healthy, of
+// `vendor` (type and DeviceVendor), with `count` slots, `devmem` MiB and `devcore` cores.
+DeviceInfo capacity_device(const model::Node& node, std::string_view infix, int64_t i,
+                           std::string_view vendor, int32_t count, int32_t devmem, int32_t devcore);
 
 }  // namespace hamisim::device

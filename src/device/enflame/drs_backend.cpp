@@ -511,16 +511,8 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
   int32_t nums = request.nums;
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    if (request.type != kDrsVendor) {
-      fail(d, "CardTypeMismatch");
-      continue;
-    }
-    if (pod && !pod->uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch");
+    if (!check::selectable(d, request.type == kDrsVendor, pod ? &pod->uuids : nullptr,
+                           fail.on(d))) {
       continue;
     }
     if (!check::slots_free(d, is_mutex, kCardWording, fail.on(d))) continue;
@@ -539,12 +531,7 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
       });
       continue;
     }
-    ContainerDevice chosen;
-    chosen.idx = static_cast<int32_t>(d.index);
-    chosen.uuid = d.id;
-    chosen.type = request.type;
-    chosen.usedmem = profile_mib;
-    chosen.usedcores = profile_core;
+    ContainerDevice chosen = check::taken(d, request.type, profile_mib, profile_core);
     chosen.mig_profile = profile->name;
     if (check::take_device(out, nums, std::move(chosen))) return out;
   }

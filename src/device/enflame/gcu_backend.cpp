@@ -40,16 +40,7 @@ NodeDevices GcuBackend::node_devices(const model::Node& node) const {
   if (!count) return out;
   out.devices.reserve(static_cast<size_t>(*count));
   for (int64_t i = 0; i < *count; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-GCU-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = 1;
-    d.devmem = kWhole;
-    d.devcore = kWhole;
-    d.type = std::string(kGcuVendor);
-    d.health = true;
-    d.device_vendor = std::string(kGcuVendor);
-    out.devices.push_back(std::move(d));
+    out.devices.push_back(capacity_device(node, "GCU", i, kGcuVendor, 1, kWhole, kWhole));
   }
   out.state = NodeDevices::State::kOk;
   return out;
@@ -63,27 +54,18 @@ FitOutcome GcuBackend::fit(std::span<DeviceUsage* const> devices,
   const check::Failures fail(out, ctx.explain);
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    if (request.type != kGcuVendor) {
-      fail(d, "CardTypeMismatch");
-      continue;
-    }
+    // HAMi's GCU Fit does not look at UUID selections.
+    if (!check::selectable(d, request.type == kGcuVendor, nullptr, fail.on(d))) continue;
     // A card serves one container; that is the only capacity rule.
     if (d.used > 0) {
       fail(d, "ExclusiveDeviceAllocateConflict",
            [&] { return "the card is taken by " + std::to_string(d.used) + " container(s)"; });
       continue;
     }
-    ContainerDevice chosen;
-    chosen.idx = static_cast<int32_t>(d.index);
-    chosen.uuid = d.id;
-    chosen.type = request.type;
-    chosen.usedmem = request.memreq;
-    chosen.usedcores = request.coresreq;
-    if (check::take_device(out, nums, std::move(chosen))) return out;
+    if (check::take_device(out, nums,
+                           check::taken(d, request.type, request.memreq, request.coresreq))) {
+      return out;
+    }
   }
   check::count_insufficient(out);
   return out;

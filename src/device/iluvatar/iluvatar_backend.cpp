@@ -35,7 +35,6 @@ int32_t go_int32(int64_t v) {
   return static_cast<int32_t>(v);
 }
 
-constexpr int64_t kMaxMemoryUnits = std::numeric_limits<int32_t>::max() / kMemoryUnitMiB;
 constexpr int64_t kCoresPerDevice = 100;
 
 }  // namespace
@@ -55,13 +54,10 @@ ContainerDeviceRequest IluvatarBackend::request_for(const model::Container& c) c
   const std::optional<int64_t> count = resource_int64(c, config_.resource_count_name);
   if (!count) return {};
 
-  int64_t mem = 0;
-  if (const model::Quantity* q = find_resource(c, config_.resource_memory_name)) {
-    // Not an integer, or MiB beyond int32: no request at all.
-    const std::optional<int64_t> v = q->as_int64();
-    if (!v || *v < 0 || *v > kMaxMemoryUnits) return {};
-    mem = *v * kMemoryUnitMiB;
-  }
+  const std::optional<int64_t> memory =
+      memory_units_mib(c, config_.resource_memory_name, kMemoryUnitMiB);
+  if (!memory) return {};
+  const int64_t mem = *memory;
   // Unlike Hygon and Cambricon, no cores asked means 0 (a shared slice), not the whole device.
   int32_t cores = 0;
   if (const std::optional<int64_t> v = resource_int64(c, config_.resource_core_name))

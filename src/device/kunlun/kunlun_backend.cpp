@@ -5,16 +5,17 @@
 
 #include "device/allocation.h"
 #include "device/codec.h"
+#include "device/common/device_checks.h"
 #include "device/kunlun/topology.h"
 #include "device/kunlun/xpu_backend.h"
 
 namespace hamisim::device::kunlun {
 namespace {
 
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kCardNotHealth = "CardNotHealth";
+using check::kCardNotHealth;
+using check::kCardUuidMismatch;
 // Kunlun reports "no topology-valid selection" under HAMi's NUMA reason.
-constexpr const char* kNumaNotFit = "NumaNotFit";
+using check::kNumaNotFit;
 
 BackendIdentity kunlun_identity(const KunlunConfig& c) {
   BackendIdentity id;
@@ -64,32 +65,13 @@ ContainerDeviceRequest KunlunBackend::request_for(const model::Container& c) con
 
 NodeDevices KunlunBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const int64_t cards = capacity_count(node, config_.resource_count_name);
-  if (cards == 0) {
-    out.message = "device not found " + config_.resource_count_name;
-    return out;
-  }
-  if (cards < 0) {  // HAMi's loop produces no card, which the scheduler treats as none
-    out.message = "no device found on node";
-    return out;
-  }
-  if (cards > kMaxDevices) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = config_.resource_count_name + " capacity " + std::to_string(cards) +
-                  " is more than " + std::to_string(kMaxDevices) + " cards";
-    return out;
-  }
-  for (int64_t i = 0; i < cards; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-kunlun-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = 100;
-    d.devmem = kCardMemory;
-    d.devcore = kCardCores;
-    d.type = std::string(kVendor);
-    d.numa = i < cards / 2 ? 0 : 1;
-    d.health = true;
-    d.device_vendor = std::string(kVendor);
+  // A negative count: HAMi's loop produces no card, which the scheduler treats as none.
+  const std::optional<int64_t> cards = capacity_devices(
+      node, config_.resource_count_name, kMaxDevices, "cards", out, "no device found on node");
+  if (!cards) return out;
+  for (int64_t i = 0; i < *cards; ++i) {
+    DeviceInfo d = capacity_device(node, "kunlun", i, kVendor, 100, kCardMemory, kCardCores);
+    d.numa = i < *cards / 2 ? 0 : 1;
     out.devices.push_back(std::move(d));
   }
   out.state = NodeDevices::State::kOk;
@@ -143,14 +125,7 @@ FitOutcome KunlunBackend::fit(std::span<DeviceUsage* const> devices,
     auto it = std::find_if(devices.begin(), devices.end(),
                            [&](const DeviceUsage* d) { return d->index == index; });
     if (it == devices.end()) continue;
-    const DeviceUsage& d = **it;
-    ContainerDevice c;
-    c.idx = static_cast<int32_t>(d.index);
-    c.uuid = d.id;
-    c.type = request.type;
-    c.usedmem = d.totalmem;
-    c.usedcores = d.totalcore;
-    out.devices.push_back(std::move(c));
+    out.devices.push_back(check::taken(**it, request.type, (*it)->totalmem, (*it)->totalcore));
   }
   out.fits = true;
   return out;
@@ -168,12 +143,8 @@ void KunlunBackend::annotate_allocation(const PodSingleDevice& devices,
   annotations[std::string(kAllocatedAnnotation)] = encode_pod_devices(devices);
   // Every container with cards overwrites the index list: the last one wins.
   for (const ContainerDevices& container : devices) {
-    std::string value;
-    for (const ContainerDevice& d : container) {
-      if (!value.empty()) value += ',';
-      value += std::to_string(d.idx);
-    }
-    if (!value.empty()) annotations[std::string(kDeviceIndexAnnotation)] = value;
+    if (!container.empty())
+      annotations[std::string(kDeviceIndexAnnotation)] = join_indexes(container);
   }
 }
 

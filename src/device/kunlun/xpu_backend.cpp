@@ -4,14 +4,15 @@
 #include <set>
 
 #include "device/allocation.h"
+#include "device/common/device_checks.h"
 #include "device/kunlun/topology.h"
 
 namespace hamisim::device::kunlun {
 namespace {
 
-constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-constexpr const char* kNumaNotFit = "NumaNotFit";
+using check::kCardUuidMismatch;
+using check::kExclusiveConflict;
+using check::kNumaNotFit;
 
 constexpr int64_t kQuarterCard = 24576;
 constexpr int64_t kHalfCard = 49152;
@@ -137,13 +138,7 @@ FitOutcome XpuBackend::fit(std::span<DeviceUsage* const> devices,
     auto it = std::find_if(devices.begin(), devices.end(),
                            [&](const DeviceUsage* d) { return d->index == index; });
     if (it == devices.end()) continue;  // as in HAMi: an index no device has is skipped
-    ContainerDevice c;
-    c.idx = static_cast<int32_t>((*it)->index);
-    c.uuid = (*it)->id;
-    c.type = request.type;
-    c.usedmem = request.memreq;
-    c.usedcores = request.coresreq;
-    out.devices.push_back(std::move(c));
+    out.devices.push_back(check::taken(**it, request.type, request.memreq, request.coresreq));
   }
   out.fits = true;
   return out;

@@ -110,15 +110,7 @@ NodeDevices MetaxGpuBackend::node_devices(const model::Node& node) const {
   }
   out.devices.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-metax-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = 1;
-    d.devmem = 65536;
-    d.devcore = 100;
-    d.type = std::string(kGpuVendor);
-    d.health = true;
-    d.device_vendor = std::string(kGpuVendor);
+    DeviceInfo d = capacity_device(node, "metax", i, kGpuVendor, 1, 65536, 100);
     d.custom_info = custom_info;
     out.devices.push_back(std::move(d));
   }

@@ -514,12 +514,8 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   dom::parser parser;
   FitOutcome out;
-  const DeviceUsage* current = nullptr;
-  auto fail = [&](const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
+  const check::Failures failures(out, ctx.explain);
 
   struct Candidate {
     const DeviceUsage* device;
@@ -529,13 +525,13 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
   std::vector<Candidate> candidates;
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    current = &d;
+    const auto fail = failures.on(d);
     if (request.type != kSgpuVendor) {
-      fail(kCardTypeMismatch, no_detail);
+      fail(kCardTypeMismatch, "");
       continue;
     }
     if (!d.health) {
-      fail(kCardUnhealthy, no_detail);
+      fail(kCardUnhealthy, "");
       continue;
     }
     const std::vector<PodOnDevice> pods = pods_on(d);
@@ -560,7 +556,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
       }
     }
     if (!pod.uuids.allows(d.id)) {
-      fail(kCardUuidMismatch, no_detail);
+      fail(kCardUuidMismatch, "");
       continue;
     }
     if (!slots_free(d, is_mutex, kDeviceWording, fail)) continue;

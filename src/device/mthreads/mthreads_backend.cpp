@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "device/allocation.h"
 #include "device/codec.h"
 
 namespace hamisim::device::mthreads {
@@ -31,15 +32,6 @@ int64_t go_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
-std::string join_indexes(const ContainerDevices& devices) {
-  std::string out;
-  for (const ContainerDevice& d : devices) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(d.idx);
-  }
-  return out;
-}
-
 }  // namespace
 
 MthreadsBackend::MthreadsBackend(MthreadsConfig config)
@@ -53,13 +45,10 @@ ContainerDeviceRequest MthreadsBackend::request_for(const model::Container& c) c
   if (!count || *count < 1 || *count > kInt32Max) return {};
   const auto n = static_cast<int32_t>(*count);
 
-  int32_t mem = 0;
-  if (const model::Quantity* q = find_resource(c, config_.resource_memory_name)) {
-    const std::optional<int64_t> v = q->as_int64();
-    // Beyond kMaxMemoryUnits the MiB would not fit in int32: HAMi drops the whole request.
-    if (!v || *v < 0 || *v > kMaxMemoryUnits) return {};
-    mem = static_cast<int32_t>(*v * kMemoryUnitMiB);
-  }
+  const std::optional<int64_t> memory =
+      memory_units_mib(c, config_.resource_memory_name, kMemoryUnitMiB);
+  if (!memory) return {};
+  const auto mem = static_cast<int32_t>(*memory);
   int32_t cores = 0;
   if (const model::Quantity* q = find_resource(c, config_.resource_core_name)) {
     // Go converts with int32(...), which keeps the low 32 bits; so does this cast.
@@ -71,37 +60,19 @@ ContainerDeviceRequest MthreadsBackend::request_for(const model::Container& c) c
 
 NodeDevices MthreadsBackend::node_devices(const model::Node& node) const {
   NodeDevices out;
-  const int64_t cores = capacity_count(node, config_.resource_core_name);
-  if (cores == 0) {
-    out.message = "device not found " + config_.resource_core_name;
-    return out;
-  }
-  if (cores < 0) {  // HAMi's loop produces no device, which the scheduler treats as none
-    out.message = "no device found on node";
-    return out;
-  }
-  if (cores > kMaxDevices * kCoresPerGpu) {
-    out.state = NodeDevices::State::kMalformed;
-    out.message = config_.resource_core_name + " capacity " + std::to_string(cores) +
-                  " is more than " + std::to_string(kMaxDevices) + " GPUs";
-    return out;
-  }
+  // A negative count: HAMi's loop produces no device, which the scheduler treats as none.
+  const std::optional<int64_t> capacity =
+      capacity_devices(node, config_.resource_core_name, kMaxDevices * kCoresPerGpu, "cores", out,
+                       "no device found on node");
+  if (!capacity) return out;
+  const int64_t cores = *capacity;
   const int64_t memory_units = capacity_count(node, config_.resource_memory_name);
   // HAMi: int32(memoryTotal * 512 * 16 / cores), each step with Go's wrapping arithmetic.
   const auto devmem =
       static_cast<int32_t>(go_mul(go_mul(memory_units, kMemoryUnitMiB), kCoresPerGpu) / cores);
   for (int64_t i = 0; i * kCoresPerGpu < cores; ++i) {
-    DeviceInfo d;
-    d.id = node.metadata.name + "-mthreads-" + std::to_string(i);
-    d.index = static_cast<uint64_t>(i);
-    d.count = 100;
-    d.devmem = devmem;
-    d.devcore = static_cast<int32_t>(kCoresPerGpu);
-    d.type = std::string(kVendor);
-    d.numa = 0;
-    d.health = true;
-    d.device_vendor = std::string(kVendor);
-    out.devices.push_back(std::move(d));
+    out.devices.push_back(capacity_device(node, "mthreads", i, kVendor, 100, devmem,
+                                          static_cast<int32_t>(kCoresPerGpu)));
   }
   out.state = NodeDevices::State::kOk;
   return out;
@@ -135,7 +106,6 @@ void MthreadsBackend::annotate_allocation(const PodSingleDevice& devices,
                                           std::map<std::string, std::string>& annotations) const {
   if (devices.empty()) return;
   annotations[std::string(kAllocatedAnnotation)] = encode_pod_devices(devices);
-  // Every container with devices overwrites the index list: the last one wins.
   // Each container with devices writes its keys again; the last one wins.
   for (const ContainerDevices& container : devices) {
     if (container.empty()) continue;

@@ -36,8 +36,6 @@ inline constexpr int32_t kMemoryUnitMiB = 512;
 inline constexpr int64_t kMemoryUnitsPerGpu = 96;
 // The memory values the webhook accepts for a single shared GPU.
 inline constexpr std::array<int64_t, 7> kLegalMemoryUnits = {2, 4, 8, 16, 32, 64, 96};
-// The largest memory request whose MiB still fit in int32 (HAMi refuses larger ones).
-inline constexpr int64_t kMaxMemoryUnits = 4194303;
 // A hostile core capacity (10^18) would otherwise make discovery allocate without bound; no
 // real node comes near this many GPUs.
 inline constexpr int64_t kMaxDevices = 1024;
@@ -53,7 +51,7 @@ class MthreadsBackend final : public StandardBackend {
  public:
   Admission admission() const override { return Admission::kMthreads; }
   explicit MthreadsBackend(MthreadsConfig config = {});
-  // Count 1..2^31-1; memory (512 MiB units, 0..kMaxMemoryUnits) and cores are totals divided
+  // Count 1..2^31-1; memory (512 MiB units whose MiB fit in int32) and cores are totals divided
   // by the count.
   ContainerDeviceRequest request_for(const model::Container& container) const override;
   // ceil(cores / 16) GPUs sharing the memory capacity; absent ("device not found <core

@@ -18,7 +18,6 @@ using namespace check;  // the shared reason names
 
 // NVIDIA's own reason names (HAMi pkg/device/common; reference §3.3).
 constexpr const char* kCardCordoned = "CardCordoned";
-constexpr const char* kNumaNotFit = "NumaNotFit";
 constexpr const char* kCardMigTopologyInfeasible = "CardMigTopologyInfeasible";
 
 // Enumerating every combination for topology-aware selection is exponential; HAMi does it
@@ -273,26 +272,20 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
   ContainerDevices& selected = out.devices;
   std::vector<DeviceUsage*> selected_usage;  // parallel to `selected` (topology choice)
-  const DeviceUsage* current = nullptr;
-  // Verdict texts are built only when the caller asked for an explanation (hamisim fit), so
-  // the simulation hot path does not pay for strings nobody reads.
-  auto fail = [&](const char* reason, auto&& detail) {
-    ++out.reasons[reason];
-    if (ctx.explain) out.verdicts.push_back(DeviceVerdict{current->id, reason, detail()});
-  };
-  auto no_detail = [] { return std::string(); };
+  // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
+  const check::Failures failures(out, ctx.explain);
 
   ptrdiff_t revisit_index = -1;
   int revisits = 0;
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    current = &d;
+    const auto fail = failures.on(d);
     if (!d.health) {
-      fail(kCardNotHealth, no_detail);
+      fail(kCardNotHealth, "");
       continue;
     }
     if (ctx.cordoned && ctx.cordoned->count(d.id)) {
-      fail(kCardCordoned, no_detail);
+      fail(kCardCordoned, "");
       continue;
     }
     if (k.type != kNvidiaVendor || !type_allowed(pod, d)) {
@@ -309,7 +302,7 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
       selected_usage.clear();
     }
     if (!pod.uuids.allows(d.id)) {
-      fail(kCardUuidMismatch, no_detail);
+      fail(kCardUuidMismatch, "");
       continue;
     }
     if (!slots_free(d, is_mutex, kGpuWording, fail)) continue;
@@ -321,22 +314,16 @@ FitOutcome NvidiaBackend::fit(std::span<DeviceUsage* const> devices,
     // Built only when needed (quota check, selection): most devices are rejected below, and
     // copying the UUID for each was a tenth of a live filter's fits.
     auto make_candidate = [&] {
-      ContainerDevice c;
-      c.idx = static_cast<int32_t>(d.index);
-      c.uuid = d.id;
-      c.type = std::string(kNvidiaVendor);
-      c.usedmem = saturate_int32(memreq);
-      c.usedcores = k.coresreq;
-      return c;
+      return check::taken(d, std::string(kNvidiaVendor), saturate_int32(memreq), k.coresreq);
     };
     if (ctx.quota && !namespace_quota_allows(ctx, kNvidiaVendor, selected, make_candidate())) {
-      fail(kResourceQuotaNotFit, no_detail);
+      fail(kResourceQuotaNotFit, "");
       continue;
     }
     if (!memory_free(d, memreq, fail)) continue;
     if (!cores_free(d, d.totalcore, k.coresreq, kGpuWording, fail)) continue;
     if (d.mode == "mig" && !mig_fits(d, selected, memreq)) {
-      fail(kCardMigTopologyInfeasible, no_detail);
+      fail(kCardMigTopologyInfeasible, "");
       continue;
     }
 

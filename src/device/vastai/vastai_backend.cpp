@@ -134,18 +134,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
   std::vector<std::string> chosen_aics;  // parallel to out.devices in die mode
   for (ptrdiff_t i = static_cast<ptrdiff_t>(devices.size()) - 1; i >= 0; --i) {
     const DeviceUsage& d = *devices[i];
-    if (!d.health) {
-      fail(d, "CardNotHealth");
-      continue;
-    }
-    if (request.type != kVendor) {
-      fail(d, "CardTypeMismatch");
-      continue;
-    }
-    if (!pod.uuids.allows(d.id)) {
-      fail(d, "CardUuidMismatch");
-      continue;
-    }
+    if (!check::selectable(d, request.type == kVendor, &pod.uuids, fail.on(d))) continue;
     if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
     if (is_mutex && die_mode && busy_aics.contains(device_aics[i])) {
       fail(d, "ExclusiveDeviceAllocateConflict",
@@ -154,10 +143,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
       continue;
     }
     // Vastai records neither memory nor cores.
-    ContainerDevice candidate;
-    candidate.idx = static_cast<int32_t>(d.index);
-    candidate.uuid = d.id;
-    candidate.type = std::string(kVendor);
+    ContainerDevice candidate = check::taken(d, std::string(kVendor));
     if (die_mode) {
       // Every passing die is collected; the choice among them comes after the scan.
       out.devices.push_back(std::move(candidate));

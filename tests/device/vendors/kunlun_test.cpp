@@ -257,7 +257,7 @@ TEST(Kunlun, DiscoveryFromCapacity) {
   EXPECT_EQ(found.state, device::NodeDevices::State::kAbsent);
   found = b.node_devices(vendor_node("n", {}, {{kXpu, "1000000000000"}}));
   EXPECT_EQ(found.state, device::NodeDevices::State::kMalformed);
-  EXPECT_THAT(found.message, ::testing::HasSubstr("more than 1024 cards"));
+  EXPECT_THAT(found.message, ::testing::HasSubstr("is more than the 1024 cards hamisim accepts"));
 }
 
 TEST(Kunlun, FitsAnIdleNodeAndWritesItsAnnotations) {

@@ -127,7 +127,7 @@ TEST(Mthreads, DiscoveryRejectsMissingOrHostileCapacity) {
   // 10^12 core groups would be 6 * 10^10 GPUs: refused instead of allocated.
   found = b.node_devices(vendor_node("n", {}, {{kCores, "1000000000000"}}));
   EXPECT_EQ(found.state, device::NodeDevices::State::kMalformed);
-  EXPECT_THAT(found.message, ::testing::HasSubstr("more than 1024 GPUs"));
+  EXPECT_THAT(found.message, ::testing::HasSubstr("is more than the 16384 cores hamisim accepts"));
   found = b.node_devices(vendor_node("n", {}, {{kCores, "16384"}}));
   EXPECT_EQ(found.devices.size(), 1024u);
   // A memory capacity whose MiB overflow wraps as in Go instead of trapping.
