@@ -8,71 +8,16 @@
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/yaml_check.h"
-#include "model/yaml_number.h"
+#include "model/yaml_fields.h"
 
 namespace hamisim::profile {
 namespace {
 
-// Error context: "<file>: <path>: <message> (line L)".
-struct Where {
-  std::string_view source;
-  std::string path;
-
-  Where operator/(std::string_view key) const {
-    return Where{source, path.empty() ? std::string(key) : path + "." + std::string(key)};
-  }
-  Where at(size_t i) const { return Where{source, path + "[" + std::to_string(i) + "]"}; }
-  Error error(const YAML::Node& node, const std::string& message) const {
-    std::string text = std::string(source) + ": " + path + ": " + message;
-    if (node && node.Mark().line >= 0)
-      text += " (line " + std::to_string(node.Mark().line + 1) + ")";
-    return Error{text};
-  }
-};
-
-Status check_keys(const YAML::Node& map, const Where& where,
-                  std::initializer_list<std::string_view> known) {
-  for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>("");
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || key == k;
-    if (!ok) {
-      std::string list;
-      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return (where / key).error(kv.first, "unknown field (expected one of: " + list + ")");
-    }
-  }
-  return ok_status();
-}
-
-Result<std::string> read_string(const YAML::Node& n, const Where& where, bool required) {
-  if (!n || n.IsNull()) {
-    if (required) return where.error(n, "required");
-    return std::string();
-  }
-  if (!n.IsScalar()) return where.error(n, "expected a string");
-  return n.Scalar();
-}
-
-Result<int64_t> read_int(const YAML::Node& n, const Where& where, int64_t min, int64_t max) {
-  if (!n || n.IsNull()) return where.error(n, "required");
-  if (!n.IsScalar()) return where.error(n, "expected an integer");
-  int64_t v = 0;
-  switch (model::parse_yaml_integer(n.Scalar(), &v)) {
-    case model::YamlInteger::kOk:
-      break;
-    case model::YamlInteger::kLeadingZero:
-      return where.error(n, model::leading_zero_message(n.Scalar()));
-    case model::YamlInteger::kOutOfRange:
-    case model::YamlInteger::kNotInteger:
-      return where.error(n, "\"" + n.Scalar() + "\" is not an integer");
-  }
-  if (v < min || v > max) {
-    return where.error(n, std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
-                              std::to_string(max) + "]");
-  }
-  return v;
-}
+using model::yaml::check_keys;
+using model::yaml::read_int;
+using model::yaml::read_optional_string;
+using model::yaml::read_string;
+using model::yaml::Where;
 
 Result<std::vector<device::MigProfile>> read_mig_profiles(const YAML::Node& n, const Where& where) {
   std::vector<device::MigProfile> out;
@@ -85,7 +30,7 @@ Result<std::vector<device::MigProfile>> read_mig_profiles(const YAML::Node& n, c
     if (Status s = check_keys(p, w, {"name", "memoryMB", "core", "sliceCount", "placements"}); !s)
       return s.error();
     device::MigProfile mp;
-    auto name = read_string(p["name"], w / "name", true);
+    auto name = read_string(p, "name", w);
     if (!name) return name.error();
     mp.name = *name;
     auto mem = read_int(p["memoryMB"], w / "memoryMB", 1, INT32_MAX);
@@ -131,7 +76,7 @@ Result<std::vector<device::DeviceInfo>> read_devices(const YAML::Node& n, const 
         !s) {
       return s.error();
     }
-    auto vendor = read_string(d["vendor"], w / "vendor", false);
+    auto vendor = read_optional_string(d, "vendor", w);
     if (!vendor) return vendor.error();
     std::string v = vendor->empty() ? "nvidia" : *vendor;
     for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -150,7 +95,7 @@ Result<std::vector<device::DeviceInfo>> read_devices(const YAML::Node& n, const 
       if (!c) return c.error();
       devcore = *c;
     }
-    auto type = read_string(d["type"], w / "type", true);
+    auto type = read_string(d, "type", w);
     if (!type) return type.error();
     if (!device::contains_ignore_case(*type, "nvidia")) {
       return (w / "type")
@@ -159,7 +104,7 @@ Result<std::vector<device::DeviceInfo>> read_devices(const YAML::Node& n, const 
                                 "prefixes model names with NVIDIA- and the scheduler "
                                 "ignores devices whose type lacks it");
     }
-    auto mode = read_string(d["mode"], w / "mode", false);
+    auto mode = read_optional_string(d, "mode", w);
     if (!mode) return mode.error();
     const std::string m = mode->empty() ? "hami-core" : *mode;
     if (m != "hami-core" && m != "mig" && m != "mps") {
@@ -262,7 +207,7 @@ Result<ProfileMatch> read_match(const YAML::Node& n, const Where& where) {
     if (!g.IsSequence())
       return (where / "nodeGroups").error(g, "expected a list of node group ids");
     for (size_t i = 0; i < g.size(); ++i) {
-      auto id = read_string(g[i], (where / "nodeGroups").at(i), true);
+      auto id = read_string(g[i], (where / "nodeGroups").at(i));
       if (!id) return id.error();
       m.node_groups.push_back(*id);
     }
@@ -270,12 +215,12 @@ Result<ProfileMatch> read_match(const YAML::Node& n, const Where& where) {
   if (const YAML::Node l = n["labels"]; l && !l.IsNull()) {
     if (!l.IsMap()) return (where / "labels").error(l, "expected a mapping of label -> value");
     for (const auto& kv : l) {
-      auto v = read_string(kv.second, where / "labels" / kv.first.as<std::string>(""), true);
+      auto v = read_string(kv.second, where / "labels" / kv.first.as<std::string>(""));
       if (!v) return v.error();
       m.labels[kv.first.as<std::string>("")] = *v;
     }
   }
-  auto label = read_string(n["nodeGroupLabel"], where / "nodeGroupLabel", false);
+  auto label = read_optional_string(n, "nodeGroupLabel", where);
   if (!label) return label.error();
   m.node_group_label = *label;
   return m;
@@ -332,7 +277,7 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
     const YAML::Node p = list[i];
     Where w = (top / "profiles").at(i);
     if (!p.IsMap()) return w.error(p, "expected a profile mapping");
-    auto name = read_string(p["name"], w / "name", true);
+    auto name = read_string(p, "name", w);
     if (!name) return name.error();
     w.path += " (" + *name + ")";
     if (name->empty() || name->find_first_of(" \t,/") != std::string::npos) {
@@ -386,7 +331,7 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
                      "expected nvidia or a registration annotation key such as "
                      "hami.io/node-dcu-register");
         }
-        auto value = read_string(kv.second, w / "register" / key, true);
+        auto value = read_string(kv.second, w / "register" / key);
         if (!value) return value.error();
         profile.annotations[annotation ? key : std::string(device::kNvidiaRegisterAnnotation)] =
             *value;
@@ -398,7 +343,7 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
       }
       for (const auto& kv : cap) {
         const std::string resource = kv.first.as<std::string>("");
-        auto text = read_string(kv.second, w / "capacity" / resource, true);
+        auto text = read_string(kv.second, w / "capacity" / resource);
         if (!text) return text.error();
         auto q = model::Quantity::parse(*text);
         if (!q) return (w / "capacity" / resource).error(kv.second, q.error().message);

@@ -213,7 +213,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"MalformedRegister", "  - name: x\n    register: {nvidia: '[{\"id\":1}]'}\n",
                    "device description does not decode"},
         BadProfile{"BadOnMismatch", "  - name: x\n    onMismatch: ignore\n" + kDevice,
-                   "onMismatch: \"ignore\" is not one of"}),
+                   "onMismatch: \"ignore\" is not one of"},
+        // Issue #26: one field reader for node groups and profiles. yaml-cpp keeps both keys
+        // and a lookup sees the first, so the second value would be lost without a word.
+        BadProfile{"DuplicateField",
+                   "  - name: x\n    devices: [{count: 1, count: 2, split: 1, devmem: 1, type: "
+                   "NVIDIA-T4}]\n",
+                   "devices[0].count: duplicate field"},
+        // A missing field names its mapping's line.
+        BadProfile{"MissingTypeNamesTheLine",
+                   "  - name: x\n    devices: [{count: 1, split: 1, devmem: 1}]\n",
+                   "profiles[0] (x).devices[0].type: required (line 5)"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(ProfileTest, WrongApiVersionIsRejected) {

@@ -4,15 +4,12 @@
 
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <map>
-#include <set>
 
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/yaml_check.h"
-#include "model/yaml_number.h"
+#include "model/yaml_fields.h"
 #include "profile/device_profiles.h"
 #include "profile/template_node.h"
 
@@ -38,103 +35,14 @@ constexpr std::string_view kMirrorPodAnnotation = "kubernetes.io/config.mirror";
 constexpr std::string_view kDaemonSetPodAnnotation =
     "cluster-autoscaler.kubernetes.io/daemonset-pod";
 
-// Error context: "<file>: <path>: <message> (line L)", as the device-profile loader words it.
-struct Where {
-  std::string_view source;
-  std::string path;
-
-  Where operator/(std::string_view key) const {
-    return Where{source, path.empty() ? std::string(key) : path + "." + std::string(key)};
-  }
-  // A map entry whose key may hold dots or slashes ("labels[nvidia.com/gpu]").
-  Where entry(std::string_view key) const {
-    return Where{source, path + "[" + std::string(key) + "]"};
-  }
-  Where at(size_t i) const { return Where{source, path + "[" + std::to_string(i) + "]"}; }
-  Error error(const YAML::Node& node, const std::string& message) const {
-    std::string text = std::string(source) + ": " + path + ": " + message;
-    if (node.IsDefined() && node.Mark().line >= 0)
-      text += " (line " + std::to_string(node.Mark().line + 1) + ")";
-    return Error{text};
-  }
-};
-
-bool present(const YAML::Node& n) {
-  return n.IsDefined() && !n.IsNull();
-}
-
-std::string key_text(const YAML::Node& key) {
-  return key.IsScalar() ? key.Scalar() : std::string();
-}
-
-// Every key must be known and appear once: yaml-cpp keeps duplicate keys and lookups see only
-// the first, so a repeated field would silently lose its second value.
-Status check_keys(const YAML::Node& map, const Where& where,
-                  std::initializer_list<std::string_view> known) {
-  std::set<std::string, std::less<>> seen;
-  for (const auto& kv : map) {
-    const std::string key = key_text(kv.first);
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || key == k;
-    if (!ok) {
-      std::string list;
-      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return (where / key).error(kv.first, "unknown field (expected one of: " + list + ")");
-    }
-    if (!seen.insert(key).second) return (where / key).error(kv.first, "duplicate field");
-  }
-  return ok_status();
-}
-
-// A required field that is missing is reported at its parent mapping's line.
-Result<std::string> read_string(const YAML::Node& parent, std::string_view key,
-                                const Where& where) {
-  const YAML::Node n = parent[std::string(key)];
-  const Where w = where / key;
-  if (!present(n)) return w.error(parent, "required");
-  if (!n.IsScalar()) return w.error(n, "expected a string");
-  return n.Scalar();
-}
-
-// model/yaml_number.h's integers. Quoted and plain scalars are read alike.
-Result<int64_t> read_int(const YAML::Node& n, const Where& where) {
-  if (!n.IsScalar()) return where.error(n, "expected an integer");
-  const std::string& text = n.Scalar();
-  int64_t v = 0;
-  switch (model::parse_yaml_integer(text, &v)) {
-    case model::YamlInteger::kOk:
-      return v;
-    case model::YamlInteger::kLeadingZero:
-      return where.error(n, model::leading_zero_message(text));
-    case model::YamlInteger::kOutOfRange:
-      return where.error(n, "\"" + text + "\" is out of the 64-bit integer range");
-    case model::YamlInteger::kNotInteger:
-      break;
-  }
-  return where.error(n, "\"" + text + "\" is not an integer");
-}
-
-Result<double> read_number(const YAML::Node& n, const Where& where) {
-  if (!n.IsScalar()) return where.error(n, "expected a number");
-  const std::string& text = n.Scalar();
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  if (begin != end && *begin == '+') ++begin;
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(begin, end, v);
-  if (ec != std::errc() || ptr != end || begin == end || *begin == '+' || !std::isfinite(v)) {
-    return where.error(n, "\"" + text + "\" is not a finite number");
-  }
-  return v;
-}
-
-// The YAML 1.2 core schema's booleans.
-Result<bool> read_bool(const YAML::Node& n, const Where& where) {
-  const std::string text = n.IsScalar() ? n.Scalar() : std::string();
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
-  return where.error(n, "expected true or false");
-}
+using model::yaml::check_keys;
+using model::yaml::key_text;
+using model::yaml::present;
+using model::yaml::read_bool;
+using model::yaml::read_int;
+using model::yaml::read_number;
+using model::yaml::read_string;
+using model::yaml::Where;
 
 // label -> value (members, labels, annotations). Values are scalars read as text, so
 // `zone: 1` means the label value "1".
