@@ -6,6 +6,7 @@
 #include "device/registry.h"
 #include "doctor/doctor.h"
 #include "go/duration.h"
+#include "model/text.h"
 #include "planner/extender/extender_url.h"
 
 namespace hamisim::doctor {
@@ -61,14 +62,7 @@ bool is_hami_extender(const ExtenderConfig& extender,
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& i : items) {
-    if (!out.empty()) out += sep;
-    out += i;
-  }
-  return out;
-}
+using model::join;
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

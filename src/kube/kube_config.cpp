@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "model/json_writer.h"
+#include "model/text.h"
 #include "model/yaml_check.h"
 
 namespace hamisim::kube {
@@ -305,12 +306,6 @@ Status add_file(Merged& m, std::string_view yaml, const std::string& file) {
   if (Status s = collect(r, root, "contexts", "context", m.contexts); !s) return s;
   if (Status s = collect(r, root, "clusters", "cluster", m.clusters); !s) return s;
   return collect(r, root, "users", "user", m.users);
-}
-
-std::string join_list(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 // The ExecCredential the plugin gets in KUBERNETES_EXEC_INFO.
@@ -761,7 +756,7 @@ Result<KubeConfig> load_client_config(const LoadingRules& rules) {
       if (!text) return make_error("kubeconfig " + f + ": " + text.error().message);
       if (Status s = add_file_safely(m, *text, f); !s) return s.error();
     }
-    where = join_list(m.files, ":");
+    where = model::join(m.files, ":");
     if (!rules.kubeconfig_env.empty()) where += " (from $KUBECONFIG)";
   }
   Resolved r = resolve(m, rules.context, where);
@@ -769,7 +764,7 @@ Result<KubeConfig> load_client_config(const LoadingRules& rules) {
     apply_proxy_env(*r.config, rules.proxy);
     if (!missing.empty()) {
       r.config->warnings.push_back("kubeconfig: skipped missing file(s) " +
-                                   join_list(missing, ", "));
+                                   model::join(missing, ", "));
     }
     return std::move(*r.config);
   }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include "model/text.h"
+
 namespace hamisim::model {
 namespace {
 
@@ -13,15 +15,6 @@ namespace json = boost::json;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& i : items) {
-    if (!out.empty()) out += sep;
-    out += i;
-  }
-  return out;
 }
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {

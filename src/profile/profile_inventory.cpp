@@ -1,15 +1,12 @@
 #include "profile/profile_inventory.h"
 
+#include "model/text.h"
 #include "profile/template_node.h"
 
 namespace hamisim::profile {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
+using model::join;
 
 // A template described by its profile, under the reconciler's observations.
 fit::InventoryResult describe_with_profile(const DeviceProfile& profile,

@@ -13,46 +13,23 @@
 #include <spdlog/spdlog.h>
 
 #include "go/quote.h"
+#include "go/utf8.h"
 #include "log/structured.h"
 
 namespace hamisim::server {
 namespace {
 
-// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms,
-// no surrogates, nothing above U+10FFFF), 0 if there is none. `s` starts with a byte >= 0x80.
-size_t utf8_sequence_length(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(0);
-  size_t n = 0;
-  unsigned char min = 0x80, max = 0xbf;  // bounds of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    n = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    n = 3;
-    if (lead == 0xe0) min = 0xa0;  // overlong
-    if (lead == 0xed) max = 0x9f;  // surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    n = 4;
-    if (lead == 0xf0) min = 0x90;  // overlong
-    if (lead == 0xf4) max = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (s.size() < n || byte(1) < min || byte(1) > max) return 0;
-  for (size_t i = 2; i < n; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-  }
-  return n;
-}
-
-// As a JSON string. Text that is not UTF-8 (a request path is whatever bytes the client sent)
-// has each byte of an ill-formed sequence replaced by U+FFFD, so every line stays valid JSON.
+// As a JSON string, escaping only what JSON requires (unlike Go's json.Marshal, no HTML
+// escapes: people and log pipelines read these lines). Text that is not UTF-8 (a request path
+// is whatever bytes the client sent) has each byte of an ill-formed sequence replaced by
+// U+FFFD, so every line stays valid JSON.
 void append_json_string(spdlog::memory_buf_t& dest, std::string_view s) {
   dest.push_back('"');
   for (size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      if (const size_t n = utf8_sequence_length(s.substr(i)); n > 0) {
+      uint32_t rune = 0;
+      if (const size_t n = go::decode_utf8_rune(s, i, &rune); n > 0) {
         dest.append(s.substr(i, n));
         i += n - 1;
       } else {
