@@ -6,15 +6,21 @@
 #   HAMISIM_QUICK=1  release build only (for iterating)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
 
 passed=0
 failed=0
+phase_title=""
 phase_start=$SECONDS
-phase() {  # phase <title>: prints how long the previous phase took, then the new title
-  echo "   (took $((SECONDS - phase_start)) s)"
+phase_times=()
+phase() {  # phase <title>: ends the current phase (printing its time) and starts the next
+  if [ -n "$phase_title" ]; then
+    local took=$((SECONDS - phase_start))
+    echo "   ($phase_title took $took s)"
+    phase_times+=("$(printf '%6d s  %s' "$took" "$phase_title")")
+  fi
+  phase_title="$1"
   phase_start=$SECONDS
-  echo "== $1 =="
+  [ -z "$1" ] || echo "== $1 =="
 }
 
 # Sanitizer reports must name files and lines. clang-19 does not bring a symbolizer; llvm-19
@@ -63,7 +69,9 @@ check_symbolized() {
   fi
 }
 
-echo "== release build =="
+phase "install dependencies"
+scripts/install-deps.sh
+phase "release build"
 scripts/build.sh release
 phase "release: tests"
 run_suite release build
@@ -111,7 +119,11 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
   done
 fi
 
-phase "done"
+phase ""
+echo
+echo "Time per phase:"
+printf '%s\n' "${phase_times[@]}"
+printf '%6d s  all\n' "$SECONDS"
 echo
 echo "hamisim: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
