@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
 #include "go/duration.h"
@@ -10,14 +11,6 @@
 #include "planner/extender/scheduler_config.h"
 
 namespace hamisim::cli {
-namespace {
-
-int input_error(const std::string& message) {
-  std::fprintf(stderr, "hamisim doctor: %s\n", message.c_str());
-  return 2;
-}
-
-}  // namespace
 
 void add_doctor_options(CLI::App& app, DoctorOptions& o) {
   app.add_option("--scheduler-config", o.scheduler_config_path,
@@ -42,12 +35,12 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
 
 int run_doctor(const DoctorOptions& o) {
   if (o.output != "table" && o.output != "json") {
-    return input_error("--output must be table or json, not \"" + o.output + "\"");
+    return input_error("doctor", "--output must be table or json, not \"" + o.output + "\"");
   }
   if (o.scheduler_config_path.empty() && o.kube_scheduler_config_path.empty()) {
-    return input_error(
-        "give --scheduler-config (Cluster Autoscaler's), --kube-scheduler-config "
-        "(kube-scheduler's, e.g. HAMi's), or both");
+    return input_error("doctor",
+                       "give --scheduler-config (Cluster Autoscaler's), --kube-scheduler-config "
+                       "(kube-scheduler's, e.g. HAMi's), or both");
   }
   if (auto once =
           model::check_stdin_once({{"--scheduler-config", o.scheduler_config_path},
@@ -55,21 +48,22 @@ int run_doctor(const DoctorOptions& o) {
                                    {"--network-policy", o.network_policy_path},
                                    {"--device-config-file", o.device.config_path}});
       !once) {
-    return input_error(once.error().message);
+    return input_error("doctor", once.error().message);
   }
   doctor::DoctorInput input;
   auto budget = go::parse_duration(o.max_nodegroup_binpacking_duration);
   if (!budget) {
-    return input_error("--max-nodegroup-binpacking-duration: " +
-                       go::invalid_duration_text(o.max_nodegroup_binpacking_duration));
+    return input_error("doctor",
+                       "--max-nodegroup-binpacking-duration: " +
+                           go::invalid_duration_text(o.max_nodegroup_binpacking_duration));
   }
   if (budget->count() <= 0) {
-    return input_error("--max-nodegroup-binpacking-duration: must be positive");
+    return input_error("doctor", "--max-nodegroup-binpacking-duration: must be positive");
   }
   input.options.ca_binpacking_budget = *budget;
 
   auto device_config = load_device_flags(o.device);
-  if (!device_config) return input_error(device_config.error().message);
+  if (!device_config) return input_error("doctor", device_config.error().message);
   const device::DeviceRegistry registry = device::build_registry(*device_config);
   input.options.hami_resources = doctor::hami_resource_names(registry);
   input.options.vendors = doctor::vendor_resources(registry);
@@ -81,7 +75,7 @@ int run_doctor(const DoctorOptions& o) {
   std::optional<planner::extender::SchedulerConfig> ca;
   if (!o.scheduler_config_path.empty()) {
     auto loaded = planner::extender::load_scheduler_config(o.scheduler_config_path);
-    if (!loaded) return input_error(loaded.error().message);
+    if (!loaded) return input_error("doctor", loaded.error().message);
     ca = std::move(loaded).value();
     input.ca = &*ca;
   }
@@ -91,7 +85,7 @@ int run_doctor(const DoctorOptions& o) {
     options.require_single_profile = false;
     options.flag = "--kube-scheduler-config";
     auto loaded = planner::extender::load_scheduler_config(o.kube_scheduler_config_path, options);
-    if (!loaded) return input_error(loaded.error().message);
+    if (!loaded) return input_error("doctor", loaded.error().message);
     kube_scheduler = std::move(loaded).value();
     input.kube_scheduler = &*kube_scheduler;
   }
@@ -99,7 +93,7 @@ int run_doctor(const DoctorOptions& o) {
     static const model::DocumentSpec kSpec{
         "--network-policy", {"NetworkPolicy"}, "a NetworkPolicy", {}};
     auto doc = model::read_document(o.network_policy_path, kSpec);
-    if (!doc) return input_error(doc.error().message);
+    if (!doc) return input_error("doctor", doc.error().message);
     input.network_policies.push_back({doc->source, std::move(doc->text)});
   }
   input.ca_cloud_provider = o.ca_cloud_provider;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/input_error.h"
 #include "device/allocation.h"
 #include "device/catalog/device_config.h"
 #include "device/codec.h"
@@ -214,16 +215,11 @@ int print_json(const model::Pod& pod, const model::Node& node, const engine::Ver
   return 0;
 }
 
-int input_error(const std::string& message) {
-  std::fprintf(stderr, "hamisim fit: %s\n", message.c_str());
-  return 2;
-}
-
 }  // namespace
 
 int run_fit(const FitOptions& options) {
   if (options.output != "table" && options.output != "json") {
-    return input_error("--output must be table or json, not \"" + options.output + "\"");
+    return input_error("fit", "--output must be table or json, not \"" + options.output + "\"");
   }
   if (auto once = model::check_stdin_once({{"--pod", options.pod_path},
                                            {"--node", options.node_path},
@@ -231,34 +227,34 @@ int run_fit(const FitOptions& options) {
                                            {"--device-profiles", options.device_profiles_path},
                                            {"--device-config-file", options.device.config_path}});
       !once) {
-    return input_error(once.error().message);
+    return input_error("fit", once.error().message);
   }
   auto config = load_device_flags(options.device);
-  if (!config) return input_error(config.error().message);
+  if (!config) return input_error("fit", config.error().message);
   const device::DeviceRegistry registry = device::build_registry(*config);
 
   static const model::DocumentSpec kPodSpec{"--pod", {"Pod"}, "a Pod", {}};
   static const model::DocumentSpec kNodeSpec{"--node", {"Node"}, "a Node", {}};
   auto pod_doc = model::read_document(options.pod_path, kPodSpec);
-  if (!pod_doc) return input_error(pod_doc.error().message);
+  if (!pod_doc) return input_error("fit", pod_doc.error().message);
   auto pod = model::decode_pod(pod_doc->text);
-  if (!pod) return input_error(pod_doc->source + ": " + pod.error().message);
+  if (!pod) return input_error("fit", pod_doc->source + ": " + pod.error().message);
   auto node_doc = model::read_document(options.node_path, kNodeSpec);
-  if (!node_doc) return input_error(node_doc.error().message);
+  if (!node_doc) return input_error("fit", node_doc.error().message);
   auto node = model::decode_node(node_doc->text);
-  if (!node) return input_error(node_doc->source + ": " + node.error().message);
+  if (!node) return input_error("fit", node_doc->source + ": " + node.error().message);
 
   std::shared_ptr<const profile::DeviceProfiles> profiles;
   if (!options.device_profiles_path.empty()) {
     auto loaded = profile::load_device_profiles(options.device_profiles_path, registry);
-    if (!loaded) return input_error(loaded.error().message);
+    if (!loaded) return input_error("fit", loaded.error().message);
     profiles = std::make_shared<const profile::DeviceProfiles>(std::move(loaded).value());
   }
   // The same engine /filter-simulation answers with: a template node is described as there.
   const engine::Engine engine(registry, profiles,
                               fit::FitPolicy{options.gpu_policy, options.node_policy});
   auto prepared = engine.prepare(*pod, pod_doc->source);
-  if (!prepared) return input_error(prepared.error().message);
+  if (!prepared) return input_error("fit", prepared.error().message);
   prepared->explain = true;
 
   std::vector<fit::PodAllocation> placed;
@@ -267,13 +263,13 @@ int run_fit(const FitOptions& options) {
         "--pods-on-node", {.nodes = false, .pods = true, .quotas = false}, {}, {}};
     std::vector<std::string> warnings;
     auto others = model::load_checked_objects(options.pods_on_node_path, kinds, warnings);
-    if (!others) return input_error(others.error().message);
+    if (!others) return input_error("fit", others.error().message);
     for (const auto& w : warnings) std::fprintf(stderr, "hamisim fit: warning: %s\n", w.c_str());
     for (const model::Pod& other : others->pods) {
       auto allocation = engine.allocation(other);
       if (!allocation) {
-        return input_error(options.pods_on_node_path + ": pod " + pod_label(other) + ": " +
-                           allocation.error().message);
+        return input_error("fit", options.pods_on_node_path + ": pod " + pod_label(other) + ": " +
+                                      allocation.error().message);
       }
       placed.push_back(std::move(allocation).value());
     }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "kube/client.h"
 #include "kube/kube_config.h"
@@ -13,11 +14,6 @@
 
 namespace hamisim::cli {
 namespace {
-
-int input_error(const std::string& message) {
-  std::fprintf(stderr, "hamisim profile check: %s\n", message.c_str());
-  return 2;
-}
 
 // Every Node of the cluster the kubeconfig (or the pod's service account) points to.
 Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o) {
@@ -53,21 +49,24 @@ Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o
 
 int run_profile_check(const ProfileCheckOptions& o) {
   if (o.output != "table" && o.output != "json") {
-    return input_error("--output must be table or json, not \"" + o.output + "\"");
+    return input_error("profile check", "--output must be table or json, not \"" + o.output + "\"");
   }
   std::vector<model::FlagInput> inputs{{"--device-profiles", o.device_profiles_path},
                                        {"--device-config-file", o.device.config_path}};
   for (const auto& path : o.cluster_paths) inputs.push_back({"--cluster", path});
-  if (auto once = model::check_stdin_once(inputs); !once) return input_error(once.error().message);
+  if (auto once = model::check_stdin_once(inputs); !once)
+    return input_error("profile check", once.error().message);
   auto config = load_device_flags(o.device);
-  if (!config) return input_error(config.error().message);
+  if (!config) return input_error("profile check", config.error().message);
   const device::DeviceRegistry registry = device::build_registry(*config);
   auto profiles = profile::load_device_profiles(o.device_profiles_path, registry);
-  if (!profiles) return input_error(profiles.error().message);
+  if (!profiles) return input_error("profile check", profiles.error().message);
   const int sources =
       int(!o.cluster_paths.empty()) + int(!o.kubeconfig.empty()) + int(o.in_cluster);
   // None: the cluster kubectl would talk to ($KUBECONFIG, ~/.kube/config, in-cluster).
-  if (sources > 1) return input_error("give at most one of --cluster, --kubeconfig, --in-cluster");
+  if (sources > 1)
+    return input_error("profile check",
+                       "give at most one of --cluster, --kubeconfig, --in-cluster");
   model::ObjectSet cluster;
   for (const auto& path : o.cluster_paths) {
     // The plan's cluster dump works here too: its Pods and ResourceQuotas are not needed.
@@ -75,7 +74,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
         "--cluster", {.nodes = true, .pods = false, .quotas = false}, {}, {"Pod", "ResourceQuota"}};
     std::vector<std::string> warnings;
     auto objects = model::load_checked_objects(path, kinds, warnings);
-    if (!objects) return input_error(objects.error().message);
+    if (!objects) return input_error("profile check", objects.error().message);
     for (const auto& w : warnings) {
       std::fprintf(stderr, "hamisim profile check: warning: %s\n", w.c_str());
     }
@@ -83,7 +82,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
   }
   if (o.cluster_paths.empty()) {
     auto nodes = list_cluster_nodes(o);
-    if (!nodes) return input_error(nodes.error().message);
+    if (!nodes) return input_error("profile check", nodes.error().message);
     cluster.nodes = std::move(nodes).value();
   }
   const profile::ReconcileReport report = profile::reconcile(*profiles, cluster.nodes, registry);

@@ -8,6 +8,7 @@
 
 #include "device/codec.h"
 #include "doctor/doctor.h"
+#include "doctor/format_ms.h"
 #include "go/duration.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
@@ -27,12 +28,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 }
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
-}
-
-std::string format_ms(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", ms);
-  return buf;
 }
 
 struct Classified {

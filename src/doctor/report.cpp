@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "doctor/doctor.h"
+#include "doctor/format_ms.h"
 #include "model/json_writer.h"
 
 namespace hamisim::doctor {
@@ -36,12 +37,6 @@ void add_config(const planner::extender::SchedulerConfig& config, ConfigRole rol
     report.probes.push_back(std::move(probe.result));
     report.findings.insert(report.findings.end(), probe.findings.begin(), probe.findings.end());
   }
-}
-
-std::string format_ms(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", ms);
-  return buf;
 }
 
 std::string upper(std::string_view s) {

@@ -11,7 +11,7 @@
 namespace hamisim::model {
 namespace {
 
-namespace json = boost::json;
+namespace bjson = boost::json;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
@@ -26,7 +26,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 
 // The JSON value of a YAML or JSON document, when it parses (a parse error is left to the
 // flag's own parser, whose messages carry lines and columns).
-std::optional<json::value> parse_document(std::string_view text) {
+std::optional<bjson::value> parse_document(std::string_view text) {
   const size_t start = text.find_first_not_of(" \t\r\n");
   std::string converted;
   if (start == std::string_view::npos || (text[start] != '{' && text[start] != '[')) {
@@ -36,18 +36,18 @@ std::optional<json::value> parse_document(std::string_view text) {
     text = converted;
   }
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  bjson::value v = bjson::parse(text, ec);
   if (ec) return std::nullopt;
   return v;
 }
 
-std::string string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
+std::string string_at(const bjson::object& o, std::string_view key) {
+  const bjson::value* v = o.if_contains(key);
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-std::string name_of(const json::object& o) {
-  const json::value* m = o.if_contains("metadata");
+std::string name_of(const bjson::object& o) {
+  const bjson::value* m = o.if_contains("metadata");
   if (m == nullptr || !m->is_object()) return {};
   return string_at(m->get_object(), "name");
 }
@@ -63,7 +63,7 @@ std::string describe_item(std::string_view where, std::string_view kind, std::st
   return out;
 }
 
-bool is_list(const json::object& o, std::string_view kind) {
+bool is_list(const bjson::object& o, std::string_view kind) {
   return kind == "List" || (kind.size() > 4 && kind.ends_with("List")) ||
          (kind.empty() && o.contains("items"));
 }
@@ -100,14 +100,14 @@ Result<Document> check_inner(std::string text, std::string source, const Documen
   return Document{std::move(source), std::move(text)};
 }
 
-Result<Document> from_configmap(const json::object& cm, const std::string& where,
+Result<Document> from_configmap(const bjson::object& cm, const std::string& where,
                                 const std::string& name, const std::string& key,
                                 const DocumentSpec& spec) {
   const std::string cm_name = name_of(cm);
   const std::string what = "ConfigMap" + (cm_name.empty() ? "" : " " + in_quotes(cm_name));
-  const json::value* data_v = cm.if_contains("data");
-  const json::object empty;
-  const json::object& data =
+  const bjson::value* data_v = cm.if_contains("data");
+  const bjson::object empty;
+  const bjson::object& data =
       data_v != nullptr && data_v->is_object() ? data_v->get_object() : empty;
   std::vector<std::string> keys;
   for (const auto& kv : data) keys.emplace_back(kv.key());
@@ -128,7 +128,7 @@ Result<Document> from_configmap(const json::object& cm, const std::string& where
     if (fitting.empty() && keys.size() == 1) fitting = keys;
     if (fitting.empty() && !spec.kinds.empty()) {
       for (const auto& k : keys) {
-        const json::value& v = data.at(k);
+        const bjson::value& v = data.at(k);
         if (!v.is_string()) continue;
         auto kind = kind_of_text(v.get_string());
         if (kind && wanted(spec, *kind)) fitting.push_back(k);
@@ -142,41 +142,41 @@ Result<Document> from_configmap(const json::object& cm, const std::string& where
     }
     chosen = fitting[0];
   }
-  const json::value& value = data.at(chosen);
+  const bjson::value& value = data.at(chosen);
   if (!value.is_string()) {
     return make_error(where + ": " + what + ": data." + chosen + ": must be a string");
   }
   return check_inner(std::string(value.get_string()), name + ":" + chosen, spec);
 }
 
-Result<Document> from_object(const json::object& o, std::string kind, const std::string& where,
+Result<Document> from_object(const bjson::object& o, std::string kind, const std::string& where,
                              const std::string& name, const std::string& key,
                              const DocumentSpec& spec, int depth);
 
-Result<Document> from_list(const json::object& list, std::string_view list_kind,
+Result<Document> from_list(const bjson::object& list, std::string_view list_kind,
                            const std::string& where, const std::string& name,
                            const std::string& key, const DocumentSpec& spec, int depth) {
   const std::string prefix = where == name ? std::string() : where + ".";
-  const json::value* items_v = list.if_contains("items");
+  const bjson::value* items_v = list.if_contains("items");
   std::string item_kind;
   if (list_kind.size() > 4 && list_kind.ends_with("List")) {
     item_kind = std::string(list_kind.substr(0, list_kind.size() - 4));
   }
   struct Candidate {
     std::string where;
-    const json::object* object;
+    const bjson::object* object;
     std::string kind;
     std::string name;
   };
   std::vector<Candidate> candidates;
   if (items_v != nullptr && items_v->is_array()) {
-    const json::array& items = items_v->get_array();
+    const bjson::array& items = items_v->get_array();
     for (size_t i = 0; i < items.size(); ++i) {
       const std::string at = prefix + "items[" + std::to_string(i) + "]";
       if (!items[i].is_object()) {
         return make_error(name + ": " + at + ": must be an object");
       }
-      const json::object& item = items[i].get_object();
+      const bjson::object& item = items[i].get_object();
       std::string kind = string_at(item, "kind");
       if (kind.empty()) kind = item_kind;
       const std::string item_name = name_of(item);
@@ -204,7 +204,7 @@ Result<Document> from_list(const json::object& list, std::string_view list_kind,
   return from_object(*c.object, c.kind, c.where, name, key, spec, depth + 1);
 }
 
-Result<Document> from_object(const json::object& o, std::string kind, const std::string& where,
+Result<Document> from_object(const bjson::object& o, std::string kind, const std::string& where,
                              const std::string& name, const std::string& key,
                              const DocumentSpec& spec, int depth) {
   if (depth > 4) return make_error(name + ": " + where + ": Lists nested too deeply");
@@ -216,7 +216,7 @@ Result<Document> from_object(const json::object& o, std::string kind, const std:
   }
   if (is_list(o, kind)) return from_list(o, kind, where, name, key, spec, depth);
   if (wanted(spec, kind)) {
-    return Document{where == name ? name : name + ": " + where, json::serialize(o)};
+    return Document{where == name ? name : name + ": " + where, bjson::serialize(o)};
   }
   return make_error(name + ": " + (where == name ? std::string() : where + ": ") +
                     refused_kind(spec, kind));
@@ -374,7 +374,7 @@ Result<Document> unwrap_document(std::string_view text, const std::string& name,
     if (!key.empty()) return make_error(name + ": not a ConfigMap, so it has no key " + key);
     return Document{name, std::string(text)};
   }
-  const json::object& o = v->get_object();
+  const bjson::object& o = v->get_object();
   const std::string kind = string_at(o, "kind");
   if (key.empty() && !is_configmap(kind) && !is_list(o, kind)) {
     if (!kind.empty() && !wanted(spec, kind)) {

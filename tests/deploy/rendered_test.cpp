@@ -27,7 +27,7 @@
 #include "test_certs.h"
 
 namespace hamisim {
-namespace {
+namespace rendered_test {
 
 namespace fs = std::filesystem;
 using ::testing::Contains;
@@ -830,5 +830,5 @@ TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
   EXPECT_TRUE(admitted) << name;
 }
 
-}  // namespace
+}  // namespace rendered_test
 }  // namespace hamisim

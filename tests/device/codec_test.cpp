@@ -12,7 +12,7 @@
 #include "device/allocation.h"
 
 namespace hamisim::device {
-namespace {
+namespace codec_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -947,5 +947,5 @@ TEST(ContainsIgnoreCase, MatchesAnywhereInAnyCase) {
   EXPECT_TRUE(contains_ignore_case("\xc3\xa9t\xc3\xa9", "\xc3\xa9T"));
 }
 
-}  // namespace
+}  // namespace codec_test
 }  // namespace hamisim::device

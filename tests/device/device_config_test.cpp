@@ -7,7 +7,7 @@
 #include "device/catalog/device_config.h"
 
 namespace hamisim::device {
-namespace {
+namespace device_config_test {
 
 using ::testing::HasSubstr;
 
@@ -153,5 +153,5 @@ TEST(DeviceConfig, GatedFamiliesNeedTheirFlag) {
   EXPECT_NE(build_registry(config).find("MR-V100"), nullptr);
 }
 
-}  // namespace
+}  // namespace device_config_test
 }  // namespace hamisim::device

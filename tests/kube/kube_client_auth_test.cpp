@@ -20,7 +20,7 @@
 #include "test_proxy.h"
 
 namespace hamisim::kube {
-namespace {
+namespace kube_client_auth_test {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -519,5 +519,5 @@ TEST(RequestKind, VerbAndResourceOfAPath) {
   EXPECT_EQ(k("GET", "/version"), "GET unknown");
 }
 
-}  // namespace
+}  // namespace kube_client_auth_test
 }  // namespace hamisim::kube

@@ -16,7 +16,7 @@
 #include "model/decode.h"
 
 namespace hamisim::model {
-namespace {
+namespace encode_test {
 
 // ---- structural equality over every model field ----
 //
@@ -809,5 +809,5 @@ TEST(EncodeFilesTest, KubectlPodFixtureEncodesItsModelFields) {
   expect_round_trip(pod);
 }
 
-}  // namespace
+}  // namespace encode_test
 }  // namespace hamisim::model

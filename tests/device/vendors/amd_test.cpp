@@ -10,7 +10,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace amd_test {
 
 using device::amd::AmdAdmission;
 using device::amd::AmdBackend;
@@ -308,5 +308,5 @@ TEST(Amd, RegistrationBehaviour) {
   EXPECT_EQ(u.usedcores, 76);
 }
 
-}  // namespace
+}  // namespace amd_test
 }  // namespace hamisim::fit::testing

@@ -11,7 +11,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace ascend_test {
 
 using device::ascend::AdmissionInput;
 using device::ascend::AscendBackend;
@@ -902,5 +902,5 @@ TEST(Ascend, Admission910CSuperPodRoundsOneToAModule) {
   EXPECT_EQ(device::ascend::admit_container(plain, admit("3")).error, "");
 }
 
-}  // namespace
+}  // namespace ascend_test
 }  // namespace hamisim::fit::testing

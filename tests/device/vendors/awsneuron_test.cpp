@@ -9,7 +9,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace awsneuron_test {
 
 using device::ContainerDeviceRequest;
 using device::NodeDevices;
@@ -360,5 +360,5 @@ TEST(AwsNeuron, DeviceConfigSectionAndRegistration) {
   EXPECT_EQ(aws.allocated_annotation(), kAllocated);
 }
 
-}  // namespace
+}  // namespace awsneuron_test
 }  // namespace hamisim::fit::testing

@@ -9,7 +9,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace biren_test {
 
 using device::biren::BirenBackend;
 
@@ -241,5 +241,5 @@ TEST(Biren, RegistrationBehaviour) {
   EXPECT_EQ(b.score_node({}, {}, "binpack"), 0);
 }
 
-}  // namespace
+}  // namespace biren_test
 }  // namespace hamisim::fit::testing

@@ -11,7 +11,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace cambricon_test {
 
 using device::ContainerDeviceRequest;
 using device::cambricon::CambriconBackend;
@@ -414,5 +414,5 @@ TEST(Cambricon, LockStateFollowsLockNode) {
   EXPECT_EQ(device::cambricon::locked_error("n1"), "node n1 has been locked within 2 minutes");
 }
 
-}  // namespace
+}  // namespace cambricon_test
 }  // namespace hamisim::fit::testing

@@ -11,7 +11,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace enflame_test {
 
 using device::ContainerDeviceRequest;
 using device::NodeDevices;
@@ -575,5 +575,5 @@ TEST(Enflame, DeviceConfigSection) {
               HasSubstr("enflame.resourceNameGCU: expected a string at line 2"));
 }
 
-}  // namespace
+}  // namespace enflame_test
 }  // namespace hamisim::fit::testing

@@ -8,7 +8,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace hygon_test {
 
 using device::hygon::HygonBackend;
 
@@ -183,5 +183,5 @@ TEST(Hygon, RegistrationBehaviour) {
   EXPECT_TRUE(b.locks_node());
 }
 
-}  // namespace
+}  // namespace hygon_test
 }  // namespace hamisim::fit::testing

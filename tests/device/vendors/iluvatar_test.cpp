@@ -11,7 +11,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace iluvatar_test {
 
 using device::ContainerDeviceRequest;
 using device::iluvatar::IluvatarBackend;
@@ -358,5 +358,5 @@ TEST(Iluvatar, RegistrationBehaviour) {
   EXPECT_EQ(b.score_node({}, {}, "binpack"), 0);
 }
 
-}  // namespace
+}  // namespace iluvatar_test
 }  // namespace hamisim::fit::testing

@@ -12,7 +12,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace kunlun_test {
 
 using device::kunlun::graph_select;
 using device::kunlun::KunlunBackend;
@@ -756,5 +756,5 @@ TEST(Kunlun, RegistrationBehaviour) {
   EXPECT_NE(registry.find("XPU"), nullptr);
 }
 
-}  // namespace
+}  // namespace kunlun_test
 }  // namespace hamisim::fit::testing

@@ -11,7 +11,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace metax_test {
 
 using device::ContainerDeviceRequest;
 using device::metax::MetaxConfig;
@@ -809,5 +809,5 @@ TEST(Metax, DeviceConfigSection) {
               ::testing::HasSubstr("metax.sgpuTopologyAware: expected a boolean at line 2"));
 }
 
-}  // namespace
+}  // namespace metax_test
 }  // namespace hamisim::fit::testing

@@ -13,7 +13,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace mixed_node_test {
 
 using Annotations = std::map<std::string, std::string>;
 
@@ -215,5 +215,5 @@ TEST_F(MixedNode, PaddedAnnotationsChargeNothingWhenReadBack) {
             "mixed-cambricon-mlu-1,MLU,8192,100:;");
 }
 
-}  // namespace
+}  // namespace mixed_node_test
 }  // namespace hamisim::fit::testing

@@ -10,7 +10,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace mthreads_test {
 
 using device::mthreads::MthreadsBackend;
 
@@ -407,5 +407,5 @@ TEST(Mthreads, AdmissionFollowsHamisWebhook) {
   EXPECT_FALSE(a->found);
 }
 
-}  // namespace
+}  // namespace mthreads_test
 }  // namespace hamisim::fit::testing

@@ -7,7 +7,7 @@
 #include "fit_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace nvidia_mig_test {
 
 using device::ContainerDevice;
 using device::MigPlacement;
@@ -306,5 +306,5 @@ TEST(MigFit, AllocationContainerIndexIsPositional) {
   EXPECT_EQ((*mig)[0].device_index, 0);
 }
 
-}  // namespace
+}  // namespace nvidia_mig_test
 }  // namespace hamisim::fit::testing

@@ -6,7 +6,7 @@
 #include "fit_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace nvidia_request_test {
 
 using device::ContainerDeviceRequest;
 using device::kNoMemPercentage;
@@ -204,5 +204,5 @@ TEST(PodRequests, PodWithoutDevicesHasNoRequests) {
   EXPECT_FALSE(device::has_device_requests(registry->requests_for(pod)));
 }
 
-}  // namespace
+}  // namespace nvidia_request_test
 }  // namespace hamisim::fit::testing

@@ -7,7 +7,7 @@
 #include "fit_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace nvidia_test {
 
 using device::nvidia::kNoUseGpuTypeAnnotation;
 using device::nvidia::kNoUseGpuUuidAnnotation;
@@ -676,5 +676,5 @@ TEST(NvidiaFitReasons, FailureClassification) {
   EXPECT_EQ(classify_failure("NodeInsufficientDevice"), FitClass::kInsufficientCapacity);
 }
 
-}  // namespace
+}  // namespace nvidia_test
 }  // namespace hamisim::fit::testing

@@ -5,7 +5,7 @@
 #include "fit_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace nvidia_topology_test {
 
 using Ids = std::vector<std::string>;
 
@@ -158,5 +158,5 @@ TEST(TopologyAware, WorstSingleCardUsesOwnRow) {
   EXPECT_EQ(chosen_uuids(f, 0), (Ids{"a"}));
 }
 
-}  // namespace
+}  // namespace nvidia_topology_test
 }  // namespace hamisim::fit::testing

@@ -12,7 +12,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace selection_test {
 
 using device::SelectionList;
 using device::TypeSelection;
@@ -428,5 +428,5 @@ TEST_F(VendorSelection, KeysABackendDoesNotReadChangeNothing) {
   }
 }
 
-}  // namespace
+}  // namespace selection_test
 }  // namespace hamisim::fit::testing

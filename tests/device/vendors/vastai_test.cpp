@@ -10,7 +10,7 @@
 #include "vendor_test_support.h"
 
 namespace hamisim::fit::testing {
-namespace {
+namespace vastai_test {
 
 using device::vastai::VastaiBackend;
 
@@ -316,5 +316,5 @@ TEST(Vastai, RegistrationBehaviour) {
   EXPECT_EQ(b.allocated_annotation(), kAllocated);
 }
 
-}  // namespace
+}  // namespace vastai_test
 }  // namespace hamisim::fit::testing

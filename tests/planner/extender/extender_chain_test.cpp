@@ -12,7 +12,7 @@
 #include "planner/extender/extender_chain.h"
 
 namespace hamisim::planner::extender {
-namespace {
+namespace extender_chain_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -420,5 +420,5 @@ TEST(ExtenderChain, UnbuildableExtenderFailsTheChain) {
               HasSubstr("couldn't create HTTP extender for \"https://127.0.0.1:1\": "));
 }
 
-}  // namespace
+}  // namespace extender_chain_test
 }  // namespace hamisim::planner::extender
