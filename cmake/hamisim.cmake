@@ -10,6 +10,11 @@ include(GoogleTest)
 function(hamisim_test name)
   cmake_parse_arguments(T "THREADS" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
+  # The ASan+UBSan build compiles the project's libraries file by file (scripts/build.sh) but
+  # may batch the tests, whose files parse GoogleTest's headers again and again.
+  if(HAMISIM_UNITY_TESTS)
+    set_target_properties(${name} PROPERTIES UNITY_BUILD ON)
+  endif()
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     HAMISIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" HAMISIM_BINARY_DIR="${PROJECT_BINARY_DIR}")

@@ -36,13 +36,15 @@ esac
 # Unity builds: each target's sources are compiled in batches of 8 as one translation unit, so
 # the heavy headers (Boost.Beast, simdjson, GTest) are parsed and their templates instantiated
 # once per batch instead of once per file: the cold build takes a fraction of the time
-# (docs/development.md). The ASan+UBSan build compiles file by file, so a source that only
-# compiles because an earlier file of its batch included something still fails somewhere.
-# HAMISIM_UNITY=0 turns batching off, for iterating on one file.
+# (docs/development.md). The ASan+UBSan build compiles src/ file by file (its tests in
+# batches), so a source that compiles only because an earlier file of its batch included
+# something still fails somewhere. HAMISIM_UNITY=0 turns batching off, for iterating on one
+# file.
 unity=ON
-[ "$flavour" = asan ] && unity=OFF
-[ "${HAMISIM_UNITY:-1}" = 0 ] && unity=OFF
-args+=("-DCMAKE_UNITY_BUILD=$unity")
+unity_tests=OFF
+if [ "$flavour" = asan ]; then unity=OFF; unity_tests=ON; fi
+if [ "${HAMISIM_UNITY:-1}" = 0 ]; then unity=OFF; unity_tests=OFF; fi
+args+=("-DCMAKE_UNITY_BUILD=$unity" "-DHAMISIM_UNITY_TESTS=$unity_tests")
 # Configured every time (a few seconds): a directory made by an older script gets today's flags.
 cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
 ninja -C "$dir" "$@"
