@@ -117,7 +117,9 @@ auto fields(const Node& x) {
 }
 
 template <class T>
-concept Described = requires(const T& t) { fields(t); };
+concept Described = requires(const T& t) {
+  fields(t);
+};
 
 // Declared before any use: the overloads are found by ordinary lookup only (the anonymous
 // namespace is not searched by argument-dependent lookup).
