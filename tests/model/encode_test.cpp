@@ -121,7 +121,7 @@ concept Described = requires(const T& t) {
   fields(t);
 };
 
-// Declared before any use: the overloads are found by ordinary lookup only (the anonymous
+// Declared before any use: the overloads are found by ordinary lookup only (this file's
 // namespace is not searched by argument-dependent lookup).
 template <class T>
 bool same(const T& a, const T& b);
