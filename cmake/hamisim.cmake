@@ -15,9 +15,9 @@ function(hamisim_test name)
   if(HAMISIM_UNITY_TESTS)
     set_target_properties(${name} PROPERTIES UNITY_BUILD ON)
   endif()
-  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE
-    HAMISIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" HAMISIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  # No compile definition carries a path (tests/support/test_paths.h says why).
+  target_link_libraries(${name} PRIVATE ${T_LIBS} hamisim_test_paths GTest::gmock
+    GTest::gtest_main)
   set(labels unit)
   if(T_THREADS)
     set(labels threads)

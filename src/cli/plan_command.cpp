@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
 #include "go/duration.h"
 #include "model/decode.h"
@@ -17,10 +18,6 @@
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
 #include "profile/device_profiles.h"
-
-#ifndef HAMISIM_EXAMPLES_DIR
-#define HAMISIM_EXAMPLES_DIR "examples"
-#endif
 
 namespace hamisim::cli {
 namespace {
@@ -98,7 +95,7 @@ std::string bundled_example_dir() {
     const auto installed = self.parent_path().parent_path() / "share/hamisim/examples/plan";
     if (std::filesystem::is_directory(installed, ec)) return installed.string();
   }
-  return std::string(HAMISIM_EXAMPLES_DIR) + "/plan";
+  return std::string(source_examples_dir()) + "/plan";
 }
 
 int run_plan(PlanOptions o, bool no_arguments) {

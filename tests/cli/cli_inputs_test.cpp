@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "run_process.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -24,9 +25,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::ProcessResult;
 
-const std::string kExamples = HAMISIM_EXAMPLES_DIR;
-const std::string kFixtures = std::string(HAMISIM_CLI_FIXTURES) + "/inputs";
-const std::string kSource = HAMISIM_SOURCE_DIR;
+const std::string kExamples = hamisim::testing::examples_dir();
+const std::string kFixtures =
+    std::string(hamisim::testing::source_dir()) + "/tests/cli/fixtures" + "/inputs";
+const std::string kSource = hamisim::testing::source_dir();
 const std::string kPod = kExamples + "/fit/pod-fits.yaml";
 const std::string kNode = kExamples + "/fit/node-k80.yaml";
 const std::string kCluster = kExamples + "/plan/cluster.yaml";
@@ -34,15 +36,15 @@ const std::string kNodeGroups = kExamples + "/plan/node-groups.yaml";
 const std::string kProfiles = kExamples + "/plan/device-profiles.yaml";
 
 ProcessResult hamisim(std::vector<std::string> args) {
-  args.insert(args.begin(), HAMISIM_BIN);
+  args.insert(args.begin(), hamisim::testing::hamisim_bin());
   return testing::run_process(args);
 }
 
 // `hamisim args... < stdin_file`, through the shell.
 ProcessResult hamisim_with_stdin(const std::string& args, const std::string& stdin_file) {
-  return testing::run_process(
-      {"/bin/sh", "-c",
-       std::string("exec '") + HAMISIM_BIN + "' " + args + " < '" + stdin_file + "'"});
+  return testing::run_process({"/bin/sh", "-c",
+                               std::string("exec '") + hamisim::testing::hamisim_bin() + "' " +
+                                   args + " < '" + stdin_file + "'"});
 }
 
 class CliInputs : public ::testing::Test {

@@ -18,13 +18,7 @@
 #include "fake_apiserver.h"
 #include "run_process.h"
 #include "state/object_store.h"
-
-#ifndef HAMISIM_BIN
-#error "HAMISIM_BIN must name the hamisim binary"
-#endif
-#ifndef HAMISIM_EXAMPLES_DIR
-#error "HAMISIM_EXAMPLES_DIR must name the examples directory"
-#endif
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -36,7 +30,7 @@ using ::testing::HasSubstr;
 using testing::ProcessResult;
 using ::testing::StartsWith;
 
-const std::string kExamples = HAMISIM_EXAMPLES_DIR;
+const std::string kExamples = hamisim::testing::examples_dir();
 const std::string kPlanDir = kExamples + "/plan";
 const std::string kClusterYaml = kPlanDir + "/cluster.yaml";
 const std::string kNodeGroupsYaml = kPlanDir + "/node-groups.yaml";
@@ -45,7 +39,7 @@ const std::string kFitDir = kExamples + "/fit";
 const std::string kProfilesDir = kExamples + "/profiles";
 
 ProcessResult hamisim(std::vector<std::string> args) {
-  args.insert(args.begin(), HAMISIM_BIN);
+  args.insert(args.begin(), hamisim::testing::hamisim_bin());
   return testing::run_process(args);
 }
 
@@ -729,7 +723,7 @@ ProcessResult serve_until(const std::string& line, std::vector<std::string> args
       "serve_until",
       log,
       line,
-      HAMISIM_BIN,
+      hamisim::testing::hamisim_bin(),
       "serve",
       "--listen",
       "127.0.0.1:0",
@@ -858,7 +852,8 @@ namespace {
 // (as JSON in tests/cli/fixtures): the same verdicts as `--cluster` on the file.
 TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   state::ObjectStore store;
-  std::ifstream in(std::string(HAMISIM_CLI_FIXTURES) + "/profile-nodes.json");
+  std::ifstream in(std::string(hamisim::testing::source_dir()) + "/tests/cli/fixtures" +
+                   "/profile-nodes.json");
   const std::string nodes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_TRUE(store.load(nodes));
   hamisim::testing::FakeApiServer server(store);
@@ -888,17 +883,18 @@ TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   // No source flag: the cluster kubectl would use. $KUBECONFIG is a path list whose missing
   // files are skipped; ~/.kube/config is not read when it is set.
   const std::string home = (fs::temp_directory_path() / "hamisim-cli-no-home").string();
-  auto from_env = testing::run_process(
-      {"/usr/bin/env", "HOME=" + home, "KUBECONFIG=/nonexistent/a.yaml:" + kubeconfig.string(),
-       HAMISIM_BIN, "profile", "check", "--device-profiles", profiles, "-o", "json"});
+  auto from_env = testing::run_process({"/usr/bin/env", "HOME=" + home,
+                                        "KUBECONFIG=/nonexistent/a.yaml:" + kubeconfig.string(),
+                                        hamisim::testing::hamisim_bin(), "profile", "check",
+                                        "--device-profiles", profiles, "-o", "json"});
   expect_ran(from_env);
   EXPECT_EQ(from_env.exit_code, 1) << describe(from_env);
   EXPECT_EQ(from_env.out, from_file.out);
   EXPECT_THAT(from_env.err, HasSubstr("skipped missing file(s) /nonexistent/a.yaml"));
   // Nothing anywhere: the error says what was tried.
-  auto nothing = testing::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "-u",
-                                       "KUBERNETES_SERVICE_HOST", "HOME=" + home, HAMISIM_BIN,
-                                       "profile", "check", "--device-profiles", profiles});
+  auto nothing = testing::run_process(
+      {"/usr/bin/env", "-u", "KUBECONFIG", "-u", "KUBERNETES_SERVICE_HOST", "HOME=" + home,
+       hamisim::testing::hamisim_bin(), "profile", "check", "--device-profiles", profiles});
   EXPECT_EQ(nothing.exit_code, 2) << describe(nothing);
   EXPECT_THAT(nothing.err, HasSubstr("no Kubernetes configuration: no kubeconfig file (tried " +
                                      home + "/.kube/config)"));

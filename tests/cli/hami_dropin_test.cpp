@@ -23,10 +23,7 @@
 #include "run_process.h"
 #include "state/object_store.h"
 #include "test_certs.h"
-
-#ifndef HAMISIM_BIN
-#error "HAMISIM_BIN must name the hamisim binary"
-#endif
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -95,7 +92,7 @@ class HamiChart : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / fmt::format("hamisim-chart-{}-{}", ::getpid(), ++runs_);
     fs::create_directories(dir_);
-    fs::create_symlink(HAMISIM_BIN, dir_ / "scheduler");
+    fs::create_symlink(hamisim::testing::hamisim_bin(), dir_ / "scheduler");
     fs::copy_file(pki_.server.cert, dir_ / "tls.crt");
     fs::copy_file(pki_.server.key, dir_ / "tls.key");
     // HAMi's chart default device config, NVIDIA part (values.yaml's devices.nvidia).

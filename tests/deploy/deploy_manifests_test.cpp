@@ -19,6 +19,7 @@
 #include "planner/extender/extender_url.h"
 #include "planner/extender/scheduler_config.h"
 #include "profile/device_profiles.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-const fs::path kDeploy = fs::path(HAMISIM_SOURCE_DIR) / "deploy";
+const fs::path kDeploy = fs::path(hamisim::testing::source_dir()) / "deploy";
 const char* kPatchFile = "cluster-autoscaler-patch.yaml";
 
 std::string read(const fs::path& p) {
@@ -267,8 +268,8 @@ TEST_F(Manifests, DeploymentsReferenceWhatExists) {
 
 TEST_F(Manifests, HamisimContainersProbeHealthAndReadinessAndUseRealServeFlags) {
   const std::string serve_source =
-      read(fs::path(HAMISIM_SOURCE_DIR) / "src/cli/serve_command.cpp") +
-      read(fs::path(HAMISIM_SOURCE_DIR) / "src/cli/device_flags.cpp");
+      read(fs::path(hamisim::testing::source_dir()) / "src/cli/serve_command.cpp") +
+      read(fs::path(hamisim::testing::source_dir()) / "src/cli/device_flags.cpp");
   for (const Object* d : of_kind("Deployment")) {
     SCOPED_TRACE(d->file);
     const YAML::Node pod = d->node["spec"]["template"]["spec"];

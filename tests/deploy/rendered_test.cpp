@@ -25,6 +25,7 @@
 #include "http_test_client.h"
 #include "planner/extender/scheduler_config.h"
 #include "test_certs.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace rendered_test {
@@ -34,7 +35,7 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using Labels = std::map<std::string, std::string>;
 
-const fs::path kDeploy = fs::path(HAMISIM_SOURCE_DIR) / "deploy";
+const fs::path kDeploy = fs::path(hamisim::testing::source_dir()) / "deploy";
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -254,7 +255,7 @@ HelpFlags parse_help(const std::string& text) {
 
 const HelpFlags& serve_help() {
   static const HelpFlags flags = [] {
-    const auto p = testing::run_process({HAMISIM_BIN, "serve", "--help"});
+    const auto p = testing::run_process({hamisim::testing::hamisim_bin(), "serve", "--help"});
     EXPECT_EQ(p.exit_code, 0) << testing::describe(p);
     return parse_help(p.out);
   }();
@@ -526,7 +527,7 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
       // this host (kube-scheduler's identity starts with the hostname it shares with the pod).
       const fs::path snapshot = dir / "cluster";
       fs::create_directories(snapshot);
-      fs::copy_file(fs::path(HAMISIM_SOURCE_DIR) / "examples/live/cluster.yaml",
+      fs::copy_file(fs::path(hamisim::testing::source_dir()) / "examples/live/cluster.yaml",
                     snapshot / "cluster.yaml");
       std::map<std::string, std::string> arg_values;
       for (const auto& a : c["args"]) {
@@ -545,7 +546,7 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
             << "    spec:\n      holderIdentity: " << host << "_kube-scheduler\n"
             << "      leaseDurationSeconds: 3600\n";
       }
-      std::vector<std::string> argv = {HAMISIM_BIN};
+      std::vector<std::string> argv = {hamisim::testing::hamisim_bin()};
       for (const auto& a : c["args"]) {
         std::string arg = a.as<std::string>();
         const size_t eq = arg.find('=');
@@ -633,7 +634,8 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
           scheduler.verify_name =
               e.url_prefix.substr(host_start, e.url_prefix.rfind(':') - host_start);
         }
-        const std::string args = read(fs::path(HAMISIM_SOURCE_DIR) / "examples/live/filter-1.json");
+        const std::string args =
+            read(fs::path(hamisim::testing::source_dir()) / "examples/live/filter-1.json");
         auto filter = testing::http_request(scheduler, "POST", "/" + e.filter_verb, args,
                                             {{"Content-Type", "application/json"}});
         // Until the first registration pass as leader, /filter answers "not ready" (30 s).
@@ -717,7 +719,7 @@ TEST(HelmValues, HamiValuesSwapOnlyTheExtenderImage) {
 // CLI11 prints the top-level help ("Usage: .../hamisim [OPTIONS] [SUBCOMMAND]"), whose usage
 // line does not name `scheduler`.
 std::optional<HelpFlags> scheduler_help(std::string* why) {
-  const auto p = testing::run_process({HAMISIM_BIN, "scheduler", "--help"});
+  const auto p = testing::run_process({hamisim::testing::hamisim_bin(), "scheduler", "--help"});
   const std::string text = p.out + p.err;
   const size_t usage = text.find("Usage:");
   const std::string usage_line =

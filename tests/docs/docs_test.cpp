@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "run_process.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -25,8 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::describe;
 
-const std::string kRoot = HAMISIM_SOURCE_DIR;
-const std::string kBin = HAMISIM_BIN;
+const std::string kRoot = hamisim::testing::source_dir();
+const std::string kBin = hamisim::testing::hamisim_bin();
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);

@@ -20,6 +20,7 @@
 #include "plan_http_support.h"
 #include "planner/report/report.h"
 #include "profile/device_profiles.h"
+#include "test_paths.h"
 
 namespace hamisim::planner::scaleup {
 namespace {
@@ -270,7 +271,7 @@ std::string run(const std::string& command) {
 }
 
 TEST(EngineParityFit, FitCommandAnswersWhatTheSimulationRouteAnswers) {
-  const std::string hamisim = std::string(HAMISIM_BINARY_DIR) + "/src/cli/hamisim";
+  const std::string hamisim = std::string(hamisim::testing::binary_dir()) + "/src/cli/hamisim";
   if (!std::filesystem::exists(hamisim)) GTEST_SKIP() << "no " << hamisim << " built";
   const Scenario s = make_scenario({.seed = 11,
                                     .profiles = false,

@@ -27,6 +27,7 @@
 #include "server/metrics.h"
 #include "server/process_metrics.h"
 #include "state/snapshot_source.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -35,7 +36,7 @@ using testing::ClientOptions;
 using testing::http_request;
 
 std::string example(const std::string& name) {
-  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/live/" + name);
+  auto text = model::read_file(std::string(hamisim::testing::examples_dir()) + "/live/" + name);
   EXPECT_TRUE(text) << text.error().message;
   return text.value_or("");
 }
@@ -64,7 +65,8 @@ class LiveServe {
  public:
   explicit LiveServe(bool with_live = true, LiveServeOptions o = {})
       : source_(state::SnapshotSource::load(
-                    {o.snapshot.empty() ? std::string(HAMISIM_EXAMPLES_DIR) + "/live" : o.snapshot},
+                    {o.snapshot.empty() ? std::string(hamisim::testing::examples_dir()) + "/live"
+                                        : o.snapshot},
                     {.play_device_plugin = true})
                     .value()),
         live_(registry_, *source_, live_options(o)),

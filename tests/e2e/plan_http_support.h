@@ -19,12 +19,13 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/plan_api.h"
+#include "test_paths.h"
 
 namespace hamisim::planner::scaleup::testing {
 
 // The bundled example (examples/plan): its cluster, node groups and device profiles.
 inline std::string read_example(const std::string& name) {
-  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/plan/" + name);
+  auto text = model::read_file(std::string(hamisim::testing::examples_dir()) + "/plan/" + name);
   EXPECT_TRUE(text) << text.error().message;
   return text.value_or("");
 }

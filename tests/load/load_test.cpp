@@ -19,6 +19,7 @@
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "test_paths.h"
 
 namespace hamisim {
 namespace {
@@ -43,7 +44,8 @@ constexpr bool kSanitized = false;
 #endif
 
 std::string example(const std::string& name) {
-  auto text = model::read_file(std::string(HAMISIM_EXAMPLES_DIR) + "/simulation/" + name);
+  auto text =
+      model::read_file(std::string(hamisim::testing::examples_dir()) + "/simulation/" + name);
   EXPECT_TRUE(text) << text.error().message;
   return text.value_or("");
 }

@@ -1,4 +1,5 @@
 #include "model/decode.h"
+#include "test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,8 @@ namespace hamisim::model {
 namespace {
 
 std::string fixture(const std::string& name) {
-  auto text = read_file(std::string(HAMISIM_SOURCE_DIR) + "/tests/model/testdata/" + name);
+  auto text =
+      read_file(std::string(hamisim::testing::source_dir()) + "/tests/model/testdata/" + name);
   EXPECT_TRUE(text.ok()) << text.error().message;
   return text.ok() ? *text : std::string();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/decode.h"
+#include "test_paths.h"
 
 namespace hamisim::model {
 namespace encode_test {
@@ -166,7 +167,7 @@ Quantity q(std::string_view text) {
 }
 
 std::string source_path(std::string_view relative) {
-  return std::string(HAMISIM_SOURCE_DIR) + "/" + std::string(relative);
+  return std::string(hamisim::testing::source_dir()) + "/" + std::string(relative);
 }
 
 // decode(encode(x)) equals x field by field, and re-encoding gives the same bytes.

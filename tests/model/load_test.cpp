@@ -6,11 +6,12 @@
 #include <string>
 
 #include "model/decode.h"
+#include "test_paths.h"
 
 namespace hamisim::model {
 namespace {
 
-const std::string kTestData = std::string(HAMISIM_SOURCE_DIR) + "/tests/model/testdata";
+const std::string kTestData = std::string(hamisim::testing::source_dir()) + "/tests/model/testdata";
 
 class TempDir {
  public:

@@ -1,4 +1,5 @@
 #include "planner/report/report.h"
+#include "test_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -559,7 +560,7 @@ void collect_keys(simdjson::dom::element e, std::set<std::string>& keys) {
 }
 
 TEST(Json, EveryKeyIsDocumented) {
-  std::ifstream in(std::string(HAMISIM_SOURCE_DIR) + "/docs/plan-json.md");
+  std::ifstream in(std::string(hamisim::testing::source_dir()) + "/docs/plan-json.md");
   ASSERT_TRUE(in) << "docs/plan-json.md";
   const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::set<std::string> keys;

@@ -8,6 +8,7 @@
 #include "device/catalog/device_config.h"
 #include "model/decode.h"
 #include "planner/scaleup/planning.h"
+#include "test_paths.h"
 
 namespace hamisim::planner::scaleup {
 namespace {
@@ -44,7 +45,7 @@ Scenario from_yaml(const std::string& cluster, const std::string& groups,
 }
 
 Scenario bundled_example() {
-  const std::string dir = std::string(HAMISIM_EXAMPLES_DIR) + "/plan/";
+  const std::string dir = std::string(hamisim::testing::examples_dir()) + "/plan/";
   auto read = [&](const char* f) {
     auto text = model::read_file(dir + f);
     EXPECT_TRUE(text) << text.error().message;
