@@ -98,24 +98,44 @@ if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
     --repeat until-fail:3
 
   # The fuzz targets were built with the ASan+UBSan build. libFuzzer reports the crash itself;
-  # the sanitizers only need to symbolize.
+  # the sanitizers only need to symbolize. Each target runs FUZZ_SECONDS on one core, as many
+  # at once as the machine has cores.
   export ASAN_OPTIONS="$sym" UBSAN_OPTIONS="print_stacktrace=1:$sym"
-  targets=()
-  for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
   phase "fuzz smoke"
-  for t in "${targets[@]}"; do
-    corpus="tests/fuzz/corpus/$t"
-    work="build-asan/corpus-$t"
+  fuzz_one() {  # fuzz_one <target>: runs it for FUZZ_SECONDS, logging to build-asan/<target>.log
+    local t="$1" corpus="tests/fuzz/corpus/$1" work="build-asan/corpus-$1"
     mkdir -p "$work" "$corpus"
-    echo "-- $t (${FUZZ_SECONDS:-20}s)"
-    if "build-asan/tests/fuzz/$t" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 \
-        -rss_limit_mb=2048 -print_final_stats=0 "$work" "$corpus" >"build-asan/$t.log" 2>&1; then
+    "build-asan/tests/fuzz/$t" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=0 "$work" "$corpus" >"build-asan/$t.log" 2>&1
+  }
+  fuzz_done() {  # fuzz_done <target> <exit status>
+    if [ "$2" -eq 0 ]; then
+      echo "-- $1 passed"
       passed=$((passed + 1))
     else
-      tail -n 40 "build-asan/$t.log" >&2
-      echo "$t: FAILED (log: build-asan/$t.log)" >&2
+      tail -n 40 "build-asan/$1.log" >&2
+      echo "$1: FAILED (log: build-asan/$1.log)" >&2
       failed=$((failed + 1))
     fi
+  }
+  declare -A fuzzing=()  # pid -> target
+  slots=$(nproc)
+  for f in tests/fuzz/fuzz_*.cpp; do
+    t=$(basename "$f" .cpp)
+    while [ "${#fuzzing[@]}" -ge "$slots" ]; do
+      status=0
+      wait -n -p pid "${!fuzzing[@]}" || status=$?
+      fuzz_done "${fuzzing[$pid]}" "$status"
+      unset "fuzzing[$pid]"
+    done
+    echo "-- $t (${FUZZ_SECONDS:-20}s)"
+    fuzz_one "$t" &
+    fuzzing[$!]=$t
+  done
+  for pid in "${!fuzzing[@]}"; do
+    status=0
+    wait "$pid" || status=$?
+    fuzz_done "${fuzzing[$pid]}" "$status"
   done
 fi
 

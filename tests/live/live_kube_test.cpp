@@ -211,17 +211,19 @@ TEST(LiveKube, APassThatOutlivesTheLeadershipDoesNotMakeTheNextTermReady) {
   }));  // the pass is in its PATCH
   f.move_lease("sched-1_y");
   ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->readiness().filtering; }));
-  pass.join();  // it finishes in the other replica's term
+  cluster.server->set_delay(0ms);  // the held PATCH is answered now
+  pass.join();                     // the pass finishes in the other replica's term
 
   f.answer_handshake("Reported_z");
-  // The new term's first pass must still be in its PATCH when readiness is read below: 10 s
-  // leaves room for a slow (sanitized, loaded) machine to notice the leadership first.
+  // The new term's first pass must still be in its PATCH when readiness is read below: the
+  // server holds it until set_delay(0) releases it, or for 10 s at most, which leaves room for
+  // a slow (sanitized, loaded) machine to notice the leadership first.
   cluster.server->set_delay(10s);
   f.move_lease("sched-0_z");
   ASSERT_TRUE(eventually_for(20s, [&] {
     return replica.scheduler->readiness().detail.find("not the leader") == std::string::npos;
   }));
-  // Leading again; its first pass is still in its 10 s PATCH.
+  // Leading again; its first pass is still in its held PATCH.
   const LiveReadiness r = replica.scheduler->readiness();
   EXPECT_TRUE(r.ready) << r.detail;
   EXPECT_TRUE(r.leading) << r.detail;
@@ -252,9 +254,9 @@ TEST(LiveKube, APassQueuedBehindASlowOneDoesNotRunAfterTheLeaseMoved) {
   std::this_thread::sleep_for(200ms);
   f.move_lease("sched-1_y");
   ASSERT_TRUE(eventually_for(20s, [&] { return !replica.scheduler->leading(); }));
+  cluster.server->set_delay(0ms);  // the first pass's held PATCH is answered now
   first.join();
   second.join();
-  cluster.server->set_delay(0ms);
   // The first pass ran (it began while leading); the queued one did not.
   EXPECT_EQ(replica.scheduler->registration_passes(), passes_before + 1);
   EXPECT_EQ(cluster.server->request_count("PATCH", "/api/v1/nodes/gpu-1"), patches_before + 1);

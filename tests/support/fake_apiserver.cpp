@@ -260,6 +260,7 @@ struct FakeApiServer::Impl {
   uint64_t next_id = 0;
   std::vector<FailRule> rules;
   std::chrono::milliseconds delay{0};
+  std::condition_variable delay_changed;  // a delayed response re-reads `delay` (set_delay)
   std::string token;
   std::map<std::pair<std::string, std::string>, int> counts;
   std::vector<std::string> log;
@@ -273,6 +274,16 @@ struct FakeApiServer::Impl {
   }
 
   void do_accept();
+  // A slow API server: the response waits until `delay` has passed since the request
+  // arrived. Lowering the delay releases the requests that have waited that long, as a
+  // recovering server answers those it holds, and stop() releases them all.
+  void wait_out_delay() {
+    const auto arrived = std::chrono::steady_clock::now();
+    std::unique_lock lock(mu);
+    while (!stopping && std::chrono::steady_clock::now() < arrived + delay) {
+      delay_changed.wait_until(lock, arrived + delay);
+    }
+  }
   void serve(tcp::socket socket, uint64_t id);
   template <class Stream>
   void serve_stream(Stream& stream, bool cert_verified, uint64_t id);
@@ -395,12 +406,7 @@ void FakeApiServer::Impl::serve_stream(Stream& stream, bool cert_verified, uint6
       watch(stream, *t, query, field_name);
       return;  // watch connections are not reused
     } else {
-      std::chrono::milliseconds d;
-      {
-        std::lock_guard lock(mu);
-        d = delay;
-      }
-      if (d.count() > 0) std::this_thread::sleep_for(d);
+      wait_out_delay();
       resp = handle(req, *t, query, field_name);
     }
     http::response<http::string_body> res{static_cast<http::status>(resp.status), 11};
@@ -707,6 +713,7 @@ void FakeApiServer::stop() {
     for (const auto& [id, fd] : im.open_fds) ::shutdown(fd, SHUT_RDWR);
     threads = std::move(im.connections);
   }
+  im.delay_changed.notify_all();
   im.store.wake_all();
   for (auto& t : threads) t.join();
 }
@@ -736,8 +743,11 @@ void FakeApiServer::clear_failures() {
 }
 
 void FakeApiServer::set_delay(std::chrono::milliseconds delay) {
-  std::lock_guard lock(impl_->mu);
-  impl_->delay = delay;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->delay = delay;
+  }
+  impl_->delay_changed.notify_all();
 }
 
 void FakeApiServer::set_list_hook(std::function<void(const std::string&)> hook) {

@@ -67,7 +67,9 @@ class FakeApiServer {
   // `status` (a Status body with the matching reason).
   void fail_next(std::string verb, std::string path_prefix, int count, int status);
   void clear_failures();
-  void set_delay(std::chrono::milliseconds delay);  // before every non-watch response
+  // Every non-watch response waits until `delay` has passed since its request arrived;
+  // lowering it releases the requests that have waited that long (0 releases them all).
+  void set_delay(std::chrono::milliseconds delay);
   void set_bearer_token(std::string token);
   // Called with the target of every LIST before it is answered (e.g. to compact the store
   // between pages).
