@@ -1,0 +1,86 @@
+#pragma once
+// DRA device selectors: the subset of CEL that DeviceClass and ResourceClaim selectors use
+// (docs/cel.md lists it), evaluated as kube-scheduler evaluates it.
+//
+// Contract:
+// - Selector::compile parses and type-checks once. Anything outside the subset, and anything
+//   CEL's checker would refuse, is an error naming the expression and the column; nothing
+//   unsupported is ever silently treated as a match or a non-match.
+// - Selector::matches evaluates against one device without re-parsing. It answers true or
+//   false, or returns CEL's runtime error ("no such key: model", "no such overload"): in
+//   Kubernetes a runtime error fails the scheduling attempt, so callers must not fold it into
+//   false. `&&` and `||` absorb errors as CEL does (`false && <error>` is false in either order).
+// - A compiled Selector is immutable; copies share it and may be evaluated concurrently.
+// - Evaluation of the common selectors (string comparisons, attribute lookups) allocates
+//   nothing: strings are views into the expression and into the device.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "model/quantity.h"
+#include "model/result.h"
+
+namespace hamisim::cel {
+
+// A semantic version (semver 2.0.0). `build` is kept but never ordered or compared.
+struct Semver {
+  uint64_t major = 0;
+  uint64_t minor = 0;
+  uint64_t patch = 0;
+  std::string prerelease;  // without the '-'; empty: a release
+  std::string build;       // without the '+'
+};
+
+// Strict semver 2.0.0, as DRA validates version attributes: MAJOR.MINOR.PATCH with no leading
+// zeros (and no "v"), optional -prerelease (dot-separated [0-9A-Za-z-]+ identifiers, numeric
+// ones without leading zeros) and +build. Components must fit in uint64.
+Result<Semver> parse_semver(std::string_view text);
+// Semver 2.0.0 precedence: -1, 0 or 1. Build metadata is ignored.
+int compare_semver(const Semver& a, const Semver& b);
+
+// A device attribute's typed value (DRA's int, bool, string and version). List attributes
+// (gate DRAListTypeAttributes, alpha) are not represented.
+using Attribute = std::variant<bool, int64_t, std::string, Semver>;
+
+// The `device` variable. Attribute and capacity names without a domain are already filed
+// under the driver's name by the caller. The pointers returned must stay valid while
+// matches() runs.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string_view driver() const = 0;
+  virtual bool allow_multiple_allocations() const = 0;
+  // nullptr: the device has no such attribute.
+  virtual const Attribute* attribute(std::string_view domain, std::string_view id) const = 0;
+  // The capacity's total value (not what remains); nullptr: no such capacity.
+  virtual const model::Quantity* capacity(std::string_view domain, std::string_view id) const = 0;
+};
+
+namespace detail {
+struct Program;
+}
+
+class Selector {
+ public:
+  // Longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
+  static constexpr size_t kMaxExpressionLength = 10 * 1024;
+
+  // Errors read: CEL expression "<expr>": <what> at column N[ is not supported by hamisim
+  // (docs/cel.md lists what is)].
+  static Result<Selector> compile(std::string_view expression);
+
+  // CEL runtime errors come back as the error's message, unchanged ("no such key: model").
+  Result<bool> matches(const Device& device) const;
+
+  const std::string& expression() const;
+
+ private:
+  explicit Selector(std::shared_ptr<const detail::Program> program)
+      : program_(std::move(program)) {}
+  std::shared_ptr<const detail::Program> program_;
+};
+
+}  // namespace hamisim::cel
