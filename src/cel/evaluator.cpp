@@ -307,16 +307,12 @@ class Evaluator {
 
   Result<Value> in(const Value& x, const Value& container) const {
     if (container.type == Type::kList) {
-      std::optional<Error> first;
+      // cel-go's list Contains: `x.Equal(element)` for each element; an element that refuses
+      // the comparison (a Quantity or Semver `x` against another type) counts as not equal.
       for (const Value& e : *container.list) {
-        auto eq = equals(e, x);
-        if (!eq) {
-          if (!first) first = eq.error();
-        } else if (*eq) {
-          return Value::of_bool(true);
-        }
+        auto eq = equals(x, e);
+        if (eq && *eq) return Value::of_bool(true);
       }
-      if (first) return *first;
       return Value::of_bool(false);
     }
     if (container.type == Type::kAttrDomain || container.type == Type::kCapDomain) {

@@ -107,7 +107,7 @@ class Parser {
     NodeP root = std::move(e).value();
     if (root->type != Type::kBool && root->type != Type::kDyn) {
       return invalid(
-          "the expression must evaluate to bool, not " + std::string(type_name(root->type)),
+          "must evaluate to bool or the unknown type, not " + std::string(type_name(root->type)),
           root->pos);
     }
     return root;

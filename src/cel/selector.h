@@ -36,7 +36,8 @@ struct Semver {
 
 // Strict semver 2.0.0, as DRA validates version attributes: MAJOR.MINOR.PATCH with no leading
 // zeros (and no "v"), optional -prerelease (dot-separated [0-9A-Za-z-]+ identifiers, numeric
-// ones without leading zeros) and +build. Components must fit in uint64.
+// ones without leading zeros) and +build. Numbers (MAJOR, MINOR, PATCH and numeric prerelease
+// identifiers) must fit in uint64, as Kubernetes' semver parser (blang/semver) requires.
 Result<Semver> parse_semver(std::string_view text);
 // Semver 2.0.0 precedence: -1, 0 or 1. Build metadata is ignored.
 int compare_semver(const Semver& a, const Semver& b);

@@ -38,7 +38,14 @@ bool identifiers_ok(std::string_view s, bool numeric_leading_zero_rule) {
     const std::string_view id =
         s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
     if (id.empty() || !ident_chars(id)) return false;
-    if (numeric_leading_zero_rule && id.size() > 1 && all_digits(id) && id[0] == '0') return false;
+    if (numeric_leading_zero_rule && all_digits(id)) {
+      if (id.size() > 1 && id[0] == '0') return false;
+      // Kubernetes parses numeric prerelease identifiers as uint64 (blang/semver) and refuses
+      // larger ones.
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+      if (ec != std::errc() || end != id.data() + id.size()) return false;
+    }
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }

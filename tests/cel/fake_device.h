@@ -1,5 +1,5 @@
 #pragma once
-// A Device for tests: attributes and capacities in maps, filed by (domain, name).
+// A Device for tests: attributes and capacities in maps by domain, then name.
 
 #include <map>
 #include <string>
@@ -15,11 +15,11 @@ class FakeDevice : public Device {
   explicit FakeDevice(std::string driver) : driver_(std::move(driver)) {}
 
   FakeDevice& attr(const std::string& domain, const std::string& id, Attribute value) {
-    attributes_[{domain, id}] = std::move(value);
+    attributes_[domain][id] = std::move(value);
     return *this;
   }
   FakeDevice& cap(const std::string& domain, const std::string& id, std::string_view quantity) {
-    capacity_[{domain, id}] = model::Quantity::parse(quantity).value();
+    capacity_[domain][id] = model::Quantity::parse(quantity).value();
     return *this;
   }
   FakeDevice& multi(bool v) {
@@ -30,19 +30,30 @@ class FakeDevice : public Device {
   std::string_view driver() const override { return driver_; }
   bool allow_multiple_allocations() const override { return multi_; }
   const Attribute* attribute(std::string_view domain, std::string_view id) const override {
-    auto it = attributes_.find({std::string(domain), std::string(id)});
-    return it == attributes_.end() ? nullptr : &it->second;
+    return find(attributes_, domain, id);
   }
   const model::Quantity* capacity(std::string_view domain, std::string_view id) const override {
-    auto it = capacity_.find({std::string(domain), std::string(id)});
-    return it == capacity_.end() ? nullptr : &it->second;
+    return find(capacity_, domain, id);
   }
 
  private:
   std::string driver_;
   bool multi_ = false;
-  std::map<std::pair<std::string, std::string>, Attribute> attributes_;
-  std::map<std::pair<std::string, std::string>, model::Quantity> capacity_;
+  // Lookups by string_view allocate nothing (transparent comparators), so tests can count
+  // the evaluator's own allocations.
+  template <class V>
+  using Domains = std::map<std::string, std::map<std::string, V, std::less<>>, std::less<>>;
+
+  template <class V>
+  static const V* find(const Domains<V>& m, std::string_view domain, std::string_view id) {
+    auto d = m.find(domain);
+    if (d == m.end()) return nullptr;
+    auto it = d->second.find(id);
+    return it == d->second.end() ? nullptr : &it->second;
+  }
+
+  Domains<Attribute> attributes_;
+  Domains<model::Quantity> capacity_;
 };
 
 }  // namespace hamisim::cel::testing

@@ -306,9 +306,11 @@ TEST(ErrorSemantics, UnknownDomainIsAnEmptyMap) {
 TEST(ErrorSemantics, ResultMustBeBool) {
   EXPECT_THAT(runtime_error("device.attributes['gpu.example.com'].index", example_gpu()),
               HasSubstr("CEL result of type int could not be converted to bool"));
-  EXPECT_THAT(compile_error("1"), HasSubstr("must evaluate to bool, not int"));
-  EXPECT_THAT(compile_error("device.driver"), HasSubstr("must evaluate to bool, not string"));
-  EXPECT_THAT(compile_error("quantity('1')"), HasSubstr("must evaluate to bool, not Quantity"));
+  EXPECT_THAT(compile_error("1"), HasSubstr("must evaluate to bool or the unknown type, not int"));
+  EXPECT_THAT(compile_error("device.driver"),
+              HasSubstr("must evaluate to bool or the unknown type, not string"));
+  EXPECT_THAT(compile_error("quantity('1')"),
+              HasSubstr("must evaluate to bool or the unknown type, not Quantity"));
 }
 
 // --- Features ---
@@ -403,6 +405,9 @@ TEST(Equality, CrossTypeComparisons) {
   EXPECT_TRUE(match(idx + " == 3", d));
   EXPECT_FALSE(match(idx + " in ['3', '4']", d));
   EXPECT_TRUE(match(idx + " in [1, 2, 3]", d));
+  // `in` asks the searched value: a Semver refusing a string counts as not found.
+  EXPECT_FALSE(match("semver('1.0.0') in [device.attributes['gpu.example.com'].model]", d));
+  EXPECT_FALSE(match("device.attributes['gpu.example.com'].model in [semver('1.0.0')]", d));
   // Statically different types: the checker refuses.
   EXPECT_THAT(compile_error("device.driver == 1"),
               HasSubstr("found no matching overload for '_==_' applied to '(string, int)'"));

@@ -59,9 +59,11 @@ TEST(CompareSemver, FollowsSemver2Precedence) {
 
 TEST(CompareSemver, IgnoresBuildMetadataAndComparesLongNumbersByValue) {
   EXPECT_EQ(compare_semver(parse_semver("1.0.0+a").value(), parse_semver("1.0.0+b").value()), 0);
-  EXPECT_EQ(compare_semver(parse_semver("1.0.0-99999999999999999999999").value(),
-                           parse_semver("1.0.0-100000000000000000000000").value()),
+  EXPECT_EQ(compare_semver(parse_semver("1.0.0-9999999999999999999").value(),
+                           parse_semver("1.0.0-10000000000000000000").value()),
             -1);
+  EXPECT_FALSE(parse_semver("1.0.0-18446744073709551616").ok());  // above uint64, as blang/semver
+  EXPECT_TRUE(parse_semver("1.0.0-18446744073709551616a").ok());  // alphanumeric: any length
   EXPECT_EQ(compare_semver(parse_semver("1.0.0-9").value(), parse_semver("1.0.0-10").value()), -1);
   EXPECT_EQ(compare_semver(parse_semver("1.0.0-a").value(), parse_semver("1.0.0-B").value()), 1);
 }
