@@ -130,8 +130,10 @@ class Evaluator {
         return v;
       }
       case Op::kVar: {
+        // The parser resolved the variable to a cel.bind around it, so the frame exists.
         const Frame* f = frame;
-        for (int k = 0; k < n.slot; ++k) f = f->parent;
+        for (int k = 0; k < n.slot && f; ++k) f = f->parent;
+        if (!f) return make_error("internal error: unbound variable " + n.name);
         return *f->value;
       }
       case Op::kSelect: {

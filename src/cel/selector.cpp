@@ -14,6 +14,7 @@ Result<Selector> Selector::compile(std::string_view expression) {
 }
 
 Result<bool> Selector::matches(const Device& device) const {
+  if (!program_) return make_error("CEL selector used after it was moved from");
   auto v = detail::evaluate(*program_->root, device);
   if (!v) return v.error();
   if (v->type != detail::Type::kBool) {
@@ -24,7 +25,8 @@ Result<bool> Selector::matches(const Device& device) const {
 }
 
 const std::string& Selector::expression() const {
-  return program_->expression;
+  static const std::string empty;
+  return program_ ? program_->expression : empty;
 }
 
 }  // namespace hamisim::cel
