@@ -738,20 +738,23 @@ class Parser {
       if (accept(Tok::kRBracket)) break;
       if (auto comma = expect(Tok::kComma); !comma) return comma.error();
     }
+    // HomogeneousAggregateLiterals (cel-go's AST validator): every element has the first
+    // element's type exactly; an attribute value (dyn) mixes with nothing else.
     bool constant = true;
+    bool first = true;
     for (const auto& k : n->kids) {
       const Type t = k->type;
       if (t == Type::kList || is_map(t) || t == Type::kDevice) {
         return unsupported("a list of lists or maps", k->pos);
       }
-      if (known(t)) {
-        if (known(n->elem) && n->elem != t) {
-          return invalid("list elements must all have the same type (found " +
-                             std::string(type_name(n->elem)) + " and " + std::string(type_name(t)) +
-                             ")",
-                         k->pos);
-        }
+      if (first) {
         n->elem = t;
+        first = false;
+      } else if (n->elem != t) {
+        return invalid("list elements must all have the same type (expected " +
+                           std::string(type_name(n->elem)) + ", found " +
+                           std::string(type_name(t)) + ")",
+                       k->pos);
       }
       if (k->op != Op::kConst || k->constant_is_error) constant = false;
     }

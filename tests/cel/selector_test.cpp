@@ -413,7 +413,16 @@ TEST(Equality, CrossTypeComparisons) {
               HasSubstr("found no matching overload for '_==_' applied to '(string, int)'"));
   EXPECT_THAT(compile_error("1 in ['a']"), HasSubstr("no matching overload for '@in'"));
   EXPECT_THAT(compile_error("device.driver in [1, 'a']"),
-              HasSubstr("list elements must all have the same type"));
+              HasSubstr("list elements must all have the same type (expected int, found string)"));
+  // Attribute values are dyn: they mix with each other only (HomogeneousAggregateLiterals).
+  EXPECT_TRUE(
+      match("'LATEST-GPU-MODEL' in [device.attributes['gpu.example.com'].model, "
+            "device.attributes['gpu.example.com'].name]",
+            d));
+  EXPECT_THAT(compile_error("3 in [1, device.attributes['gpu.example.com'].index]"),
+              HasSubstr("expected int, found dyn"));
+  EXPECT_THAT(compile_error("3 in [device.attributes['gpu.example.com'].index, 1]"),
+              HasSubstr("expected dyn, found int"));
 }
 
 TEST(Ordering, IntStringBool) {
