@@ -43,6 +43,12 @@ esac
 unity=ON
 unity_tests=OFF
 if [ "$flavour" = asan ]; then unity=OFF; unity_tests=ON; fi
+# The sanitizer builds run each test executable as 4 GoogleTest shards rather than one process
+# per test: a sanitized process costs 0.1-0.25 s to start and to leak-check at exit, which was
+# most of their test phases (docs/development.md).
+shards=0
+if [ "$flavour" = asan ] || [ "$flavour" = tsan ]; then shards=4; fi
+args+=("-DHAMISIM_TEST_SHARDS=$shards")
 if [ "${HAMISIM_UNITY:-1}" = 0 ]; then unity=OFF; unity_tests=OFF; fi
 args+=("-DCMAKE_UNITY_BUILD=$unity" "-DHAMISIM_UNITY_TESTS=$unity_tests")
 # Configured every time (a few seconds): a directory made by an older script gets today's flags.
