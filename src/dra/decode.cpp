@@ -115,6 +115,24 @@ class Reader {
     null = t == od::json_type::null;
     return true;
   }
+  // True when the caller is done with the value: it is null, an unset field (`result` true),
+  // or its type could not be read (`result` false). The idiom:
+  //   if (bool ok; r.done_if_null(v, ok)) return ok;
+  bool done_if_null(od::value& v, bool& result) {
+    bool null = false;
+    result = is_null(v, null);
+    return !result || null;
+  }
+
+  // Reads the value's type, which must be `want` or null (`present` false): the preamble of
+  // every reader below.
+  bool typed(od::value& v, od::json_type want, std::string_view expected, bool& present) {
+    od::json_type t{};
+    if (!type(v, t)) return false;
+    present = t != od::json_type::null;
+    if (present && t != want) return fail_type(expected, t);
+    return true;
+  }
 
   // The members of an object whose fields are `names`: `f(i, value)` for the field names[i].
   // A field not in `names` is an error unless `ignored` lists it (then it is skipped); a
@@ -123,10 +141,9 @@ class Reader {
   bool object(od::value& v, const std::array<std::string_view, N>& names, F&& f,
               std::initializer_list<std::string_view> ignored = {}) {
     static_assert(N <= 64);
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::object) return fail_type("an object", t);
+    bool present = false;
+    if (!typed(v, od::json_type::object, "an object", present)) return false;
+    if (!present) return true;
     od::object obj;
     if (auto e = v.get_object().get(obj)) return fail_json(e);
     uint64_t seen = 0;
@@ -158,10 +175,9 @@ class Reader {
   // `max` of them. Null is an empty map.
   template <class F>
   bool map(od::value& v, size_t max, F&& f) {
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::object) return fail_type("an object", t);
+    bool present = false;
+    if (!typed(v, od::json_type::object, "an object", present)) return false;
+    if (!present) return true;
     od::object obj;
     if (auto e = v.get_object().get(obj)) return fail_json(e);
     std::set<std::string, std::less<>> keys;
@@ -181,10 +197,9 @@ class Reader {
   // A JSON array of at most `max` elements: `f(value)` for each. Null is an empty list.
   template <class F>
   bool list(od::value& v, size_t max, F&& f) {
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::array) return fail_type("an array", t);
+    bool present = false;
+    if (!typed(v, od::json_type::array, "an array", present)) return false;
+    if (!present) return true;
     od::array arr;
     if (auto e = v.get_array().get(arr)) return fail_json(e);
     size_t i = 0;
@@ -200,42 +215,34 @@ class Reader {
   }
 
   bool string(od::value& v, std::string& out) {
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::string) return fail_type("a string", t);
+    bool present = false;
+    if (!typed(v, od::json_type::string, "a string", present)) return false;
+    if (!present) return true;
     std::string_view s;
     if (auto e = v.get_string().get(s)) return fail_json(e);
     out.assign(s);
     return true;
   }
   bool optional_string(od::value& v, std::optional<std::string>& out) {
-    bool null = false;
-    if (!is_null(v, null)) return false;
-    if (null) {
-      out.reset();
-      return true;
-    }
-    out.emplace();
-    return string(v, *out);
+    out.reset();
+    if (bool ok; done_if_null(v, ok)) return ok;
+    return string(v, out.emplace());
   }
   bool strings(od::value& v, size_t max, std::vector<std::string>& out) {
     out.clear();
     return list(v, max, [&](od::value& el) { return string(el, out.emplace_back()); });
   }
   bool boolean(od::value& v, bool& out) {
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::boolean) return fail_type("a boolean", t);
+    bool present = false;
+    if (!typed(v, od::json_type::boolean, "a boolean", present)) return false;
+    if (!present) return true;
     if (auto e = v.get_bool().get(out)) return fail_json(e);
     return true;
   }
   bool int64(od::value& v, int64_t& out) {
-    od::json_type t{};
-    if (!type(v, t)) return false;
-    if (t == od::json_type::null) return true;
-    if (t != od::json_type::number) return fail_type("an integer", t);
+    bool present = false;
+    if (!typed(v, od::json_type::number, "an integer", present)) return false;
+    if (!present) return true;
     if (v.get_int64().get(out)) {
       std::string_view raw = v.raw_json_token();
       return fail(fmt::format("{} is not a 64-bit integer", raw));
@@ -261,14 +268,9 @@ class Reader {
     return true;
   }
   bool optional_quantity(od::value& v, std::optional<Quantity>& out) {
-    bool null = false;
-    if (!is_null(v, null)) return false;
-    if (null) {
-      out.reset();
-      return true;
-    }
-    out.emplace();
-    return quantity(v, *out);
+    out.reset();
+    if (bool ok; done_if_null(v, ok)) return ok;
+    return quantity(v, out.emplace());
   }
 
  private:
@@ -428,9 +430,7 @@ bool decode_attribute(Reader& r, od::value& v, cel::Attribute& out) {
   const bool ok =
       r.object(v, kFields,
                [&](size_t i, od::value& val) {
-                 bool null = false;
-                 if (!r.is_null(val, null)) return false;
-                 if (null) return true;
+                 if (bool ok; r.done_if_null(val, ok)) return ok;
                  ++members;
                  switch (i) {
                    case 0: {
@@ -562,9 +562,7 @@ bool decode_capacity(Reader& r, od::value& v, Version version, DeviceCapacity& c
           has_value = true;
           return r.quantity(val, cap.value);
         }
-        bool null = false;
-        if (!r.is_null(val, null)) return false;
-        if (null) return true;
+        if (bool ok; r.done_if_null(val, ok)) return ok;
         auto& p = cap.request_policy.emplace();
         static constexpr std::array<std::string_view, 3> kPolicy = {"default", "validValues",
                                                                     "validRange"};
@@ -577,9 +575,7 @@ bool decode_capacity(Reader& r, od::value& v, Version version, DeviceCapacity& c
                     return r.quantity(el, p.valid_values.emplace_back());
                   });
                 default: {
-                  bool n = false;
-                  if (!r.is_null(f, n)) return false;
-                  if (n) return true;
+                  if (bool ok; r.done_if_null(f, ok)) return ok;
                   return decode_range(r, f, p.valid_range.emplace());
                 }
               }
@@ -636,9 +632,7 @@ bool decode_taint(Reader& r, od::value& v, DeviceTaint& taint) {
 // The node fields a slice and (with perDeviceNodeSelection) a device share; `i` indexes
 // {nodeName, nodeSelector, allNodes}.
 bool decode_scope_field(Reader& r, size_t i, od::value& v, NodeScope& scope) {
-  bool null = false;
-  if (!r.is_null(v, null)) return false;
-  if (null) return true;
+  if (bool ok; r.done_if_null(v, ok)) return ok;
   switch (i) {
     case 0:
       if (!r.optional_string(v, scope.node_name)) return false;
@@ -700,9 +694,7 @@ bool decode_device_field(Reader& r, size_t i, od::value& val, Version version, D
     case 5: {
       // Allowed only with the slice's perDeviceNodeSelection, which decode_slice_spec checks
       // once the whole slice is read.
-      bool null = false;
-      if (!r.is_null(val, null)) return false;
-      if (null) return true;
+      if (bool ok; r.done_if_null(val, ok)) return ok;
       if (!d.node_scope) d.node_scope.emplace();
       return decode_scope_field(r, i - 3, val, *d.node_scope);
     }
@@ -789,9 +781,7 @@ bool decode_slice_spec(Reader& r, od::value& v, Version version, ResourceSlice& 
               case 4:
                 return decode_scope_field(r, i - 2, val, s.scope);
               case 5: {
-                bool null = false;
-                if (!r.is_null(val, null)) return false;
-                if (null) return true;
+                if (bool ok; r.done_if_null(val, ok)) return ok;
                 if (!r.boolean(val, s.per_device_node_selection)) return false;
                 if (!s.per_device_node_selection) return r.fail("may only be true");
                 return true;
@@ -927,9 +917,7 @@ bool decode_toleration(Reader& r, od::value& v, DeviceToleration& t) {
           case 3:
             return r.string(val, t.effect);
           default: {
-            bool null = false;
-            if (!r.is_null(val, null)) return false;
-            if (null) return true;
+            if (bool ok; r.done_if_null(val, ok)) return ok;
             return r.int64(val, t.toleration_seconds.emplace());
           }
         }
@@ -1044,9 +1032,7 @@ bool decode_request(Reader& r, od::value& v, Version version, DeviceRequest& req
           case 1: {
             if (wrapped(version))
               return r.fail("not in this API version (its request fields are flat)");
-            bool null = false;
-            if (!r.is_null(val, null)) return false;
-            if (null) return true;
+            if (bool ok; r.done_if_null(val, ok)) return ok;
             auto& exact = req.exactly.emplace();
             bool exact_count_set = false;
             std::string exact_mode;
@@ -1196,18 +1182,14 @@ bool decode_claim_status(Reader& r, od::value& v, ResourceClaimStatus& st) {
   return r.object(v, kFields, [&](size_t i, od::value& val) {
     switch (i) {
       case 0: {
-        bool null = false;
-        if (!r.is_null(val, null)) return false;
-        if (null) return true;
+        if (bool ok; r.done_if_null(val, ok)) return ok;
         auto& a = st.allocation.emplace();
         static constexpr std::array<std::string_view, 2> kAllocation = {"devices", "nodeSelector"};
         return r.object(
             val, kAllocation,
             [&](size_t j, od::value& f) {
               if (j == 1) {
-                bool n = false;
-                if (!r.is_null(f, n)) return false;
-                if (n) return true;
+                if (bool ok; r.done_if_null(f, ok)) return ok;
                 return decode_node_selector(r, f, a.node_selector.emplace());
               }
               static constexpr std::array<std::string_view, 2> kDevices = {"results", "config"};
