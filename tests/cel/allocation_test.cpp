@@ -34,8 +34,8 @@ TEST(Allocation, CommonSelectorsAllocateNothing) {
       "!(device.attributes[\"gpu.nvidia.com\"].uuid in [\"GPU-y\"])",
       "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
       "cel.bind(g, device.attributes['gpu.nvidia.com'], g.type == 'gpu' && g.index == 2)",
-      "has(device.attributes['gpu.nvidia.com'].type) && "
-      "device.attributes['gpu.nvidia.com'].type.startsWith('g')",
+      ("has(device.attributes['gpu.nvidia.com'].type) && "
+       "device.attributes['gpu.nvidia.com'].type.startsWith('g')"),
   };
   for (const char* e : exprs) {
     const long before_compile = allocations_so_far();
