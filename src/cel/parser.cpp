@@ -281,37 +281,22 @@ class Parser {
 
   PR relational(Tok k, size_t pos, NodeP lhs, NodeP rhs) {
     const Type l = lhs->type, r = rhs->type;
-    Op op = Op::kEq;
-    std::string_view name;
-    switch (k) {
-      case Tok::kEq:
-        op = Op::kEq;
-        name = "_==_";
-        break;
-      case Tok::kNe:
-        op = Op::kNe;
-        name = "_!=_";
-        break;
-      case Tok::kLt:
-        op = Op::kLt;
-        name = "_<_";
-        break;
-      case Tok::kLe:
-        op = Op::kLe;
-        name = "_<=_";
-        break;
-      case Tok::kGt:
-        op = Op::kGt;
-        name = "_>_";
-        break;
-      case Tok::kGe:
-        op = Op::kGe;
-        name = "_>=_";
-        break;
-      default:
-        op = Op::kIn;
-        name = "@in";
-        break;
+    // Each relational token, its operation and its name in CEL's overload messages.
+    struct Relation {
+      Tok token;
+      Op op;
+      std::string_view name;
+    };
+    static constexpr Relation kRelations[] = {
+        {Tok::kEq, Op::kEq, "_==_"}, {Tok::kNe, Op::kNe, "_!=_"}, {Tok::kLt, Op::kLt, "_<_"},
+        {Tok::kLe, Op::kLe, "_<=_"}, {Tok::kGt, Op::kGt, "_>_"},  {Tok::kGe, Op::kGe, "_>=_"}};
+    Op op = Op::kIn;
+    std::string_view name = "@in";
+    for (const Relation& relation : kRelations) {
+      if (relation.token == k) {
+        op = relation.op;
+        name = relation.name;
+      }
     }
     if (op == Op::kEq || op == Op::kNe) {
       if (is_map(l) || is_map(r) || l == Type::kDevice || r == Type::kDevice) {
