@@ -72,30 +72,73 @@ Amounts consumed_capacity(const Device& device, const Amounts& requests) {
   return out;
 }
 
-std::optional<std::string> capacity_misfit(const Device& device, const Amounts& requests,
-                                           const Amounts& in_use) {
+namespace {
+
+struct Misfit {
+  enum Kind { kNone, kNoSuchCapacity, kPolicy, kNotEnoughLeft };
+  Kind kind = kNone;
+  std::string_view name = {};
+  Quantity consumed = {};
+  Quantity taken = {};
+  Quantity value = {};
+};
+
+Quantity used(const Amounts* amounts, std::string_view name) {
+  if (amounts == nullptr) return {};
+  const auto it = amounts->find(name);
+  return it == amounts->end() ? Quantity() : it->second;
+}
+
+// The first reason `requests` does not fit (the allocator's CmpRequestOverCapacity, in its
+// order), without formatting anything.
+Misfit find_misfit(const Device& device, const Amounts& requests, const Amounts* committed,
+                   const Amounts* allocating) {
   for (const auto& [name, amount] : requests) {
-    if (!device.capacity.contains(name)) {
-      return fmt::format("device {} has no capacity {}", device.name, name);
-    }
+    if (!device.capacity.contains(name)) return {.kind = Misfit::kNoSuchCapacity, .name = name};
   }
   for (const auto& [name, cap] : device.capacity) {
     const auto it = requests.find(name);
     const Quantity consumed =
         consumed_amount(cap, it == requests.end() ? std::nullopt : std::optional(it->second));
     if (violates_policy(cap, consumed)) {
-      return fmt::format("device {}: {} of {} is not an amount its request policy allows",
-                         device.name, consumed.to_string(), name);
+      return {.kind = Misfit::kPolicy, .name = name, .consumed = consumed};
     }
-    const auto used = in_use.find(name);
-    const Quantity taken = used == in_use.end() ? Quantity() : used->second;
+    const Quantity taken = used(committed, name) + used(allocating, name);
     if (taken + consumed > cap.value) {
-      return fmt::format("device {}: {} of {} needed, {} of {} left", device.name,
-                         consumed.to_string(), name, (cap.value - taken).to_string(),
-                         cap.value.to_string());
+      return {.kind = Misfit::kNotEnoughLeft,
+              .name = name,
+              .consumed = consumed,
+              .taken = taken,
+              .value = cap.value};
     }
   }
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::string> capacity_misfit(const Device& device, const Amounts& requests,
+                                           const Amounts& in_use) {
+  const Misfit m = find_misfit(device, requests, &in_use, nullptr);
+  switch (m.kind) {
+    case Misfit::kNone:
+      return std::nullopt;
+    case Misfit::kNoSuchCapacity:
+      return fmt::format("device {} has no capacity {}", device.name, m.name);
+    case Misfit::kPolicy:
+      return fmt::format("device {}: {} of {} is not an amount its request policy allows",
+                         device.name, m.consumed.to_string(), m.name);
+    case Misfit::kNotEnoughLeft:
+      return fmt::format("device {}: {} of {} needed, {} of {} left", device.name,
+                         m.consumed.to_string(), m.name, (m.value - m.taken).to_string(),
+                         m.value.to_string());
+  }
   return std::nullopt;
+}
+
+bool capacity_fits(const Device& device, const Amounts& requests, const Amounts* committed,
+                   const Amounts* allocating) {
+  return find_misfit(device, requests, committed, allocating).kind == Misfit::kNone;
 }
 
 }  // namespace hamisim::dra

@@ -34,4 +34,10 @@ Amounts consumed_capacity(const Device& device, const Amounts& requests);
 std::optional<std::string> capacity_misfit(const Device& device, const Amounts& requests,
                                            const Amounts& in_use);
 
+// The same question without the words, for the allocator's search: what is in use is
+// `committed` (the cluster's shares) plus `allocating` (shares made earlier in the same
+// allocation); either may be null.
+bool capacity_fits(const Device& device, const Amounts& requests, const Amounts* committed,
+                   const Amounts* allocating);
+
 }  // namespace hamisim::dra
