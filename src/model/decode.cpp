@@ -10,9 +10,12 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "go/json_key.h"
+#include "go/quote.h"
 #include "model/json_writer.h"
+#include "model/names.h"
 
 // Decoding rules, chosen to match Go's encoding/json decoding into the k8s.io/api types, which
 // is what HAMi does:
@@ -476,6 +479,13 @@ class Decoder {
     return object(v, [&](std::string_view key, od::value& val) {
       HAMISIM_FIELD("requests", resource_list(val, r.requests));
       HAMISIM_FIELD("limits", resource_list(val, r.limits));
+      HAMISIM_FIELD("claims", list(val, r.claims, [&](od::value& el, ContainerResourceClaim& c) {
+                      return object(el, [&](std::string_view key, od::value& val) {
+                        HAMISIM_FIELD("name", string(val, c.name));
+                        HAMISIM_FIELD("request", string(val, c.request));
+                        return true;
+                      });
+                    }));
       return true;
     });
   }
@@ -675,8 +685,59 @@ class Decoder {
       HAMISIM_FIELD("overhead", resource_list(val, s.overhead));
       HAMISIM_FIELD("hostNetwork", boolean(val, s.host_network));
       HAMISIM_FIELD("schedulingGroup", scheduling_group(val, s.scheduling_group_pod_group_name));
+      HAMISIM_FIELD("resourceClaims",
+                    list(val, s.resource_claims, [&](od::value& el, PodResourceClaim& c) {
+                      return pod_resource_claim(el, c);
+                    }));
       return true;
     });
+  }
+
+  bool pod_resource_claim(od::value& v, PodResourceClaim& c) {
+    return object(v, [&](std::string_view key, od::value& val) {
+      HAMISIM_FIELD("name", string(val, c.name));
+      HAMISIM_FIELD("resourceClaimName", optional_string(val, c.resource_claim_name));
+      HAMISIM_FIELD("resourceClaimTemplateName",
+                    optional_string(val, c.resource_claim_template_name));
+      return true;
+    });
+  }
+
+  // The API server's validation of spec.resourceClaims, the part placement depends on: a
+  // claim's name is how containers and status.resourceClaimStatuses refer to it, and its one
+  // source says which ResourceClaim to allocate. Checked once the whole pod is read, since a
+  // repeated key may still change what an earlier one set.
+  bool check_resource_claims(const PodSpec& s) {
+    if (s.resource_claims.empty()) return true;
+    const auto spec_scope = enter("spec");
+    const auto claims_scope = enter("resourceClaims");
+    std::set<std::string_view> names;
+    for (size_t i = 0; i < s.resource_claims.size(); ++i) {
+      const PodResourceClaim& c = s.resource_claims[i];
+      const auto index_scope = enter_index(i);
+      {
+        const auto name_scope = enter("name");
+        if (c.name.empty()) return fail("is required");
+        if (!is_dns_label(c.name)) {
+          return fail(go::quote(c.name) +
+                      " is not a DNS label (lower case letters, digits and '-', at most 63)");
+        }
+        if (!names.insert(c.name).second) return fail(go::quote(c.name) + " is used twice");
+      }
+      if (c.resource_claim_name.has_value() == c.resource_claim_template_name.has_value()) {
+        return fail("exactly one of resourceClaimName and resourceClaimTemplateName must be set");
+      }
+      const bool by_name = c.resource_claim_name.has_value();
+      const std::string& object_name =
+          by_name ? *c.resource_claim_name : *c.resource_claim_template_name;
+      const auto source_scope = enter(by_name ? "resourceClaimName" : "resourceClaimTemplateName");
+      if (!is_dns_subdomain(object_name)) {
+        return fail(go::quote(object_name) +
+                    " is not an object name (a DNS subdomain: lower case letters, digits, '-' "
+                    "and '.', at most 253)");
+      }
+    }
+    return true;
   }
 
   bool scheduling_group(od::value& v, std::string& pod_group_name) {
@@ -718,17 +779,27 @@ class Decoder {
                     list(val, s.init_container_statuses, [&](od::value& el, ContainerStatus& cs) {
                       return container_status(el, cs);
                     }));
+      HAMISIM_FIELD(
+          "resourceClaimStatuses",
+          list(val, s.resource_claim_statuses, [&](od::value& el, PodResourceClaimStatus& cs) {
+            return object(el, [&](std::string_view key, od::value& val) {
+              HAMISIM_FIELD("name", string(val, cs.name));
+              HAMISIM_FIELD("resourceClaimName", optional_string(val, cs.resource_claim_name));
+              return true;
+            });
+          }));
       return true;
     });
   }
 
   bool pod(od::value& v, Pod& p) {
-    return object(v, [&](std::string_view key, od::value& val) {
+    HAMISIM_TRY(object(v, [&](std::string_view key, od::value& val) {
       HAMISIM_FIELD("metadata", metadata(val, p.metadata));
       HAMISIM_FIELD("spec", pod_spec(val, p.spec));
       HAMISIM_FIELD("status", pod_status(val, p.status));
       return true;
-    });
+    }));
+    return check_resource_claims(p.spec);
   }
 
   bool node(od::value& v, Node& n) {

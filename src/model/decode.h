@@ -13,6 +13,11 @@
 // and numbers; only the first JSON value of the input is read, anything after it is ignored
 // (Go's json.Decoder); invalid UTF-8 is an error. YAML scalars resolve with the YAML 1.2 core
 // schema (`yes`/`on` stay strings, 0x1F and 0o17 are numbers, quoted scalars stay strings).
+//
+// One part of the API server's validation is applied on top, because placement depends on it:
+// a pod's spec.resourceClaims entries need a name that is a DNS label unique in the pod, and
+// exactly one of resourceClaimName and resourceClaimTemplateName, an object name
+// ("spec.resourceClaims[1].name: \"gpu\" is used twice").
 
 #include <string>
 #include <string_view>

@@ -137,6 +137,13 @@ void write_container(JsonWriter& w, const Container& c) {
   w.key("resources").begin_object();
   write_resource_list_omitempty(w, "limits", c.resources.limits);
   write_resource_list_omitempty(w, "requests", c.resources.requests);
+  write_list(w, "claims", c.resources.claims, /*omitempty=*/true,
+             [&](const ContainerResourceClaim& claim) {
+               w.begin_object();
+               write_string_field(w, "name", claim.name);
+               write_string_omitempty(w, "request", claim.request);
+               w.end_object();
+             });
   w.end_object();
   write_optional_string(w, "restartPolicy", c.restart_policy);
   if (c.privileged) {
@@ -297,6 +304,14 @@ void write_pod_spec(JsonWriter& w, const PodSpec& s) {
   write_resource_list_omitempty(w, "overhead", s.overhead);
   write_list(w, "topologySpreadConstraints", s.topology_spread_constraints, /*omitempty=*/true,
              [&](const TopologySpreadConstraint& c) { write_topology_spread_constraint(w, c); });
+  write_list(
+      w, "resourceClaims", s.resource_claims, /*omitempty=*/true, [&](const PodResourceClaim& c) {
+        w.begin_object();
+        write_string_field(w, "name", c.name);
+        write_optional_string(w, "resourceClaimName", c.resource_claim_name);
+        write_optional_string(w, "resourceClaimTemplateName", c.resource_claim_template_name);
+        w.end_object();
+      });
   // The path the decoder reads. It is newer than every other field here (v1.35's PodSpec has
   // workloadRef instead), so it goes last, where Go's declaration order puts new fields.
   if (!s.scheduling_group_pod_group_name.empty()) {
@@ -327,6 +342,13 @@ void write_pod_status(JsonWriter& w, const PodStatus& s) {
   write_string_omitempty(w, "phase", s.phase);
   write_list(w, "initContainerStatuses", s.init_container_statuses, /*omitempty=*/true,
              [&](const ContainerStatus& cs) { write_container_status(w, cs); });
+  write_list(w, "resourceClaimStatuses", s.resource_claim_statuses, /*omitempty=*/true,
+             [&](const PodResourceClaimStatus& cs) {
+               w.begin_object();
+               write_string_field(w, "name", cs.name);
+               write_optional_string(w, "resourceClaimName", cs.resource_claim_name);
+               w.end_object();
+             });
   w.end_object();
 }
 

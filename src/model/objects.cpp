@@ -18,4 +18,8 @@ const std::string* find_label(const ObjectMeta& meta, std::string_view key) {
   return find_in(meta.labels, key);
 }
 
+bool has_resource_claims(const Pod& pod) {
+  return !pod.spec.resource_claims.empty();
+}
+
 }  // namespace hamisim::model

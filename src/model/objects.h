@@ -38,9 +38,17 @@ struct ObjectMeta {
   std::vector<OwnerReference> owner_references;
 };
 
+// An entry of a container's resources.claims: access to a claim of the pod (or to one request
+// of it); it has no effect on allocation.
+struct ContainerResourceClaim {
+  std::string name;     // a PodResourceClaim's name
+  std::string request;  // empty: every request of the claim
+};
+
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  std::vector<ContainerResourceClaim> claims;
 };
 
 struct ContainerPort {
@@ -144,6 +152,15 @@ struct TopologySpreadConstraint {
   std::string node_taints_policy;    // Ignore (default) or Honor
 };
 
+// An entry of spec.resourceClaims: a ResourceClaim by name, or one made from a
+// ResourceClaimTemplate (its name is then in status.resourceClaimStatuses). The decoder
+// checks that the name is a unique DNS label and that exactly one source is set.
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+};
+
 struct PodSpec {
   std::string node_name;
   std::string scheduler_name;
@@ -159,6 +176,7 @@ struct PodSpec {
   ResourceList overhead;
   bool host_network = false;
   std::string scheduling_group_pod_group_name;  // spec.schedulingGroup.podGroupName
+  std::vector<PodResourceClaim> resource_claims;
 };
 
 struct ContainerStateTerminated {
@@ -171,9 +189,17 @@ struct ContainerStatus {
   std::optional<ContainerStateTerminated> terminated;  // state.terminated
 };
 
+// The claim generated for a template reference of spec.resourceClaims, by the pod claim's
+// name. No resource_claim_name: the controller chose not to create one (the claim is skipped).
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+};
+
 struct PodStatus {
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
   std::vector<ContainerStatus> init_container_statuses;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
 };
 
 struct Pod {
@@ -223,5 +249,10 @@ struct ResourceQuota {
 // Convenience lookups used all over the scheduler code.
 const std::string* find_annotation(const ObjectMeta& meta, std::string_view key);
 const std::string* find_label(const ObjectMeta& meta, std::string_view key);
+
+// Whether the pod names ResourceClaims (spec.resourceClaims), the claims kube-scheduler's
+// DynamicResources plugin allocates; a pod without skips that plugin. Extended resources that
+// DRA serves (KEP-5004) are requests, not claims, and do not count here.
+bool has_resource_claims(const Pod& pod);
 
 }  // namespace hamisim::model

@@ -34,8 +34,11 @@ auto fields(const ObjectMeta& x) {
                   x.creation_timestamp, x.deletion_timestamp, x.labels, x.annotations,
                   x.owner_references);
 }
+auto fields(const ContainerResourceClaim& x) {
+  return std::tie(x.name, x.request);
+}
 auto fields(const ResourceRequirements& x) {
-  return std::tie(x.requests, x.limits);
+  return std::tie(x.requests, x.limits, x.claims);
 }
 auto fields(const ContainerPort& x) {
   return std::tie(x.container_port, x.host_port, x.protocol, x.host_ip);
@@ -90,7 +93,13 @@ auto fields(const PodSpec& x) {
   return std::tie(x.node_name, x.scheduler_name, x.runtime_class_name, x.priority_class_name,
                   x.priority, x.init_containers, x.containers, x.node_selector, x.affinity,
                   x.tolerations, x.topology_spread_constraints, x.overhead, x.host_network,
-                  x.scheduling_group_pod_group_name);
+                  x.scheduling_group_pod_group_name, x.resource_claims);
+}
+auto fields(const PodResourceClaim& x) {
+  return std::tie(x.name, x.resource_claim_name, x.resource_claim_template_name);
+}
+auto fields(const PodResourceClaimStatus& x) {
+  return std::tie(x.name, x.resource_claim_name);
 }
 auto fields(const ContainerStateTerminated& x) {
   return std::tie(x.exit_code, x.reason);
@@ -99,7 +108,7 @@ auto fields(const ContainerStatus& x) {
   return std::tie(x.name, x.terminated);
 }
 auto fields(const PodStatus& x) {
-  return std::tie(x.phase, x.init_container_statuses);
+  return std::tie(x.phase, x.init_container_statuses, x.resource_claim_statuses);
 }
 auto fields(const Pod& x) {
   return std::tie(x.metadata, x.spec, x.status);
@@ -243,6 +252,7 @@ Pod rich_pod() {
   init.ports = {{9000, 0, "UDP", ""}};
   init.restart_policy = "Always";
   init.privileged = true;
+  init.resources.claims = {{"gpus", "warmup"}};
   Container init_done;
   init_done.name = "setup";
   init_done.restart_policy = "";  // a *string set to "": written, not dropped
@@ -255,6 +265,7 @@ Pod rich_pod() {
       {"nvidia.com/gpu", q("2")}, {"nvidia.com/gpumem", q("10240")}, {"memory", q("1.5Gi")}};
   main.resources.requests = {{"cpu", q("1.5")}, {"nvidia.com/gpucores", q("30")}};
   main.ports = {{8080, 18080, "TCP", "10.0.0.1"}, {53, 0, "", ""}};
+  main.resources.claims = {{"gpus", ""}, {"nic", "port-0"}};
   Container bare;  // nothing but defaults (not even a name)
   s.containers = {main, bare};
 
@@ -295,6 +306,7 @@ Pod rich_pod() {
   s.overhead = {{"cpu", q("250m")}, {"memory", q("120Mi")}};
   s.host_network = true;
   s.scheduling_group_pod_group_name = "gang-a";
+  s.resource_claims = {{"gpus", std::nullopt, "two-gpus"}, {"nic", "shared-nic", std::nullopt}};
 
   p.status.phase = "Pending";
   p.status.init_container_statuses = {
@@ -302,6 +314,7 @@ Pod rich_pod() {
       {"setup", std::nullopt},
       {"other", ContainerStateTerminated{0, ""}},
   };
+  p.status.resource_claim_statuses = {{"gpus", "trainer-gpus-x7k2p"}, {"nic", std::nullopt}};
   return p;
 }
 
@@ -382,6 +395,16 @@ TEST(EncodePodTest, DecodedRichPodKeepsSpotCheckedFields) {
   EXPECT_FALSE(p.status.init_container_statuses[1].terminated);
   ASSERT_TRUE(p.status.init_container_statuses[2].terminated);
   EXPECT_EQ(p.status.init_container_statuses[2].terminated->reason, "");
+  ASSERT_EQ(p.spec.resource_claims.size(), 2u);
+  EXPECT_EQ(p.spec.resource_claims[0].resource_claim_template_name, "two-gpus");
+  EXPECT_FALSE(p.spec.resource_claims[0].resource_claim_name);
+  EXPECT_EQ(p.spec.resource_claims[1].resource_claim_name, "shared-nic");
+  EXPECT_EQ(p.spec.init_containers[0].resources.claims.at(0).request, "warmup");
+  ASSERT_EQ(p.spec.containers[0].resources.claims.size(), 2u);
+  EXPECT_EQ(p.spec.containers[0].resources.claims[1].name, "nic");
+  ASSERT_EQ(p.status.resource_claim_statuses.size(), 2u);
+  EXPECT_EQ(p.status.resource_claim_statuses[0].resource_claim_name, "trainer-gpus-x7k2p");
+  EXPECT_FALSE(p.status.resource_claim_statuses[1].resource_claim_name);
 }
 
 TEST(EncodeNodeTest, DecodedRichNodeKeepsSpotCheckedFields) {
@@ -417,6 +440,7 @@ TEST(EncodePodTest, PresentZeroValuedPointersRoundTrip) {
   c.restart_policy = "";
   p.spec.containers = {c};
   p.status.init_container_statuses = {{"i", ContainerStateTerminated{}}};
+  p.status.resource_claim_statuses = {{"", ""}};
   expect_round_trip(p);
 
   p.spec.affinity->node_affinity.emplace().required.emplace();
@@ -473,6 +497,34 @@ TEST(EncodeNodeTest, SmallNodeIsByteExact) {
             R"("status":{"capacity":{"cpu":"8","memory":"17179869184"},)"
             R"("allocatable":{"cpu":"7500m","pods":"110"},)"
             R"("conditions":[{"type":"Ready","status":"True"}]}})");
+}
+
+// Go's order: claims after limits and requests, resourceClaims after
+// topologySpreadConstraints, resourceClaimStatuses after initContainerStatuses; an empty
+// request and an unset *string are left out.
+TEST(EncodePodTest, ResourceClaimsAreByteExact) {
+  Pod p;
+  Container c;
+  c.name = "main";
+  c.resources.limits = {{"cpu", q("1")}};
+  c.resources.claims = {{"gpu", ""}, {"nic", "port-0"}};
+  p.spec.containers = {c};
+  p.spec.topology_spread_constraints = {{1, "zone", "DoNotSchedule", std::nullopt, {}, {}, "", ""}};
+  p.spec.resource_claims = {{"gpu", std::nullopt, "one-gpu"}, {"nic", "shared-nic", std::nullopt}};
+  p.status.init_container_statuses = {{"init", std::nullopt}};
+  p.status.resource_claim_statuses = {{"gpu", "p-gpu-x7k2p"}, {"other", std::nullopt}};
+  EXPECT_EQ(encode_pod_json(p),
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"creationTimestamp":null},)"
+            R"("spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"1"},)"
+            R"("claims":[{"name":"gpu"},{"name":"nic","request":"port-0"}]}}],)"
+            R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone",)"
+            R"("whenUnsatisfiable":"DoNotSchedule"}],)"
+            R"("resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"},)"
+            R"({"name":"nic","resourceClaimName":"shared-nic"}]},)"
+            R"("status":{"initContainerStatuses":[{"name":"init","state":{}}],)"
+            R"("resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"p-gpu-x7k2p"},)"
+            R"({"name":"other"}]}})");
+  expect_round_trip(p);
 }
 
 // ---- omission ----
