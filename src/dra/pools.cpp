@@ -77,9 +77,18 @@ bool device_on_node(const ResourceSlice& slice, const Device& device, std::strin
 
 std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, std::string_view node_name,
                                const NodeSelectorMatch& matches_node) {
+  std::vector<const ResourceSlice*> all;
+  all.reserve(slices.size());
+  for (const ResourceSlice& s : slices) all.push_back(&s);
+  return gather_pools(all, node_name, matches_node);
+}
+
+std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices,
+                               std::string_view node_name, const NodeSelectorMatch& matches_node) {
   // Relevant slices of the newest generation, per (driver, pool).
   std::map<std::pair<std::string_view, std::string_view>, Pool> pools;
-  for (const ResourceSlice& s : slices) {
+  for (const ResourceSlice* slice : slices) {
+    const ResourceSlice& s = *slice;
     if (s.scope.node_name && *s.scope.node_name != node_name) continue;
     if (!relevant(s, node_name, matches_node)) continue;
     Pool& pool = pools[{s.driver, s.pool.name}];
@@ -103,7 +112,8 @@ std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, std::st
       // slices of this generation for other nodes (or holding only counter sets) complete it.
       bool obsolete = false;
       int64_t seen = 0;
-      for (const ResourceSlice& s : slices) {
+      for (const ResourceSlice* slice : slices) {
+        const ResourceSlice& s = *slice;
         if (s.driver != pool.driver || s.pool.name != pool.name) continue;
         if (s.pool.generation > pool.generation) {
           obsolete = true;

@@ -43,6 +43,10 @@ struct Pool {
 // `slices` is every ResourceSlice of the cluster; the pools point into it.
 std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, std::string_view node_name,
                                const NodeSelectorMatch& matches_node);
+// The same over slices held elsewhere: a simulation keeps each node's own slices with the node
+// and passes them with the slices that name no node.
+std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices,
+                               std::string_view node_name, const NodeSelectorMatch& matches_node);
 
 // Whether a device of `slice` can be used on the node (the slice's scope, or the device's own
 // with perDeviceNodeSelection).

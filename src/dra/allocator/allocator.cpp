@@ -15,17 +15,36 @@ void AllocatedState::add(const AllocationResult& allocation) {
     if (r.admin_access) continue;  // never blocks anything (kube-scheduler; CA differs)
     const DeviceRef ref{r.driver, r.pool, r.device};
     if (!r.share_id) {
-      if (!whole_.contains(ref)) whole_.insert(DeviceId{r.driver, r.pool, r.device});
+      auto it = whole_.find(ref);
+      if (it == whole_.end()) it = whole_.emplace(DeviceId{r.driver, r.pool, r.device}, 0).first;
+      ++it->second;
       continue;
     }
     auto it = shares_.find(ref);
-    if (it == shares_.end())
+    if (it == shares_.end()) {
       it = shares_.emplace(DeviceId{r.driver, r.pool, r.device}, Shares{}).first;
-    it->second.ids.insert(*r.share_id);
-    for (const auto& [name, amount] : r.consumed_capacity) {
-      it->second.consumed[name] += amount;
-      it->second.any_consumed = true;
     }
+    it->second.ids.insert(*r.share_id);
+    for (const auto& [name, amount] : r.consumed_capacity) it->second.consumed[name] += amount;
+    if (!r.consumed_capacity.empty()) ++it->second.consuming;
+  }
+}
+
+void AllocatedState::remove(const AllocationResult& allocation) {
+  for (const auto& r : allocation.results) {
+    if (r.admin_access) continue;
+    const DeviceRef ref{r.driver, r.pool, r.device};
+    if (!r.share_id) {
+      const auto it = whole_.find(ref);
+      if (it != whole_.end() && --it->second == 0) whole_.erase(it);
+      continue;
+    }
+    const auto it = shares_.find(ref);
+    if (it == shares_.end()) continue;
+    it->second.ids.erase(*r.share_id);
+    for (const auto& [name, amount] : r.consumed_capacity) it->second.consumed[name] -= amount;
+    if (!r.consumed_capacity.empty()) --it->second.consuming;
+    if (it->second.ids.empty()) shares_.erase(it);
   }
 }
 
@@ -48,7 +67,7 @@ bool AllocatedState::has_share(DeviceRef device, std::string_view share_id) cons
 
 const Amounts* AllocatedState::consumed(DeviceRef device) const {
   const auto it = shares_.find(device);
-  return it != shares_.end() && it->second.any_consumed ? &it->second.consumed : nullptr;
+  return it != shares_.end() && it->second.consuming > 0 ? &it->second.consumed : nullptr;
 }
 
 bool AllocatedState::in_use(DeviceRef device) const {

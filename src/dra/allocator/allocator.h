@@ -60,6 +60,8 @@ struct DeviceIdLess {
 class AllocatedState {
  public:
   void add(const AllocationResult& allocation);
+  // Undoes add() of the same allocation (a simulation taking a pod off a node).
+  void remove(const AllocationResult& allocation);
   // Every allocated claim's allocation.
   static AllocatedState of(const std::vector<ResourceClaim>& claims);
 
@@ -74,10 +76,10 @@ class AllocatedState {
   struct Shares {
     std::set<std::string, std::less<>> ids;
     Amounts consumed;
-    bool any_consumed = false;
+    int64_t consuming = 0;  // shares that recorded consumedCapacity
   };
-  std::set<DeviceId, DeviceIdLess> whole_;
-  std::map<DeviceId, Shares, DeviceIdLess> shares_;
+  std::map<DeviceId, int64_t, DeviceIdLess> whole_;  // by how many allocations (0 never kept)
+  std::map<DeviceId, Shares, DeviceIdLess> shares_;  // no entry without a share
 };
 
 // Share IDs for new shares: "00000000-0000-4000-8000-<12 hex digits of a counter>". Unique per

@@ -21,6 +21,22 @@ std::chrono::nanoseconds SteadyClock::now() const {
 
 // ---- PipelineFitter ----
 
+FitResult reserve_fit(const framework::FilterPipeline& pipeline, const PodInfo& pod,
+                      const ClusterSnapshot& s, FitResult fit) {
+  if (!fit.fits()) return fit;
+  const NodeInfo* node = s.node(fit.node);
+  if (node == nullptr) return fit;
+  auto reserved = pipeline.reserve(fit.placed_as ? *fit.placed_as : pod, s, *node);
+  if (!reserved.ok()) {
+    FitResult failed;
+    failed.kind = FitResult::Kind::kInternalError;
+    failed.internal_error = reserved.error().message;
+    return failed;
+  }
+  if (*reserved) fit.placed_as = std::move(*reserved);
+  return fit;
+}
+
 FitResult PipelineFitter::fit_any(const PodInfo& pod, const ClusterSnapshot& s,
                                   const std::function<bool(const NodeInfo&)>& acceptable) {
   const size_t n = s.node_count();
@@ -38,13 +54,13 @@ FitResult PipelineFitter::fit_any(const PodInfo& pod, const ClusterSnapshot& s,
   }
   // MarkMatch: the next walk starts right after the matched node.
   next_start_ = (opts.start_index + found.order_index) % n + 1;
-  return FitResult::fit(found.node->name());
+  return reserve_fit(pipeline_, pod, s, FitResult::fit(found.node->name()));
 }
 
 FitResult PipelineFitter::fit_on(const PodInfo& pod, const ClusterSnapshot& s,
                                  std::string_view node) {
   FilterStatus st = pipeline_.run_on_node(pod, s, node);
-  if (st.ok()) return FitResult::fit(std::string(node));
+  if (st.ok()) return reserve_fit(pipeline_, pod, s, FitResult::fit(std::string(node)));
   return FitResult::rejected(std::move(st));
 }
 
@@ -404,7 +420,12 @@ class Run {
     node.metadata.name = name;
     node.metadata.uid.clear();
     node.metadata.labels[std::string(kHostnameKey)] = name;
-    Status st = s_.add_node(std::move(node));
+    framework::NodeSlices slices;
+    if (in_.template_slices) {
+      slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
+          framework::slices_for_copy(*in_.template_slices, name, name));
+    }
+    Status st = s_.add_node(std::move(node), std::move(slices));
     if (!st.ok()) {
       internal_ = st.error().message;
       return false;

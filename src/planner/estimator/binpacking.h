@@ -81,6 +81,12 @@ class PodFitter {
   virtual void end_estimation() {}
 };
 
+// CA's Reserve after a fit (it runs it for pods with claims): `fit` with the pod as the
+// pipeline's plugins store it (DRA: carrying the claims it allocated on the node). A Reserve
+// error becomes an internal error, which ends the estimation as in CA.
+FitResult reserve_fit(const framework::FilterPipeline& pipeline, const framework::PodInfo& pod,
+                      const framework::ClusterSnapshot& s, FitResult fit);
+
 // The default fitter: the framework FilterPipeline, walking nodes in CA's default
 // LastIndexOrderMapping order: the walk starts right after the node of the last match (at
 // index 0 before any match) and wraps. The state persists across calls, as CA's runner does.
@@ -207,6 +213,7 @@ struct EstimateInput {
   std::vector<PodGroup> groups;
   model::Node template_node;              // its name is replaced on each copy
   std::vector<model::Pod> template_pods;  // e.g. DaemonSet pods, copied onto every new node
+  framework::NodeSlices template_slices;  // its own ResourceSlices, renamed on each copy
   NodeGroupSize group;
   int64_t template_index = 0;  // <n> in the copy names
   std::optional<EstimationContext> context;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/framework/plugins/dynamic_resources.h"
 #include "planner/framework/plugins/inter_pod_affinity.h"
 #include "planner/framework/plugins/node_affinity.h"
 #include "planner/framework/plugins/node_name.h"
@@ -41,7 +42,19 @@ FilterPipeline FilterPipeline::make_default(NodeResourcesFitArgs fit_args) {
   plugins.push_back(std::make_unique<NodeResourcesFit>(std::move(fit_args)));
   plugins.push_back(std::make_unique<PodTopologySpread>());
   plugins.push_back(std::make_unique<InterPodAffinity>());
+  plugins.push_back(std::make_unique<DynamicResources>());
   return FilterPipeline(std::move(plugins));
+}
+
+Result<PodInfoPtr> FilterPipeline::reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+                                           const NodeInfo& node) const {
+  PodInfoPtr current;
+  for (const auto& plugin : plugins_) {
+    auto next = plugin->reserve(current ? *current : pod, snapshot, node);
+    if (!next.ok()) return next.error();
+    if (*next) current = std::move(*next);
+  }
+  return current;
 }
 
 PodFilterState FilterPipeline::pre_filter(const PodInfo& pod,

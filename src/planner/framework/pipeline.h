@@ -64,7 +64,8 @@ class FilterPipeline {
   // Plugins run in the given order.
   explicit FilterPipeline(std::vector<std::unique_ptr<FilterPlugin>> plugins);
   // kube-scheduler's default Filter order: NodeUnschedulable, NodeName, TaintToleration,
-  // NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity.
+  // NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, then
+  // DynamicResources (added when DRA is on, the most expensive, so last).
   static FilterPipeline make_default(NodeResourcesFitArgs fit_args = {});
 
   FilterPipeline(FilterPipeline&&) = default;
@@ -88,6 +89,10 @@ class FilterPipeline {
   // returned as is; a node that does not exist is an Error status.
   FilterStatus run_on_node(const PodInfo& pod, const ClusterSnapshot& snapshot,
                            std::string_view node_name) const;
+  // Reserve of every plugin, in order, once the pod is placed on `node`: the pod to store
+  // (each plugin's changes applied in turn), or null to store it unchanged.
+  Result<PodInfoPtr> reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+                             const NodeInfo& node) const;
 
  private:
   std::vector<std::unique_ptr<FilterPlugin>> plugins_;

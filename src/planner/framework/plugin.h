@@ -66,6 +66,14 @@ class FilterPlugin {
   // `state` is what pre_filter stored (may be null when it stored nothing).
   virtual FilterStatus filter(const PodInfo& pod, const PluginState* state,
                               const NodeInfo& node) const = 0;
+
+  // Reserve, once the pod is placed on `node` (CA runs it for pods with claims): the pod as it
+  // is to be stored in the snapshot when the plugin records something with it (DRA: the claims
+  // it allocated there); null when it stores the pod unchanged. An error is an internal one.
+  virtual Result<PodInfoPtr> reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+                                     const NodeInfo& node) const {
+    return PodInfoPtr();
+  }
 };
 
 }  // namespace hamisim::planner::framework

@@ -148,6 +148,15 @@ std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
   return info;
 }
 
+std::shared_ptr<const PodInfo> PodInfo::with_claim_allocations(
+    const PodInfo& pod, std::vector<ClaimAllocation> allocations) {
+  static std::atomic<uint64_t> next_serial{1ULL << 62};  // apart from make()'s serials
+  std::shared_ptr<PodInfo> info(new PodInfo(pod));
+  info->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
+  info->claim_allocations_ = std::move(allocations);
+  return info;
+}
+
 NodeInfo* ClusterSnapshot::live_node(std::string_view name) {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : slots_[it->second].get();
@@ -191,9 +200,41 @@ void ClusterSnapshot::account_pod(NodeInfo& node, const PodInfo& pod, int sign) 
     bump(node.pods_with_required_anti_affinity_);
     bump(pods_with_required_anti_affinity_);
   }
+  account_claims(pod, sign);
 }
 
-Status ClusterSnapshot::add_node(model::Node node) {
+void ClusterSnapshot::account_claims(const PodInfo& pod, int sign) {
+  for (const ClaimAllocation& c : pod.claim_allocations()) {
+    if (sign > 0) {
+      auto& [allocation, carriers] = placed_claims_[c.claim];
+      if (carriers++ == 0) {
+        allocation = &c.allocation;
+        dra_allocated_.add(c.allocation);
+      }
+    } else if (auto it = placed_claims_.find(c.claim); it != placed_claims_.end()) {
+      if (--it->second.second == 0) {
+        dra_allocated_.remove(*it->second.first);
+        placed_claims_.erase(it);
+      }
+    }
+  }
+}
+
+void ClusterSnapshot::set_dra(std::shared_ptr<const DraCluster> dra) {
+  dra_ = std::move(dra);
+  dra_allocated_ = dra_ ? dra::AllocatedState::of(dra_->claims()) : dra::AllocatedState();
+}
+
+const dra::AllocationResult* ClusterSnapshot::claim_allocation(std::string_view claim) const {
+  if (auto it = placed_claims_.find(claim); it != placed_claims_.end()) return it->second.first;
+  if (!dra_) return nullptr;
+  const size_t slash = claim.find('/');
+  if (slash == std::string_view::npos) return nullptr;
+  const dra::ResourceClaim* c = dra_->claim(claim.substr(0, slash), claim.substr(slash + 1));
+  return c && c->status.allocation ? &*c->status.allocation : nullptr;
+}
+
+Status ClusterSnapshot::add_node(model::Node node, NodeSlices slices) {
   if (node.metadata.name.empty()) return make_error("node has no name");
   if (index_.count(node.metadata.name) > 0) {
     return make_error(fmt::format("node \"{}\" already exists", node.metadata.name));
@@ -201,6 +242,7 @@ Status ClusterSnapshot::add_node(model::Node node) {
   auto info = std::make_unique<NodeInfo>();
   info->allocatable_ = node_allocatable(node);
   info->node_ = std::make_shared<const model::Node>(std::move(node));
+  info->slices_ = std::move(slices);
   index_.emplace(info->name(), slots_.size());
   slots_.push_back(std::move(info));
   record(NodeAdded{});
@@ -213,6 +255,7 @@ Status ClusterSnapshot::remove_node(std::string_view name) {
   size_t slot = it->second;
   slots_[slot]->removed_ = true;
   pods_with_required_anti_affinity_ -= slots_[slot]->pods_with_required_anti_affinity_;
+  for (const auto& pod : slots_[slot]->pods_) account_claims(*pod, -1);
   ++tombstones_;
   index_.erase(it);
   record(NodeRemoved{slot});
@@ -297,6 +340,7 @@ void ClusterSnapshot::undo(Change& change) {
           NodeInfo& node = *slots_[c.slot];
           node.removed_ = false;
           pods_with_required_anti_affinity_ += node.pods_with_required_anti_affinity_;
+          for (const auto& pod : node.pods_) account_claims(*pod, +1);
           --tombstones_;
           index_.emplace(node.name(), c.slot);
         } else if constexpr (std::is_same_v<T, PodAdded>) {

@@ -26,8 +26,10 @@
 #include <variant>
 #include <vector>
 
+#include "dra/allocator/allocator.h"
 #include "model/objects.h"
 #include "model/result.h"
+#include "planner/framework/dra_cluster.h"
 #include "planner/framework/labels.h"
 #include "planner/framework/resources.h"
 
@@ -69,10 +71,20 @@ struct AffinityTerm {
   bool matches(const model::Pod& pod, const model::StringMap* namespace_labels) const;
 };
 
+// A claim a pod allocated when the simulation placed it (CA's Reserve writes the allocation
+// into the snapshot; here it travels with the placed pod, so removing the pod frees it).
+struct ClaimAllocation {
+  std::string claim;  // namespace/name
+  dra::AllocationResult allocation;
+};
+
 // A pod with what the filters need precomputed once (framework.PodInfo).
 class PodInfo {
  public:
   static std::shared_ptr<const PodInfo> make(model::Pod pod);
+  // The same pod carrying the allocations of the claims it allocates where it is placed.
+  static std::shared_ptr<const PodInfo> with_claim_allocations(
+      const PodInfo& pod, std::vector<ClaimAllocation> allocations);
 
   const model::Pod& pod() const { return pod_; }
   const std::string& name() const { return pod_.metadata.name; }
@@ -91,6 +103,7 @@ class PodInfo {
   // kube-scheduler, the whole list of that kind is then left empty. InterPodAffinity's
   // PreFilter fails for such an incoming pod; as an existing pod it has no terms.
   const std::optional<Error>& affinity_parse_error() const { return parse_error_; }
+  const std::vector<ClaimAllocation>& claim_allocations() const { return claim_allocations_; }
 
  private:
   PodInfo() = default;
@@ -102,6 +115,7 @@ class PodInfo {
   std::vector<AffinityTerm> affinity_;
   std::vector<AffinityTerm> anti_affinity_;
   std::optional<Error> parse_error_;
+  std::vector<ClaimAllocation> claim_allocations_;
 };
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
@@ -122,10 +136,13 @@ class NodeInfo {
   const HostPortSet& used_ports() const { return used_ports_; }
   size_t pods_with_affinity() const { return pods_with_affinity_; }
   size_t pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
+  // The node's own ResourceSlices (spec.nodeName); null when it publishes none.
+  const NodeSlices& slices() const { return slices_; }
 
  private:
   friend class ClusterSnapshot;
   std::shared_ptr<const model::Node> node_;
+  NodeSlices slices_;
   std::vector<PodInfoPtr> pods_;
   Resource allocatable_;
   Resource requested_;
@@ -143,8 +160,9 @@ class ClusterSnapshot {
   ClusterSnapshot(ClusterSnapshot&&) = default;
   ClusterSnapshot& operator=(ClusterSnapshot&&) = default;
 
-  // Errors: empty name, or a node of that name already present.
-  Status add_node(model::Node node);
+  // Errors: empty name, or a node of that name already present. `slices` are the node's own
+  // ResourceSlices.
+  Status add_node(model::Node node, NodeSlices slices = nullptr);
   // Removes the node and the pods on it. Error when there is no such node.
   Status remove_node(std::string_view name);
   // Errors: no such node, or a pod with the same namespace/name already on that node.
@@ -169,6 +187,16 @@ class ClusterSnapshot {
   const std::map<std::string, model::StringMap, std::less<>>& namespaces() const {
     return namespaces_;
   }
+
+  // The cluster's DRA objects; set before any pod is added. Claims allocated in their status
+  // count as allocated from then on.
+  void set_dra(std::shared_ptr<const DraCluster> dra);
+  const DraCluster* dra() const { return dra_.get(); }
+  // What every allocated claim holds: the input's allocations and those of placed pods.
+  const dra::AllocatedState& dra_allocated() const { return dra_allocated_; }
+  // A claim's allocation ("namespace/name"): the one a placed pod made, else the claim's
+  // status; null when it is not allocated.
+  const dra::AllocationResult* claim_allocation(std::string_view claim) const;
 
   void fork();
   // Undo everything since the innermost fork(). Error when no fork is open.
@@ -204,6 +232,7 @@ class ClusterSnapshot {
   void record(Change change);
   void undo(Change& change);
   void account_pod(NodeInfo& node, const PodInfo& pod, int sign);
+  void account_claims(const PodInfo& pod, int sign);
   void maybe_compact();
 
   std::vector<std::unique_ptr<NodeInfo>> slots_;      // insertion order, tombstones included
@@ -212,6 +241,11 @@ class ClusterSnapshot {
   std::map<std::string, model::StringMap, std::less<>> namespaces_;
   std::vector<Change> log_;
   std::vector<size_t> marks_;  // log size at each open fork
+  std::shared_ptr<const DraCluster> dra_;
+  dra::AllocatedState dra_allocated_;
+  // Claims allocated by placed pods: the allocation (owned by the pod) and how many placed
+  // pods carry it.
+  std::map<std::string, std::pair<const dra::AllocationResult*, int>, std::less<>> placed_claims_;
 };
 
 }  // namespace hamisim::planner::framework

@@ -20,8 +20,10 @@ Status Planner::check_unique_pending() const {
 
 // Step 1: nodes and the pods running on them, with their device usage and quota.
 Status Planner::load_cluster() {
+  if (in_.dra) snap_.set_dra(in_.dra);
   for (const model::Node& node : in_.nodes) {
-    if (Status s = snap_.add_node(node); !s) {
+    const auto slices = in_.dra ? in_.dra->node_slices(node.metadata.name) : nullptr;
+    if (Status s = snap_.add_node(node, slices); !s) {
       return make_error("node \"" + node.metadata.name + "\": " + s.error().message);
     }
     if (nodegroups::is_good_template_candidate(node)) ++ready_nodes_;

@@ -113,6 +113,16 @@ FitResult DeviceAwareFitter::decide(const PodInfo& pod,
 
 FitResult DeviceAwareFitter::fit_any(const PodInfo& pod, const framework::ClusterSnapshot& s,
                                      const std::function<bool(const NodeInfo&)>& acceptable) {
+  return estimator::reserve_fit(pipeline_, pod, s, find_any(pod, s, acceptable));
+}
+
+FitResult DeviceAwareFitter::fit_on(const PodInfo& pod, const framework::ClusterSnapshot& s,
+                                    std::string_view node) {
+  return estimator::reserve_fit(pipeline_, pod, s, find_on(pod, s, node));
+}
+
+FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::ClusterSnapshot& s,
+                                      const std::function<bool(const NodeInfo&)>& acceptable) {
   const std::vector<const NodeInfo*> nodes = s.nodes();
   const size_t n = nodes.size();
   const size_t start = n == 0 ? 0 : next_start_ % n;
@@ -175,8 +185,8 @@ FitResult DeviceAwareFitter::fit_any(const PodInfo& pod, const framework::Cluste
   return r;
 }
 
-FitResult DeviceAwareFitter::fit_on(const PodInfo& pod, const framework::ClusterSnapshot& s,
-                                    std::string_view node) {
+FitResult DeviceAwareFitter::find_on(const PodInfo& pod, const framework::ClusterSnapshot& s,
+                                     std::string_view node) {
   FilterStatus st = pipeline_.run_on_node(pod, s, node);
   if (!st.ok()) return FitResult::rejected(std::move(st));
   if (!devices_.interested(pod)) return FitResult::fit(std::string(node));

@@ -33,6 +33,11 @@ class DeviceAwareFitter final : public estimator::PodFitter {
   std::vector<std::string> take_failures() { return std::move(failures_); }
 
  private:
+  // The fit before Reserve.
+  estimator::FitResult find_any(const framework::PodInfo& pod, const framework::ClusterSnapshot& s,
+                                const std::function<bool(const framework::NodeInfo&)>& acceptable);
+  estimator::FitResult find_on(const framework::PodInfo& pod, const framework::ClusterSnapshot& s,
+                               std::string_view node);
   // Runs the device stage over `candidates` (walk order) and picks the first survivor.
   estimator::FitResult decide(const framework::PodInfo& pod,
                               const std::vector<const framework::NodeInfo*>& candidates);

@@ -31,6 +31,7 @@ std::vector<expander::Option> Planner::estimate_groups() {
     for (size_t k : g.schedulable) ei.groups.push_back({groups_[k].pods});
     ei.template_node = g.tmpl->node;
     ei.template_pods = g.tmpl->pods;
+    ei.template_slices = g.slices;
     ei.group = {g.spec->name, g.target, g.spec->max_size};
     ei.template_index = static_cast<int64_t>(i);
     estimator::EstimationContext ctx;

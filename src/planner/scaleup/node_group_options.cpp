@@ -21,6 +21,15 @@ void Planner::build_templates() {
     ti.index = static_cast<int64_t>(i);
     g.target = spec.target_size.value_or(static_cast<int64_t>(ti.members.size()));
     g.tmpl = nodegroups::build_template(ti);
+    if (g.tmpl && snap_.dra() && !g.tmpl->sample_node.empty()) {
+      // A fresh node of the group publishes what the sample publishes; nothing is consumed
+      // yet, since consumption lives in claims.
+      if (const auto sample = snap_.dra()->node_slices(g.tmpl->sample_node)) {
+        const std::string& name = g.tmpl->node.metadata.name;
+        g.slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
+            framework::slices_for_copy(*sample, name, name));
+      }
+    }
 
     GroupEvaluation e;
     e.name = spec.name;
@@ -71,7 +80,12 @@ Status Planner::add_upcoming_nodes() {
       copy.metadata.labels["kubernetes.io/hostname"] = copy.metadata.name;
       copy.metadata.annotations["cluster-autoscaler.k8s.io/upcoming-node"] = "true";
       const std::string name = copy.metadata.name;
-      if (Status s = snap_.add_node(std::move(copy)); !s) return s;
+      framework::NodeSlices slices;
+      if (g.slices) {
+        slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
+            framework::slices_for_copy(*g.slices, name, "upcoming-" + std::to_string(k)));
+      }
+      if (Status s = snap_.add_node(std::move(copy), std::move(slices)); !s) return s;
       for (model::Pod pod : g.tmpl->pods) {
         pod.metadata.name += "-upcoming-" + std::to_string(k);
         pod.spec.node_name = name;
@@ -106,7 +120,7 @@ void Planner::check_templates() {
     GroupEvaluation& e = plan_.groups[i];
     snap_.fork();
     const std::string name = g.tmpl->node.metadata.name;
-    bool added = snap_.add_node(g.tmpl->node).ok();
+    bool added = snap_.add_node(g.tmpl->node, g.slices).ok();
     for (const model::Pod& p : g.tmpl->pods) added = added && snap_.add_pod(p, name).ok();
     for (size_t k = 0; added && k < groups_.size(); ++k) {
       const PodInfo& exemplar = *groups_[k].pods[0];

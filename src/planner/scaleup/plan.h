@@ -22,6 +22,7 @@
 #include "model/objects.h"
 #include "model/result.h"
 #include "planner/estimator/binpacking.h"
+#include "planner/framework/dra_cluster.h"
 #include "planner/framework/plugins/node_resources_fit.h"
 #include "planner/nodegroups/node_groups.h"
 #include "planner/scaleup/device_stage.h"
@@ -65,6 +66,9 @@ struct PlanInput {
   // What-if pods (--pods); nullopt: the snapshot's pods with no spec.nodeName are pending.
   std::optional<std::vector<model::Pod>> pending;
   nodegroups::NodeGroups node_groups;
+  // The cluster's DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates);
+  // null without any.
+  std::shared_ptr<const framework::DraCluster> dra;
 };
 
 // What happened to one pending pod.

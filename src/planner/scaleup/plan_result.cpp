@@ -129,7 +129,12 @@ void Planner::planned_nodes(const GroupState& g) {
     copy.metadata.name = name;
     copy.metadata.uid = name;
     copy.metadata.labels["kubernetes.io/hostname"] = name;
-    const bool simulated = snap_.add_node(std::move(copy)).ok();
+    framework::NodeSlices slices;
+    if (g.slices) {
+      slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
+          framework::slices_for_copy(*g.slices, name, name));
+    }
+    const bool simulated = snap_.add_node(std::move(copy), std::move(slices)).ok();
     if (simulated) {
       for (const model::Pod& p : g.tmpl->pods) (void)snap_.add_pod(p, name);
     }

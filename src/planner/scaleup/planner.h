@@ -67,6 +67,8 @@ inline std::string format_score(double v) {
 struct GroupState {
   const nodegroups::NodeGroupSpec* spec = nullptr;
   std::optional<nodegroups::GroupTemplate> tmpl;
+  // The template's own ResourceSlices (warm: the sample's, for the template; cold: none yet).
+  framework::NodeSlices slices;
   int64_t target = 0;
   bool valid = false;
   std::vector<size_t> schedulable;  // indices into the equivalence groups

@@ -57,6 +57,7 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
     if (ei.groups.empty()) continue;
     ei.template_node = g.tmpl->node;
     ei.template_pods = g.tmpl->pods;
+    ei.template_slices = g.slices;
     ei.group = {g.spec->name, g.target, g.target + s.delta()};
     ei.template_index = static_cast<int64_t>(i);
     estimator::StaticLimits limits{s.delta(), o_.max_nodegroup_binpacking_duration, env_.cancelled};

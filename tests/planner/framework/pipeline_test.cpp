@@ -28,9 +28,9 @@ std::vector<std::string_view> plugin_names(const FilterPipeline& p) {
 // The default plugin order is kube-scheduler's default Filter order.
 TEST(FilterPipeline, DefaultOrderIsKubeSchedulers) {
   EXPECT_EQ(plugin_names(FilterPipeline::make_default()),
-            (std::vector<std::string_view>{"NodeUnschedulable", "NodeName", "TaintToleration",
-                                           "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                                           "PodTopologySpread", "InterPodAffinity"}));
+            (std::vector<std::string_view>{
+                "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}));
 }
 
 // Filtering stops at the first failing plugin per node, and keeps its status.
