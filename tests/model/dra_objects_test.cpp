@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/decode.h"
+#include "model/input.h"
 
 namespace hamisim::model {
 namespace dra_objects_test {
@@ -329,6 +330,60 @@ TEST(DraObjectsTest, LoadObjectsPrefixesPathsWithTheFile) {
   EXPECT_EQ(set->dra_objects[1].path, slice);  // a lone object: the file is its path
   EXPECT_EQ(set->dra_objects[1].kind, "ResourceSlice");
   EXPECT_TRUE(parses(set->dra_objects[1].json)) << set->dra_objects[1].json;
+}
+
+TEST(DraObjectsTest, CheckedLoadKeepsThemWithoutWarnings) {
+  TempDir dir;
+  const std::string slice = dir.write("slice.yaml", std::string(kSliceYaml));
+  std::vector<std::string> warnings;
+  auto set = load_checked_objects(slice, {"--cluster", kWithDra, {}, {}}, warnings);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set->dra_objects.size(), 1u);
+  EXPECT_EQ(set->dra_objects[0].path, slice);
+  EXPECT_TRUE(warnings.empty());
+
+  // A flag that does not read them skips them with a warning, as before.
+  auto without = load_checked_objects(slice, {"--cluster", {}, {}, {}}, warnings);
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_TRUE(without->dra_objects.empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("skipped 1 ResourceSlice"));
+}
+
+TEST(DraObjectsTest, CheckedLoadRefusesADraKindInAVersionItDoesNotRead) {
+  TempDir dir;
+  const std::string file = dir.write("slices.json", R"({"kind":"List","items":[
+      {"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"ok"}},
+      {"apiVersion":"resource.k8s.io/v2","kind":"ResourceSlice","metadata":{"name":"s"}}]})");
+  std::vector<std::string> warnings;
+  auto set = load_checked_objects(file, {"--cluster", kWithDra, {}, {}}, warnings);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.error().message,
+            file +
+                ": items[1] (ResourceSlice \"s\"): apiVersion \"resource.k8s.io/v2\"; --cluster "
+                "reads ResourceSlice in resource.k8s.io/v1, v1beta2, v1beta1 and v1alpha3");
+
+  const std::string no_version =
+      dir.write("claim.yaml", "kind: ResourceClaim\nmetadata: {name: c}\n");
+  auto unversioned = load_checked_objects(no_version, {"--cluster", kWithDra, {}, {}}, warnings);
+  ASSERT_FALSE(unversioned.ok());
+  EXPECT_THAT(unversioned.error().message, HasSubstr("(ResourceClaim \"c\"): no apiVersion"));
+
+  // Messages name what the flag reads.
+  auto typo = check_skipped_items({{"f: items[0]", "ResourceSlise", "resource.k8s.io/v1", "", ""}},
+                                  {"--cluster", kWithDra, {}, {}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(
+      typo.error().message,
+      HasSubstr("--cluster reads Nodes, Pods, ResourceQuotas, DRA objects (resource.k8s.io)"));
+
+  // Another group's kind of the same name is a custom resource: skipped with a warning.
+  const std::string custom = dir.write(
+      "custom.yaml", "apiVersion: example.com/v1\nkind: ResourceClaim\nmetadata: {name: c}\n");
+  warnings.clear();
+  auto cr = load_checked_objects(custom, {"--cluster", kWithDra, {}, {}}, warnings);
+  ASSERT_TRUE(cr.ok()) << cr.error().message;
+  EXPECT_EQ(warnings.size(), 1u);
 }
 
 }  // namespace dra_objects_test
