@@ -254,6 +254,7 @@ const std::set<std::string, std::less<>>& builtin_kinds() {
       "DaemonSet",
       "Deployment",
       "DeviceClass",
+      "DeviceTaintRule",
       "EndpointSlice",
       "Endpoints",
       "Event",
