@@ -968,12 +968,62 @@ std::string item_kind_of(std::string_view list_kind) {
   return {};
 }
 
-Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
+bool is_dra_kind_name(std::string_view kind) {
+  return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" ||
+         kind == "ResourceClaimTemplate";
+}
+
+// What the items of a typed list lack: its item kind and, for a DRA list (ResourceSliceList),
+// its apiVersion.
+struct ItemDefaults {
+  std::string kind;
+  std::string api_version;
+};
+
+// The item as a document of its own, minified. Its bytes are checked as JSON first: the
+// decoder checks only the structure of values it does not read, and the minifier would turn
+// `[1 2]` into `[12]`. The kind and apiVersion an item takes from a typed list
+// (ResourceSliceList) are written last, where they win as they did here when the item has
+// empty ones of its own (a repeated key is left for the strict DRA decoder to refuse).
+// `item` lies in a padded buffer.
+bool raw_dra_object(Decoder& d, std::string_view item, const std::string& kind, bool add_kind,
+                    const std::string& api_version, bool add_api_version, std::string& out) {
+  thread_local simdjson::dom::parser cached_validator;
+  std::unique_ptr<simdjson::dom::parser> own_validator;  // as OpenDocument: no huge cache
+  if (item.size() > kMaxCachedParserBytes)
+    own_validator = std::make_unique<simdjson::dom::parser>();
+  simdjson::dom::parser& validator = own_validator ? *own_validator : cached_validator;
+  simdjson::dom::element element;
+  if (auto e =
+          validator.parse(item.data(), item.size(), /*realloc_if_needed=*/false).get(element)) {
+    return d.fail_json(e);
+  }
+  // simdjson's minifier may write whole blocks: room for a padding's worth more.
+  out.assign(item.size() + simdjson::SIMDJSON_PADDING, '\0');
+  size_t size = 0;
+  if (auto e = simdjson::minify(item.data(), item.size(), out.data(), size)) {
+    return d.fail_json(e);
+  }
+  out.resize(size);
+  if (!add_kind && !add_api_version) return true;
+  JsonWriter w;
+  w.begin_object();
+  if (add_kind) w.key("kind").string(kind);
+  if (add_api_version) w.key("apiVersion").string(api_version);
+  w.end_object();
+  const std::string added = w.take();
+  out.pop_back();  // the item's '}'
+  if (out.size() > 1) out += ',';
+  out.append(added, 1);  // after the added object's '{'
+  return true;
+}
+
+Status decode_objects_into(std::string_view json, const ItemDefaults& defaults, int level,
                            const std::string& path, const DecodeKinds& kinds, ObjectSet& out);
 
 // Decodes the array `items` (a List's items, or a top-level array); each item is decoded by a
 // parser of the next level, straight from its bytes inside this document.
-bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, int level,
+bool decode_items(Decoder& d, od::value& items, const ItemDefaults& defaults, int level,
                   const std::string& items_path, const DecodeKinds& kinds, ObjectSet& out) {
   od::json_type t;
   HAMISIM_TRY(d.type_of(items, t));
@@ -997,7 +1047,7 @@ bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, in
       if (auto e = el.get_object().get(obj)) return d.fail_json(e);
       if (auto e = obj.raw_json().get(raw)) return d.fail_json(e);
       const std::string item_path = items_path + "[" + std::to_string(i) + "]";
-      auto st = decode_objects_into(raw, item_kind, level + 1, item_path, kinds, out);
+      auto st = decode_objects_into(raw, defaults, level + 1, item_path, kinds, out);
       if (!st) return d.fail_verbatim(st.error().message);
     }
     ++i;
@@ -1005,7 +1055,7 @@ bool decode_items(Decoder& d, od::value& items, const std::string& item_kind, in
   return true;
 }
 
-Status decode_objects_into(std::string_view json, std::string_view default_kind, int level,
+Status decode_objects_into(std::string_view json, const ItemDefaults& defaults, int level,
                            const std::string& path, const DecodeKinds& kinds, ObjectSet& out) {
   Decoder d(path);
   if (level > kMaxListNesting) {
@@ -1017,7 +1067,7 @@ Status decode_objects_into(std::string_view json, std::string_view default_kind,
   od::json_type type;
   if (!doc.root(d, root, type)) return make_error(d.error());
   if (type == od::json_type::array) {
-    if (!decode_items(d, root, std::string(default_kind), level, path, kinds, out)) {
+    if (!decode_items(d, root, defaults, level, path, kinds, out)) {
       return make_error(d.error());
     }
     return ok_status();
@@ -1026,19 +1076,28 @@ Status decode_objects_into(std::string_view json, std::string_view default_kind,
   std::string kind;
   int items_keys = 0;
   if (!d.type_meta(root, kind, items_keys)) return make_error(d.error());
-  if (kind.empty()) kind = default_kind;
+  const bool own_kind = !kind.empty();
+  if (!own_kind) kind = defaults.kind;
   doc.rewind();
   if (!doc.root(d, root, type)) return make_error(d.error());
 
   if (items_keys > 0 || ends_with(kind, "List")) {
-    const std::string item_kind = item_kind_of(kind);
+    ItemDefaults item_defaults{item_kind_of(kind), {}};
+    if (kinds.dra && is_dra_kind_name(item_defaults.kind)) {
+      // A ResourceSliceList's items have neither kind nor apiVersion: both come from the list.
+      SkippedItem list;
+      if (!d.identity(root, list)) return make_error(d.error());
+      item_defaults.api_version = std::move(list.api_version);
+      doc.rewind();
+      if (!doc.root(d, root, type)) return make_error(d.error());
+    }
     const std::string items_path = path.empty() ? "items" : path + ".items";
     int seen = 0;
     const bool ok = d.members(root, [&](std::string_view key, od::value& val) {
       // Go keeps the last of duplicate keys.
       if (!go::json_key_matches(key, "items") || ++seen < items_keys) return true;
       const auto scope = d.enter("items");
-      return decode_items(d, val, item_kind, level, items_path, kinds, out);
+      return decode_items(d, val, item_defaults, level, items_path, kinds, out);
     });
     if (!ok) return make_error(d.error());
     return ok_status();
@@ -1057,11 +1116,34 @@ Status decode_objects_into(std::string_view json, std::string_view default_kind,
     if (!d.resource_quota(root, quota)) return make_error(d.error());
     out.quotas.push_back(std::move(quota));
   } else {
-    ++out.skipped_items;
     SkippedItem item;
     item.path = path;
     item.kind = kind;
     if (!d.identity(root, item)) return make_error(d.error());
+    const bool own_api_version = !item.api_version.empty();
+    const std::string& api_version = own_api_version ? item.api_version : defaults.api_version;
+    if (kinds.dra && is_dra_kind(api_version, kind)) {
+      // Read again for the object's exact bytes (a lone document may have more after it).
+      doc.rewind();
+      if (!doc.root(d, root, type)) return make_error(d.error());
+      od::object obj;
+      std::string_view raw;
+      if (auto e = root.get_object().get(obj)) {
+        d.fail_json(e);
+        return make_error(d.error());
+      }
+      if (auto e = obj.raw_json().get(raw)) {
+        d.fail_json(e);
+        return make_error(d.error());
+      }
+      RawObject object{path, kind, api_version, {}};
+      if (!raw_dra_object(d, raw, kind, !own_kind, api_version, !own_api_version, object.json)) {
+        return make_error(d.error());
+      }
+      out.dra_objects.push_back(std::move(object));
+      return ok_status();
+    }
+    ++out.skipped_items;
     out.skipped.push_back(std::move(item));
   }
   return ok_status();
@@ -1086,6 +1168,13 @@ void ObjectSet::append(ObjectSet&& other) {
   skipped_items += other.skipped_items;
   other.skipped_items = 0;
   move_all(skipped, other.skipped);
+  move_all(dra_objects, other.dra_objects);
+}
+
+bool is_dra_kind(std::string_view api_version, std::string_view kind) {
+  return (api_version == "resource.k8s.io/v1" || api_version == "resource.k8s.io/v1beta2" ||
+          api_version == "resource.k8s.io/v1beta1" || api_version == "resource.k8s.io/v1alpha3") &&
+         is_dra_kind_name(kind);
 }
 
 Result<Pod> decode_pod_json_in_buffer(std::string_view json, std::string_view path) {
@@ -1117,7 +1206,7 @@ Result<Node> decode_node_json(std::string_view json) {
 Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds) {
   const simdjson::padded_string padded(json);
   ObjectSet out;
-  auto st = decode_objects_into(padded, "", 0, "", kinds, out);
+  auto st = decode_objects_into(padded, ItemDefaults{}, 0, "", kinds, out);
   if (!st) return st.error();
   return out;
 }

@@ -53,25 +53,46 @@ struct SkippedItem {
   std::string namespace_;
 };
 
+// An item of a resource.k8s.io kind, kept as JSON for the DRA layer to decode
+// (dra::decode_object; model does not depend on dra).
+struct RawObject {
+  std::string path;  // as SkippedItem::path ("items[3]"; load_objects prefixes the file)
+  std::string kind;
+  std::string api_version;
+  // The item minified, a document of its own (checked to be valid JSON): an item of a typed
+  // list (ResourceSliceList) gets the kind and apiVersion it takes from the list written
+  // after its own members.
+  std::string json;
+};
+
 // The kinds decode_objects decodes; items of the others are skipped (and listed).
 struct DecodeKinds {
   bool nodes = true;
   bool pods = true;
   bool quotas = true;
+  // ResourceSlices, DeviceClasses, ResourceClaims and ResourceClaimTemplates (is_dra_kind):
+  // kept in ObjectSet::dra_objects instead of skipped. Off for callers that do not read DRA.
+  bool dra = false;
 };
 
+// The DRA kinds DecodeKinds::dra keeps: the four kinds above in resource.k8s.io v1, v1beta2,
+// v1beta1 and v1alpha3, the versions dra::decode_object reads.
+bool is_dra_kind(std::string_view api_version, std::string_view kind);
+
 // A Kubernetes List, NodeList, PodList, ResourceQuotaList, or a single object, as
-// `kubectl get -o json` prints them. Items of other kinds are counted and listed, not decoded.
-// Items without a kind take it from a typed list ("NodeList" -> Node); items that are lists
-// themselves are flattened (a few levels deep); a top-level JSON array is read as a list of
-// items.
+// `kubectl get -o json` prints them. Items of other kinds are counted and listed, not decoded;
+// with DecodeKinds::dra, items of the DRA kinds are kept as JSON instead. Items without a kind
+// take it from a typed list ("NodeList" -> Node; a ResourceSliceList's items also take its
+// apiVersion); items that are lists themselves are flattened (a few levels deep); a top-level
+// JSON array is read as a list of items.
 struct ObjectSet {
   std::vector<Node> nodes;
   std::vector<Pod> pods;
   std::vector<ResourceQuota> quotas;
   std::vector<std::string> node_json;  // raw JSON of each node, same order as `nodes`
   int skipped_items = 0;
-  std::vector<SkippedItem> skipped;  // the skipped items that are objects (nulls are counted)
+  std::vector<SkippedItem> skipped;    // the skipped items that are objects (nulls are counted)
+  std::vector<RawObject> dra_objects;  // in input order; not counted as skipped
   void append(ObjectSet&& other);
 };
 Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds = {});
@@ -90,8 +111,8 @@ Result<Node> decode_node(std::string_view text);
 
 // Reads a file, or every *.json/*.yaml/*.yml regular file of a directory (not recursive,
 // sorted by name); errors start with the file's path. read_file refuses files over 256 MiB.
-// "-" is standard input for both (named "<stdin>" in errors). Skipped items' paths are
-// prefixed with the file they came from ("dir/a.yaml: items[2]").
+// "-" is standard input for both (named "<stdin>" in errors). Skipped items' and DRA objects'
+// paths are prefixed with the file they came from ("dir/a.yaml: items[2]").
 Result<ObjectSet> load_objects(const std::string& path, const DecodeKinds& kinds = {});
 Result<std::string> read_file(const std::string& path);
 // The files load_objects reads for `path`: the path itself (or "-"), or a directory's files.

@@ -24,7 +24,8 @@
 // misspelt or unknown kind (`kind: Nod`), an item without a kind, a Kubernetes kind that is a
 // mistake for the flag (a Node given to --pods) or a hamisim configuration are errors; other
 // Kubernetes objects (Events, Services, Deployments... of a `kubectl get all -o yaml` dump)
-// and custom resources are skipped with a warning naming them.
+// and custom resources are skipped with a warning naming them. A flag that reads DRA objects
+// (DecodeKinds::dra) refuses a DRA kind of resource.k8s.io in a version it does not read.
 
 #include <string>
 #include <string_view>
@@ -81,7 +82,7 @@ Result<Document> unwrap_document(std::string_view text, const std::string& name,
 
 struct ObjectKinds {
   std::string flag;    // "--cluster"
-  DecodeKinds decode;  // the kinds decoded (Node, Pod, ResourceQuota)
+  DecodeKinds decode;  // the kinds decoded (Node, Pod, ResourceQuota) or kept (DRA objects)
   // Kinds the caller reads by other means (the snapshot store's Leases and Events), skipped
   // here without a word.
   std::vector<std::string> also_read;

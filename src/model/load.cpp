@@ -94,8 +94,12 @@ Result<ObjectSet> load_objects(const std::string& path, const DecodeKinds& kinds
     if (!text) return text.error();
     auto set = decode_objects(*text, kinds);
     if (!set) return make_error(display_name(file) + ": " + set.error().message);
+    const std::string name = display_name(file);
     for (SkippedItem& item : set->skipped) {
-      item.path = display_name(file) + (item.path.empty() ? "" : ": " + item.path);
+      item.path = name + (item.path.empty() ? "" : ": " + item.path);
+    }
+    for (RawObject& object : set->dra_objects) {
+      object.path = name + (object.path.empty() ? "" : ": " + object.path);
     }
     all.append(std::move(*set));
   }

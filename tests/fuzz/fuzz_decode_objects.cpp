@@ -1,6 +1,7 @@
 // decode_objects on arbitrary bytes: JSON (first non-space byte '{' or '[') or YAML. Never
 // crashes, never hangs; errors carry a message. Every Pod and Node decoded survives encoding:
-// it decodes again, and encodes to the same bytes.
+// it decodes again, and encodes to the same bytes. Every DRA object kept decodes alone to
+// itself.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -46,6 +47,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (const auto& pod : set->pods) check_round_trip(pod);
     for (const auto& node : set->nodes) check_round_trip(node);
+  }
+  // With DRA objects kept: each one's JSON, read alone, is kept again as the same text.
+  auto with_dra = hamisim::model::decode_objects(text, {.dra = true});
+  if (!with_dra) {
+    if (with_dra.error().message.empty()) std::abort();
+  } else {
+    for (const auto& object : with_dra->dra_objects) {
+      auto again = hamisim::model::decode_objects_json(object.json, {.dra = true});
+      if (!again || again->dra_objects.size() != 1 || again->dra_objects[0].json != object.json ||
+          again->dra_objects[0].kind != object.kind ||
+          again->dra_objects[0].api_version != object.api_version) {
+        std::abort();
+      }
+    }
   }
   auto pod = hamisim::model::decode_pod(text);
   if (!pod && pod.error().message.empty()) std::abort();

@@ -108,6 +108,19 @@ TEST(CheckSkippedItems, OtherFilesOfADirectoryAreSkippedWithAWarningButNotNamedF
   EXPECT_FALSE(list_item.ok());
 }
 
+// resource.k8s.io's fifth kind (v1alpha3 from 1.33, v1beta2 from 1.36, v1 from 1.37) is a
+// Kubernetes kind, not a typo, whether or not the flag reads the other four.
+TEST(CheckSkippedItems, DeviceTaintRulesAreSkippedWithAWarning) {
+  for (const bool dra : {false, true}) {
+    const ObjectKinds kinds{"--cluster", {.dra = dra}, {}, {}};
+    auto r = check_skipped_items(
+        {{"f: items[0]", "DeviceTaintRule", "resource.k8s.io/v1alpha3", "r", ""}}, kinds);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->lines.size(), 1u);
+    EXPECT_THAT(r->lines[0], HasSubstr("skipped 1 DeviceTaintRule"));
+  }
+}
+
 TEST(CheckSkippedItems, ANodeGivenToAPodsFlagIsRefused) {
   const ObjectKinds pods{"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}};
   auto r = check_skipped_items({{"f: items[0]", "Node", "v1", "n1", ""}}, pods);
