@@ -10,6 +10,7 @@
 
 #include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
+#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
@@ -181,17 +182,28 @@ int run_plan(PlanOptions o, bool no_arguments) {
   // Shared so a run that keeps its state until exit can hand it over (see below).
   auto input_state = std::make_shared<planner::scaleup::PlanInput>();
   planner::scaleup::PlanInput& input = *input_state;
+  dra::Objects dra_objects;
   for (const auto& path : o.cluster_paths) {
     std::vector<std::string> warnings;
-    auto objects = model::load_checked_objects(path, {"--cluster", {}, {}, {}}, warnings);
+    auto objects =
+        model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
+    for (const model::RawObject& raw : objects->dra_objects) {
+      if (Status s = dra::decode_object(raw.json, raw.path, dra_objects); !s) {
+        return fail(2, s.error().message);
+      }
+    }
     input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),
                        std::make_move_iterator(objects->nodes.end()));
     input.pods.insert(input.pods.end(), std::make_move_iterator(objects->pods.begin()),
                       std::make_move_iterator(objects->pods.end()));
     input.quotas.insert(input.quotas.end(), std::make_move_iterator(objects->quotas.begin()),
                         std::make_move_iterator(objects->quotas.end()));
+  }
+  if (!dra_objects.slices.empty() || !dra_objects.classes.empty() || !dra_objects.claims.empty() ||
+      !dra_objects.claim_templates.empty()) {
+    input.dra = std::make_shared<const planner::framework::DraCluster>(std::move(dra_objects));
   }
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
