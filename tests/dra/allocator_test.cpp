@@ -35,6 +35,14 @@ Device hami_gpu(int minor, const char* memory = "80Gi") {
   return d;
 }
 
+// The same GPU, not shareable: held whole by one claim (request policies only exist on
+// shareable devices).
+Device dedicated(Device d) {
+  d.allow_multiple_allocations = false;
+  for (auto& [name, cap] : d.capacity) cap.request_policy.reset();
+  return d;
+}
+
 ResourceSlice node_slice(const std::string& node, std::vector<Device> devices,
                          std::string driver = kHami) {
   ResourceSlice s;
@@ -254,13 +262,7 @@ TEST(DraAllocator, DedicatedDevicesAreHeldWholeAndCapacityOnlyFilters) {
   // Not shareable: no share ID, no consumedCapacity; a capacity request only asks value >= it;
   // once held, the device is taken for every later claim.
   Cluster cluster;
-  Device small = hami_gpu(0, "40Gi");
-  Device big = hami_gpu(1);
-  for (Device* d : {&small, &big}) {
-    d->allow_multiple_allocations = false;
-    for (auto& [name, cap] : d->capacity) cap.request_policy.reset();
-  }
-  cluster.slices = {node_slice("n1", {small, big})};
+  cluster.slices = {node_slice("n1", {dedicated(hami_gpu(0, "40Gi")), dedicated(hami_gpu(1))})};
   auto c = claim("c", {request("gpu", exact("hami-gpu", 1, {{"memory", q("60Gi")}}))});
   auto out = cluster.allocate("n1", c);
   ASSERT_TRUE(out.ok());
@@ -359,12 +361,7 @@ TEST(DraAllocator, BacktracksAcrossClaims) {
   // Claim 1 takes any GPU, claim 2 only gpu-0 (by uuid). First fit gives claim 1 gpu-0, so
   // claim 2 fails until the search revisits claim 1 and moves it to gpu-1. Dedicated devices.
   Cluster cluster;
-  Device g0 = hami_gpu(0), g1 = hami_gpu(1);
-  g0.allow_multiple_allocations = g1.allow_multiple_allocations = false;
-  for (Device* d : {&g0, &g1}) {
-    for (auto& [name, cap] : d->capacity) cap.request_policy.reset();
-  }
-  cluster.slices = {node_slice("n1", {g0, g1})};
+  cluster.slices = {node_slice("n1", {dedicated(hami_gpu(0)), dedicated(hami_gpu(1))})};
   const auto any = claim("any", {request("gpu", exact("hami-gpu"))});
   auto pinned_request = exact("hami-gpu");
   pinned_request.selectors = {"device.attributes['hami-core-gpu.project-hami.io'].uuid == 'GPU-0'"};
@@ -465,12 +462,7 @@ TEST(DraAllocator, AllTakesEverySelectableDeviceWithRoomLeft) {
 
 TEST(DraAllocator, AllFailsOnADeviceHeldWholeAndErrsOnAnIncompletePool) {
   Cluster cluster;
-  Device g0 = hami_gpu(0), g1 = hami_gpu(1);
-  g0.allow_multiple_allocations = g1.allow_multiple_allocations = false;
-  for (Device* d : {&g0, &g1}) {
-    for (auto& [name, cap] : d->capacity) cap.request_policy.reset();
-  }
-  cluster.slices = {node_slice("n1", {g0, g1})};
+  cluster.slices = {node_slice("n1", {dedicated(hami_gpu(0)), dedicated(hami_gpu(1))})};
   AllocationResult held;
   held.results.push_back({.request = "gpu", .driver = kHami, .pool = "n1", .device = "hami-gpu-1"});
   cluster.committed.add(held);
@@ -493,10 +485,7 @@ TEST(DraAllocator, AllFailsOnADeviceHeldWholeAndErrsOnAnIncompletePool) {
 
 TEST(DraAllocator, AdminAccessUsesHeldDevicesAndBlocksNothing) {
   Cluster cluster;
-  Device g0 = hami_gpu(0);
-  g0.allow_multiple_allocations = false;
-  for (auto& [name, cap] : g0.capacity) cap.request_policy.reset();
-  cluster.slices = {node_slice("n1", {g0})};
+  cluster.slices = {node_slice("n1", {dedicated(hami_gpu(0))})};
   AllocationResult held;
   held.results.push_back({.request = "gpu", .driver = kHami, .pool = "n1", .device = "hami-gpu-0"});
   cluster.committed.add(held);

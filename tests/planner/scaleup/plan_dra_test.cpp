@@ -53,6 +53,21 @@ std::string claim_template(const std::string& name, int mib, int cores) {
          name + R"(","namespace":"ml"},"spec":{"spec":)" + share_request(mib, cores) + "}}";
 }
 
+// Claim "busy" of a running pod, holding both GPUs of `node`'s slice whole (cores 100, all
+// memory).
+std::string busy_claim(const std::string& node) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"busy","namespace":"ml"},
+  "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami-gpu","count":2}}]}},
+  "status":{"allocation":{"devices":{"results":[
+    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":")" +
+         node + R"(","device":"hami-gpu-0",
+     "shareID":"aaaaaaaa-0000-4000-8000-000000000000","consumedCapacity":{"cores":"100","memory":"80Gi"}},
+    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":")" +
+         node + R"(","device":"hami-gpu-1",
+     "shareID":"aaaaaaaa-0000-4000-8000-000000000001","consumedCapacity":{"cores":"100","memory":"80Gi"}}]}},
+   "reservedFor":[{"resource":"pods","name":"busy","uid":"u-busy"}]}})";
+}
+
 std::string node_yaml(const std::string& name, const std::string& pool) {
   return "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: " + name +
          "\n    labels: {pool: " + pool + ", kubernetes.io/hostname: " + name +
@@ -130,18 +145,9 @@ TEST(PlannerDra, WarmGroupStartsFreshAndPacksFourSharesPerGpu) {
   for (int i = 0; i < 10; ++i) {
     cluster += pod_yaml("share-" + std::to_string(i), "resourceClaimTemplateName: share");
   }
-  const std::string busy_claim =
-      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"busy","namespace":"ml"},
-  "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami-gpu","count":2}}]}},
-  "status":{"allocation":{"devices":{"results":[
-    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":"gpu-node-1","device":"hami-gpu-0",
-     "shareID":"aaaaaaaa-0000-4000-8000-000000000000","consumedCapacity":{"cores":"100","memory":"80Gi"}},
-    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":"gpu-node-1","device":"hami-gpu-1",
-     "shareID":"aaaaaaaa-0000-4000-8000-000000000001","consumedCapacity":{"cores":"100","memory":"80Gi"}}]}},
-   "reservedFor":[{"resource":"pods","name":"busy","uid":"u-busy"}]}})";
-  const DraScenario s = scenario(
-      cluster, kGroups,
-      {hami_slice("gpu-node-1", 2), kHamiClass, claim_template("share", 20000, 25), busy_claim});
+  const DraScenario s = scenario(cluster, kGroups,
+                                 {hami_slice("gpu-node-1", 2), kHamiClass,
+                                  claim_template("share", 20000, 25), busy_claim("gpu-node-1")});
   const Plan p = plan_dra(s);
   ASSERT_EQ(p.decision, Plan::Decision::kScaleUp) << p.summary;
   ASSERT_EQ(p.scale_ups.size(), 1u);
@@ -186,16 +192,8 @@ TEST(PlannerDra, ASharedClaimPinsItsSecondPodToTheFirstPodsNode) {
   const std::string pair =
       R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"pair","namespace":"ml"},
   "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami-gpu"}}]}}})";
-  const std::string busy_claim =
-      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"busy","namespace":"ml"},
-  "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami-gpu","count":2}}]}},
-  "status":{"allocation":{"devices":{"results":[
-    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":"gpu-node-1","device":"hami-gpu-0",
-     "shareID":"aaaaaaaa-0000-4000-8000-000000000000","consumedCapacity":{"cores":"100","memory":"80Gi"}},
-    {"request":"gpu","driver":"hami-core-gpu.project-hami.io","pool":"gpu-node-1","device":"hami-gpu-1",
-     "shareID":"aaaaaaaa-0000-4000-8000-000000000001","consumedCapacity":{"cores":"100","memory":"80Gi"}}]}}}})";
-  const DraScenario s =
-      scenario(cluster, kGroups, {hami_slice("gpu-node-1", 2), kHamiClass, pair, busy_claim});
+  const DraScenario s = scenario(
+      cluster, kGroups, {hami_slice("gpu-node-1", 2), kHamiClass, pair, busy_claim("gpu-node-1")});
   const Plan p = plan_dra(s);
   ASSERT_EQ(p.scale_ups.size(), 1u) << p.summary;
   EXPECT_EQ(p.scale_ups[0].delta(), 1);
