@@ -1347,7 +1347,7 @@ Result<T> decode_as(std::string_view json, Kind want, std::string_view want_name
 }  // namespace
 
 bool is_dra_kind(std::string_view api_version, std::string_view kind) {
-  return version_of(api_version).has_value() && kind_of(kind).has_value();
+  return model::is_dra_kind(api_version, kind);  // the one list of kinds and versions
 }
 
 Status decode_object(std::string_view json, std::string_view path, Objects& out) {

@@ -3,10 +3,6 @@
 namespace hamisim::dra {
 namespace {
 
-bool is_lower_alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 bool is_c_identifier(std::string_view s) {
   if (s.empty() || s.size() > 32) return false;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -18,15 +14,6 @@ bool is_c_identifier(std::string_view s) {
 }
 
 }  // namespace
-
-bool is_dns_label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
-  for (char c : s) {
-    if (!is_lower_alnum(c) && c != '-') return false;
-  }
-  return true;
-}
 
 bool is_dns_subdomain(std::string_view s, size_t max) {
   if (s.empty() || s.size() > max) return false;

@@ -4,11 +4,12 @@
 #include <cstddef>
 #include <string_view>
 
+#include "model/names.h"
+
 namespace hamisim::dra {
 
-// RFC 1123 label: lower-case letters, digits and '-', starting and ending with a letter or
-// digit, at most 63 characters (device, request and counter names).
-bool is_dns_label(std::string_view s);
+// RFC 1123 label (device, request and counter names): the core API's grammar.
+using model::is_dns_label;
 // RFC 1123 subdomain: DNS labels joined by '.', at most `max` characters (drivers: 63).
 bool is_dns_subdomain(std::string_view s, size_t max);
 // A pool name: one or more DNS subdomains joined by '/', at most `max` characters.

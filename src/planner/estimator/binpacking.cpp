@@ -420,12 +420,8 @@ class Run {
     node.metadata.name = name;
     node.metadata.uid.clear();
     node.metadata.labels[std::string(kHostnameKey)] = name;
-    framework::NodeSlices slices;
-    if (in_.template_slices) {
-      slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
-          framework::slices_for_copy(*in_.template_slices, name, name));
-    }
-    Status st = s_.add_node(std::move(node), std::move(slices));
+    Status st =
+        s_.add_node(std::move(node), framework::slices_for_copy(in_.template_slices, name, name));
     if (!st.ok()) {
       internal_ = st.error().message;
       return false;

@@ -54,9 +54,10 @@ bool DraCluster::empty() const {
          objects_.claim_templates.empty();
 }
 
-std::vector<dra::ResourceSlice> slices_for_copy(const std::vector<dra::ResourceSlice>& slices,
-                                                std::string_view node, std::string_view suffix) {
-  std::vector<dra::ResourceSlice> out = slices;
+NodeSlices slices_for_copy(const NodeSlices& slices, std::string_view node,
+                           std::string_view suffix) {
+  if (!slices) return nullptr;
+  std::vector<dra::ResourceSlice> out = *slices;
   for (auto& s : out) {
     s.metadata.name += "-";
     s.metadata.name += suffix;
@@ -65,7 +66,7 @@ std::vector<dra::ResourceSlice> slices_for_copy(const std::vector<dra::ResourceS
     s.pool.name += suffix;
     s.scope.node_name = std::string(node);
   }
-  return out;
+  return std::make_shared<const std::vector<dra::ResourceSlice>>(std::move(out));
 }
 
 }  // namespace hamisim::planner::framework

@@ -45,7 +45,8 @@ class DraCluster {
 // `slices` (one node's own) as a copy of that node named `node` publishes them: nodeName set
 // to it, each pool and slice renamed "<name>-<suffix>"; devices, generations and slice counts
 // unchanged (CA's sanitized template copies, reference §5.5 and pitfall P22).
-std::vector<dra::ResourceSlice> slices_for_copy(const std::vector<dra::ResourceSlice>& slices,
-                                                std::string_view node, std::string_view suffix);
+// Null for null.
+NodeSlices slices_for_copy(const NodeSlices& slices, std::string_view node,
+                           std::string_view suffix);
 
 }  // namespace hamisim::planner::framework

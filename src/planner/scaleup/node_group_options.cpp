@@ -24,11 +24,9 @@ void Planner::build_templates() {
     if (g.tmpl && snap_.dra() && !g.tmpl->sample_node.empty()) {
       // A fresh node of the group publishes what the sample publishes; nothing is consumed
       // yet, since consumption lives in claims.
-      if (const auto sample = snap_.dra()->node_slices(g.tmpl->sample_node)) {
-        const std::string& name = g.tmpl->node.metadata.name;
-        g.slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
-            framework::slices_for_copy(*sample, name, name));
-      }
+      const std::string& name = g.tmpl->node.metadata.name;
+      g.slices =
+          framework::slices_for_copy(snap_.dra()->node_slices(g.tmpl->sample_node), name, name);
     }
 
     GroupEvaluation e;
@@ -80,11 +78,7 @@ Status Planner::add_upcoming_nodes() {
       copy.metadata.labels["kubernetes.io/hostname"] = copy.metadata.name;
       copy.metadata.annotations["cluster-autoscaler.k8s.io/upcoming-node"] = "true";
       const std::string name = copy.metadata.name;
-      framework::NodeSlices slices;
-      if (g.slices) {
-        slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
-            framework::slices_for_copy(*g.slices, name, "upcoming-" + std::to_string(k)));
-      }
+      auto slices = framework::slices_for_copy(g.slices, name, "upcoming-" + std::to_string(k));
       if (Status s = snap_.add_node(std::move(copy), std::move(slices)); !s) return s;
       for (model::Pod pod : g.tmpl->pods) {
         pod.metadata.name += "-upcoming-" + std::to_string(k);

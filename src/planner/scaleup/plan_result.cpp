@@ -129,12 +129,8 @@ void Planner::planned_nodes(const GroupState& g) {
     copy.metadata.name = name;
     copy.metadata.uid = name;
     copy.metadata.labels["kubernetes.io/hostname"] = name;
-    framework::NodeSlices slices;
-    if (g.slices) {
-      slices = std::make_shared<const std::vector<dra::ResourceSlice>>(
-          framework::slices_for_copy(*g.slices, name, name));
-    }
-    const bool simulated = snap_.add_node(std::move(copy), std::move(slices)).ok();
+    const bool simulated =
+        snap_.add_node(std::move(copy), framework::slices_for_copy(g.slices, name, name)).ok();
     if (simulated) {
       for (const model::Pod& p : g.tmpl->pods) (void)snap_.add_pod(p, name);
     }
