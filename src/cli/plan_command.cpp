@@ -10,7 +10,6 @@
 
 #include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
-#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
@@ -56,8 +55,9 @@ class Progress {
 
 void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--cluster", o.cluster_paths,
-                 "Nodes, pods and resource quotas as Kubernetes Lists (kubectl get "
-                 "nodes,pods,resourcequotas -A -o json); files or directories");
+                 "Nodes, pods, resource quotas and DRA objects as Kubernetes Lists (kubectl get "
+                 "nodes,pods,resourcequotas,resourceslices,deviceclasses,resourceclaims,"
+                 "resourceclaimtemplates -A -o json); files or directories");
   app.add_option("--node-groups", o.node_groups_path, "Node groups (YAML, kind NodeGroups)");
   app.add_option("--device-profiles", o.device_profiles_path, "Device profiles (YAML)");
   add_device_flags(app, o.device, "HAMi device-config.yaml");
@@ -189,10 +189,8 @@ int run_plan(PlanOptions o, bool no_arguments) {
         model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
-    for (const model::RawObject& raw : objects->dra_objects) {
-      if (Status s = dra::decode_object(raw.json, raw.path, dra_objects); !s) {
-        return fail(2, s.error().message);
-      }
+    if (Status s = planner::framework::decode_dra_objects(objects->dra_objects, dra_objects); !s) {
+      return fail(2, s.error().message);
     }
     input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),
                        std::make_move_iterator(objects->nodes.end()));
@@ -201,10 +199,7 @@ int run_plan(PlanOptions o, bool no_arguments) {
     input.quotas.insert(input.quotas.end(), std::make_move_iterator(objects->quotas.begin()),
                         std::make_move_iterator(objects->quotas.end()));
   }
-  if (!dra_objects.slices.empty() || !dra_objects.classes.empty() || !dra_objects.claims.empty() ||
-      !dra_objects.claim_templates.empty()) {
-    input.dra = std::make_shared<const planner::framework::DraCluster>(std::move(dra_objects));
-  }
+  input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
     auto objects = model::load_checked_objects(

@@ -237,10 +237,17 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   planner::scaleup::PlanInput input;
   const json::value* cluster = body->if_contains("cluster");
   if (cluster == nullptr || cluster->is_null()) {
-    return invalid("cluster: a List of Nodes, Pods and ResourceQuotas is required");
+    return invalid(
+        "cluster: a List of Nodes, Pods, ResourceQuotas and DRA objects (resource.k8s.io) is "
+        "required");
   }
-  auto objects = model::decode_objects_json(json::serialize(*cluster));
+  auto objects = model::decode_objects_json(json::serialize(*cluster), {.dra = true});
   if (!objects) return invalid("cluster: " + objects.error().message);
+  dra::Objects dra_objects;
+  if (Status s = planner::framework::decode_dra_objects(objects->dra_objects, dra_objects); !s) {
+    return invalid("cluster: " + s.error().message);
+  }
+  input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   input.nodes = std::move(objects->nodes);
   input.pods = std::move(objects->pods);
   input.quotas = std::move(objects->quotas);

@@ -199,6 +199,52 @@ TEST(PlanOverHttp, PlanRouteMatchesTheCli) {
       << bad->body;
 }
 
+// /v1/plan reads DRA objects from `cluster` as `plan --cluster` does: a pod whose claim comes
+// from a template shares the node's one HAMi GPU (20000 MiB, 25 cores of 80Gi, 100). A DRA
+// object the strict decoder refuses is a 400 naming the item.
+TEST(PlanOverHttp, PlanRouteReadsDraObjects) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  const std::string slice = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "metadata":{"name":"gpu-node-1-hami"},"spec":{"driver":"hami-core-gpu.project-hami.io",
+    "nodeName":"gpu-node-1","pool":{"name":"gpu-node-1","generation":1,"resourceSliceCount":1},
+    "devices":[{"name":"hami-gpu-0","allowMultipleAllocations":true,
+      "attributes":{"type":{"string":"hami-gpu"}},"capacity":{
+      "cores":{"value":"100","requestPolicy":{"default":"100","validRange":{"min":"0","max":"100","step":"1"}}},
+      "memory":{"value":"80Gi","requestPolicy":{"default":"80Gi","validRange":{"min":"1Mi","step":"1Mi"}}}}}]}})";
+  const std::string device_class = R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",
+    "metadata":{"name":"hami-gpu"},"spec":{"selectors":[{"cel":{"expression":
+    "device.attributes['hami-core-gpu.project-hami.io'].type == 'hami-gpu'"}}]}})";
+  const std::string claim_template = R"({"apiVersion":"resource.k8s.io/v1",
+    "kind":"ResourceClaimTemplate","metadata":{"name":"share","namespace":"ml"},
+    "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"hami-gpu",
+    "capacity":{"requests":{"memory":"20971520000","cores":"25"}}}}]}}}})";
+  const std::string node = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-node-1",
+    "labels":{"pool":"gpu"}},"status":{"allocatable":{"cpu":"8","memory":"32Gi","pods":"110"},
+    "conditions":[{"type":"Ready","status":"True"}]}})";
+  const std::string pod =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},
+    "spec":{"containers":[{"name":"main"}],
+    "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"share"}]}})";
+  const std::string groups = R"({"apiVersion":"hamisim.io/v1","kind":"NodeGroups",
+    "nodeGroups":[{"name":"gpu","minSize":1,"maxSize":3,"members":{"pool":"gpu"}}]})";
+  auto body = [&](const std::string& cls) {
+    return R"({"cluster":{"kind":"List","items":[)" + node + "," + slice + "," + cls + "," +
+           claim_template + "," + pod + R"(]},"nodeGroups":)" + groups + "}";
+  };
+  auto r = http_request(serve.client(), "POST", "/v1/plan", body(device_class));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NE(r->body.find(R"("node":"gpu-node-1")"), std::string::npos) << r->body;
+
+  std::string bad_class = device_class;
+  bad_class.replace(bad_class.find("\"spec\""), 6, "\"spek\"");
+  r = http_request(serve.client(), "POST", "/v1/plan", body(bad_class));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("cluster: items[2]"), std::string::npos) << r->body;
+}
+
 // The example's K80 node as a CA template, and a trainer pod (1 GPU, 8000 MiB).
 std::pair<boost::json::value, boost::json::value> k80_template_and_trainer() {
   auto cluster = model::yaml_to_json(read_example("cluster.yaml"));

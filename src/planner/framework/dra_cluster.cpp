@@ -1,5 +1,7 @@
 #include "planner/framework/dra_cluster.h"
 
+#include "dra/decode.h"
+
 namespace hamisim::planner::framework {
 namespace {
 
@@ -49,9 +51,19 @@ const dra::ResourceClaimTemplate* DraCluster::claim_template(std::string_view na
   return it == templates_.end() ? nullptr : it->second;
 }
 
-bool DraCluster::empty() const {
-  return objects_.slices.empty() && objects_.classes.empty() && objects_.claims.empty() &&
-         objects_.claim_templates.empty();
+std::shared_ptr<const DraCluster> DraCluster::make_if_any(dra::Objects objects) {
+  if (objects.slices.empty() && objects.classes.empty() && objects.claims.empty() &&
+      objects.claim_templates.empty()) {
+    return nullptr;
+  }
+  return std::make_shared<const DraCluster>(std::move(objects));
+}
+
+Status decode_dra_objects(const std::vector<model::RawObject>& items, dra::Objects& into) {
+  for (const model::RawObject& item : items) {
+    if (Status s = dra::decode_object(item.json, item.path, into); !s) return s;
+  }
+  return ok_status();
 }
 
 NodeSlices slices_for_copy(const NodeSlices& slices, std::string_view node,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dra/objects.h"
+#include "model/decode.h"
 
 namespace hamisim::planner::framework {
 
@@ -22,6 +23,8 @@ using NodeSlices = std::shared_ptr<const std::vector<dra::ResourceSlice>>;
 class DraCluster {
  public:
   explicit DraCluster(dra::Objects objects);
+  // Null when there is no object at all: a plan without DRA.
+  static std::shared_ptr<const DraCluster> make_if_any(dra::Objects objects);
 
   const std::vector<dra::DeviceClass>& classes() const { return objects_.classes; }
   const std::vector<dra::ResourceClaim>& claims() const { return objects_.claims; }
@@ -32,7 +35,6 @@ class DraCluster {
   const dra::ResourceClaim* claim(std::string_view namespace_, std::string_view name) const;
   const dra::ResourceClaimTemplate* claim_template(std::string_view namespace_,
                                                    std::string_view name) const;
-  bool empty() const;
 
  private:
   dra::Objects objects_;
@@ -41,6 +43,10 @@ class DraCluster {
   std::map<std::string, const dra::ResourceClaim*, std::less<>> claims_;  // "ns/name"
   std::map<std::string, const dra::ResourceClaimTemplate*, std::less<>> templates_;
 };
+
+// Decodes the DRA items a cluster input kept (model::ObjectSet::dra_objects) with the strict
+// DRA decoder, appending to `into`; errors name the item.
+Status decode_dra_objects(const std::vector<model::RawObject>& items, dra::Objects& into);
 
 // `slices` (one node's own) as a copy of that node named `node` publishes them: nodeName set
 // to it, each pool and slice renamed "<name>-<suffix>"; devices, generations and slice counts
