@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "device/registry.h"
+
 namespace hamisim::planner::scaleup::detail {
 
 // Steps 2 and 3: pending pods that fit existing (or upcoming) nodes are placed there, in
@@ -32,6 +34,16 @@ std::vector<PodInfoPtr> Planner::filter_out_schedulable() {
       out.state = PodOutcome::State::kIgnored;
       out.reason = "expendable: priority " + std::to_string(priority_of(*pod)) +
                    " is below the cutoff " + std::to_string(o_.expendable_pods_priority_cutoff);
+      add_outcome(std::move(out));
+      continue;
+    }
+    if (model::has_resource_claims(*pod) &&
+        device::has_device_requests(env_.cache->engine().registry().requests_for(*pod))) {
+      out.state = PodOutcome::State::kBlocked;
+      out.reason =
+          "asks for HAMi devices by resource name and for ResourceClaims: HAMi's device-plugin "
+          "mode and its DRA mode must not be mixed (convert the requests to claims, as HAMi-DRA's "
+          "webhook does, or drop the claims)";
       add_outcome(std::move(out));
       continue;
     }

@@ -220,5 +220,23 @@ TEST(PlannerDra, AClassSelectorOutsideTheCelSubsetIsAClearError) {
       << reasons;
 }
 
+TEST(PlannerDra, APodMixingHamiRequestsAndClaimsIsBlocked) {
+  // HAMi says the two modes must not share a cluster: such a pod is refused, not planned.
+  std::string cluster = node_yaml("gpu-node-1", "gpu");
+  cluster +=
+      "- apiVersion: v1\n  kind: Pod\n  metadata: {name: mixed, namespace: ml}\n  spec:\n"
+      "    containers: [{name: main, resources: {limits: {nvidia.com/gpu: '1', "
+      "nvidia.com/gpumem: '1000'}}}]\n"
+      "    resourceClaims: [{name: gpu, resourceClaimTemplateName: share}]\n";
+  const Plan p = plan_dra(
+      scenario(cluster, kGroups,
+               {hami_slice("gpu-node-1", 1), kHamiClass, claim_template("share", 1000, 10)}));
+  const PodOutcome& o = outcome(p, "ml/mixed");
+  EXPECT_EQ(o.state, State::kBlocked);
+  EXPECT_NE(o.reason.find("HAMi's device-plugin mode and its DRA mode must not be mixed"),
+            std::string::npos)
+      << o.reason;
+}
+
 }  // namespace plan_dra_test
 }  // namespace hamisim::planner::scaleup
