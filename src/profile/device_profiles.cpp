@@ -9,6 +9,7 @@
 #include "model/input.h"
 #include "model/yaml_check.h"
 #include "model/yaml_fields.h"
+#include "profile/dra_slices.h"
 
 namespace hamisim::profile {
 namespace {
@@ -285,7 +286,8 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
     }
     if (!names.insert(*name).second) return (w / "name").error(p["name"], "duplicate profile name");
     if (Status s = check_keys(
-            p, w, {"name", "match", "onMismatch", "devices", "register", "capacity", "topology"});
+            p, w,
+            {"name", "match", "onMismatch", "devices", "register", "capacity", "topology", "dra"});
         !s) {
       return s.error();
     }
@@ -302,11 +304,14 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
     const bool has_register = p["register"] && !p["register"].IsNull();
     const bool has_capacity = p["capacity"] && !p["capacity"].IsNull();
     if (has_devices && has_register) return w.error(p, "devices and register are exclusive");
-    if (!has_devices && !has_register && !has_capacity)
-      return w.error(p, "one of devices, register or capacity is required");
+    const bool has_dra = p["dra"] && !p["dra"].IsNull();
+    if (!has_devices && !has_register && !has_capacity && !has_dra)
+      return w.error(p, "one of devices, register, capacity or dra is required");
+    std::optional<std::vector<device::DeviceInfo>> devices;
     if (has_devices) {
-      auto devices = read_devices(p["devices"], w / "devices", profile.name);
-      if (!devices) return devices.error();
+      auto read = read_devices(p["devices"], w / "devices", profile.name);
+      if (!read) return read.error();
+      devices = std::move(read).value();
       profile.annotations[std::string(device::kNvidiaRegisterAnnotation)] =
           device::encode_register_json(*devices);
       auto topology = read_topology(p["topology"], w / "topology", *devices);
@@ -349,6 +354,17 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
         if (!q) return (w / "capacity" / resource).error(kv.second, q.error().message);
         profile.capacity[resource] = *q;
       }
+    }
+    if (has_dra) {
+      auto slices =
+          read_dra_slices(p["dra"], w / "dra", profile.name, devices ? &*devices : nullptr);
+      if (!slices) return slices.error();
+      profile.dra_slices = std::move(slices).value();
+    }
+    if (!has_devices && !has_register && !has_capacity) {
+      // DRA only: there is no device-plugin registration to decode.
+      out.profiles.push_back(std::move(profile));
+      continue;
     }
     // Decode the description exactly as a registered node's annotation would be decoded.
     model::Node synthetic;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device/registry.h"
+#include "dra/objects.h"
 #include "fit/inventory.h"
 #include "model/objects.h"
 #include "model/result.h"
@@ -38,6 +39,9 @@ struct DeviceProfile {
   // Node capacity the profile stands for (vendors that HAMi discovers from node capacity,
   // such as Cambricon or Moore Threads).
   model::ResourceList capacity;
+  // Under DRA (`dra:`): the ResourceSlices a fresh node of the group publishes, on a node named
+  // after the profile until a template is made from it. Empty: the profile describes none.
+  std::vector<dra::ResourceSlice> dra_slices;
 };
 
 struct DeviceProfiles {

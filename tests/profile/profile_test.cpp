@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "duplicate profile name"},
         BadProfile{"BothForms", "  - name: x\n" + kDevice + "    register: {nvidia: '[]'}\n",
                    "devices and register are exclusive"},
-        BadProfile{"NeitherForm", "  - name: x\n", "one of devices, register or capacity"},
+        BadProfile{"NeitherForm", "  - name: x\n", "one of devices, register, capacity or dra"},
         BadProfile{"RegisterKeyNeitherNvidiaNorAnnotation",
                    "  - name: x\n    register: {hygon: 'a,1,1,100,DCU,0,true:'}\n",
                    "expected nvidia or a registration annotation key"},
@@ -452,4 +452,92 @@ INSTANTIATE_TEST_SUITE_P(Spec74, OnMismatchTest,
                          ::testing::Values("warn", "preferObserved", "reject"));
 
 }  // namespace
+}  // namespace hamisim::profile
+
+namespace hamisim::profile {
+namespace dra_form_test {
+
+class ProfileDraTest : public ::testing::Test {
+ protected:
+  ProfileDraTest() : registry_(device::build_registry({})) {}
+  Result<DeviceProfiles> parse(const std::string& profile_body) {
+    return parse_device_profiles(
+        "apiVersion: hamisim.io/v1\nkind: DeviceProfiles\nprofiles:\n  - name: g\n" + profile_body,
+        "profiles.yaml", registry_);
+  }
+  device::DeviceRegistry registry_;
+};
+
+// `hamiDriver: true`: the devices as HAMi's k8s-dra-driver publishes them (reference §4.1),
+// one node-local slice with a pool named after the node; an unhealthy GPU is never listed.
+TEST_F(ProfileDraTest, HamiDriverRendersTheDevices) {
+  auto p = parse(
+      "    devices:\n      - {count: 2, split: 10, devmem: 81920, type: NVIDIA-A100-SXM4-80GB}\n"
+      "    dra: {hamiDriver: true}\n");
+  ASSERT_TRUE(p) << p.error().message;
+  const auto& slices = p->profiles.at(0).dra_slices;
+  ASSERT_EQ(slices.size(), 1u);
+  const dra::ResourceSlice& s = slices[0];
+  EXPECT_EQ(s.driver, "hami-core-gpu.project-hami.io");
+  EXPECT_EQ(s.pool.name, "g");
+  EXPECT_EQ(s.scope.node_name, "g");
+  ASSERT_EQ(s.devices.size(), 2u);
+  const dra::Device& d = s.devices[1];
+  EXPECT_EQ(d.name, "hami-gpu-1");
+  EXPECT_TRUE(d.allow_multiple_allocations);
+  EXPECT_EQ(std::get<std::string>(d.attributes.at("type")), "hami-gpu");
+  EXPECT_EQ(std::get<std::string>(d.attributes.at("productName")), "A100-SXM4-80GB");
+  EXPECT_EQ(std::get<int64_t>(d.attributes.at("minor")), 1);
+  EXPECT_EQ(d.capacity.at("memory").value, model::Quantity::from_int(81920LL << 20));
+  EXPECT_EQ(d.capacity.at("memory").request_policy->valid_range->step,
+            model::Quantity::from_int(1 << 20));
+  EXPECT_EQ(d.capacity.at("cores").request_policy->default_value, model::Quantity::from_int(100));
+}
+
+// `resourceSlices:` are read by the strict DRA decoder; the node name is the profile's until a
+// node is made.
+TEST_F(ProfileDraTest, ResourceSlicesAreDecodedStrictly) {
+  auto p = parse(
+      "    dra:\n      resourceSlices:\n"
+      "        - apiVersion: resource.k8s.io/v1\n          kind: ResourceSlice\n"
+      "          metadata: {name: nic}\n"
+      "          spec:\n            driver: nic.example.com\n            nodeName: any\n"
+      "            pool: {name: nics, generation: 1, resourceSliceCount: 1}\n"
+      "            devices: [{name: nic-0, attributes: {speed: {int: 400}}}]\n");
+  ASSERT_TRUE(p) << p.error().message;
+  const auto& slices = p->profiles.at(0).dra_slices;
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0].driver, "nic.example.com");
+  EXPECT_EQ(slices[0].scope.node_name, "g");
+  EXPECT_EQ(std::get<int64_t>(slices[0].devices.at(0).attributes.at("speed")), 400);
+  EXPECT_TRUE(p->profiles.at(0).annotations.empty());  // DRA only: no registration
+}
+
+TEST_F(ProfileDraTest, ErrorsNameTheField) {
+  auto p = parse("    dra: {hamiDriver: true}\n");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("dra.hamiDriver"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("the profile has none"), std::string::npos);
+  p = parse("    dra: {hami: true}\n");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("hami"), std::string::npos) << p.error().message;
+  p = parse(
+      "    dra:\n      resourceSlices:\n"
+      "        - {apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {name: x},\n"
+      "           spec: {driver: d.io, allNodes: true, pool: {name: p, resourceSliceCount: 1}}}\n");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("dra.resourceSlices[0]"), std::string::npos)
+      << p.error().message;
+  EXPECT_NE(p.error().message.find("spec.nodeName is required"), std::string::npos);
+  p = parse(
+      "    dra:\n      resourceSlices:\n"
+      "        - {apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {name: x},\n"
+      "           spec: {driver: d.io, nodeName: n, pool: {name: p, resourceSliceCount: 1},\n"
+      "                  devices: [{name: A}]}}\n");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("spec.devices[0]: \"A\" is not a DNS label"), std::string::npos)
+      << p.error().message;
+}
+
+}  // namespace dra_form_test
 }  // namespace hamisim::profile

@@ -6,6 +6,24 @@
 
 namespace hamisim::planner::scaleup::detail {
 
+// The ResourceSlices a fresh node of the group publishes: warm, what the sample publishes
+// (nothing is consumed yet, since consumption lives in claims); cold, what the group's device
+// profile describes in DRA form.
+framework::NodeSlices Planner::template_slices(const nodegroups::GroupTemplate& tmpl,
+                                               const nodegroups::NodeGroupSpec& spec) const {
+  const std::string& name = tmpl.node.metadata.name;
+  if (tmpl.source == nodegroups::GroupTemplate::Source::kWarm) {
+    return snap_.dra()
+               ? framework::slices_for_copy(snap_.dra()->node_slices(tmpl.sample_node), name, name)
+               : nullptr;
+  }
+  if (spec.device_profile.empty()) return nullptr;
+  const profile::DeviceProfile* p = env_.cache->engine().profiles().find(spec.device_profile);
+  if (p == nullptr || p->dra_slices.empty()) return nullptr;
+  return framework::slices_for_copy(
+      std::make_shared<const std::vector<dra::ResourceSlice>>(p->dra_slices), name, name);
+}
+
 void Planner::build_templates() {
   states_.resize(in_.node_groups.groups.size());
   for (size_t i = 0; i < in_.node_groups.groups.size(); ++i) {
@@ -21,13 +39,7 @@ void Planner::build_templates() {
     ti.index = static_cast<int64_t>(i);
     g.target = spec.target_size.value_or(static_cast<int64_t>(ti.members.size()));
     g.tmpl = nodegroups::build_template(ti);
-    if (g.tmpl && snap_.dra() && !g.tmpl->sample_node.empty()) {
-      // A fresh node of the group publishes what the sample publishes; nothing is consumed
-      // yet, since consumption lives in claims.
-      const std::string& name = g.tmpl->node.metadata.name;
-      g.slices =
-          framework::slices_for_copy(snap_.dra()->node_slices(g.tmpl->sample_node), name, name);
-    }
+    if (g.tmpl) g.slices = template_slices(*g.tmpl, spec);
 
     GroupEvaluation e;
     e.name = spec.name;

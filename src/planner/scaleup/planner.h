@@ -106,6 +106,8 @@ class Planner {
 
   // node_group_options.cpp
   void build_templates();
+  framework::NodeSlices template_slices(const nodegroups::GroupTemplate& tmpl,
+                                        const nodegroups::NodeGroupSpec& spec) const;
   Status add_upcoming_nodes();
   void validate_groups();
   void check_templates();

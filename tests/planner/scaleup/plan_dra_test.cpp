@@ -11,6 +11,7 @@
 #include "model/decode.h"
 #include "planner/scaleup/plan.h"
 #include "planner/scaleup/planning.h"
+#include "profile/device_profiles.h"
 
 namespace hamisim::planner::scaleup {
 namespace plan_dra_test {
@@ -85,13 +86,25 @@ std::string pod_yaml(const std::string& name, const std::string& claim_ref) {
          claim_ref + "}]\n";
 }
 
+std::shared_ptr<const device::DeviceRegistry> registry() {
+  static auto r = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
+  return r;
+}
+
 struct DraScenario {
   PlanInput input;
+  std::shared_ptr<const profile::DeviceProfiles> profiles;
 };
 
 DraScenario scenario(const std::string& cluster_yaml, const std::string& groups_yaml,
-                     const std::vector<std::string>& dra_json) {
+                     const std::vector<std::string>& dra_json,
+                     const std::string& profiles_yaml = {}) {
   DraScenario s;
+  if (!profiles_yaml.empty()) {
+    auto p = profile::parse_device_profiles(profiles_yaml, "profiles.yaml", *registry());
+    EXPECT_TRUE(p) << p.error().message;
+    if (p) s.profiles = std::make_shared<const profile::DeviceProfiles>(std::move(p).value());
+  }
   auto objects = model::decode_objects("apiVersion: v1\nkind: List\nitems:\n" + cluster_yaml);
   EXPECT_TRUE(objects) << objects.error().message;
   if (objects) {
@@ -111,8 +124,7 @@ DraScenario scenario(const std::string& cluster_yaml, const std::string& groups_
 }
 
 Plan plan_dra(const DraScenario& s) {
-  static auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
-  auto planning = Planning::create(registry, nullptr, std::nullopt);
+  auto planning = Planning::create(registry(), s.profiles, std::nullopt);
   EXPECT_TRUE(planning) << planning.error().message;
   auto p = (*planning)->plan(s.input, PlannerOptions{});
   EXPECT_TRUE(p) << p.error().message;
@@ -218,6 +230,35 @@ TEST(PlannerDra, AClassSelectorOutsideTheCelSubsetIsAClearError) {
   for (const auto& [group, why] : o.group_reasons) reasons += " | " + why;
   EXPECT_NE(reasons.find("device class hami-gpu: selector #0: CEL expression"), std::string::npos)
       << reasons;
+}
+
+TEST(PlannerDra, ColdZeroGroupFromAProfileRenderedInHamiDriverShape) {
+  // No node of group a100 exists; its profile describes 8 A100s of 81920 MiB and renders them
+  // as HAMi's k8s-dra-driver publishes them. 40 pods of 20 GiB (20480 MiB) and 25 cores: per
+  // GPU min(100/25, 81920/20480) = 4, per node 32, so 40 pods need 2 nodes (32 + 8).
+  std::string cluster = node_yaml("cpu-node-1", "cpu");
+  for (int i = 0; i < 40; ++i) {
+    cluster += pod_yaml("share-" + std::to_string(i), "resourceClaimTemplateName: share");
+  }
+  const std::string groups =
+      "apiVersion: hamisim.io/v1\nkind: NodeGroups\nnodeGroups:\n"
+      "  - name: a100\n    minSize: 0\n    maxSize: 5\n    members: {pool: a100}\n"
+      "    template:\n      metadata: {labels: {pool: a100}}\n"
+      "      status: {capacity: {cpu: '96', memory: 1900Gi, pods: '110'}}\n"
+      "    deviceProfile: a100\n";
+  const std::string profiles =
+      "apiVersion: hamisim.io/v1\nkind: DeviceProfiles\nprofiles:\n"
+      "  - name: a100\n    match: {nodeGroups: [a100]}\n"
+      "    devices:\n      - {count: 8, split: 10, devmem: 81920, type: NVIDIA-A100-SXM4-80GB}\n"
+      "    dra: {hamiDriver: true}\n";
+  const Plan p = plan_dra(
+      scenario(cluster, groups, {kHamiClass, claim_template("share", 20480, 25)}, profiles));
+  ASSERT_EQ(p.scale_ups.size(), 1u) << p.summary;
+  EXPECT_EQ(p.scale_ups[0].group, "a100");
+  EXPECT_EQ(p.scale_ups[0].delta(), 2);
+  ASSERT_EQ(p.new_nodes.size(), 2u);
+  EXPECT_EQ(p.new_nodes[0].pods.size(), 32u);
+  EXPECT_EQ(p.new_nodes[1].pods.size(), 8u);
 }
 
 TEST(PlannerDra, APodMixingHamiRequestsAndClaimsIsBlocked) {
