@@ -312,6 +312,21 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
       auto read = read_devices(p["devices"], w / "devices", profile.name);
       if (!read) return read.error();
       devices = std::move(read).value();
+    }
+    bool hami_driver = false;  // devices: describe HAMi's DRA driver, not a registration
+    if (has_dra) {
+      auto dra = read_dra_slices(p["dra"], w / "dra", profile.name, devices ? &*devices : nullptr);
+      if (!dra) return dra.error();
+      profile.dra_slices = std::move(dra->slices);
+      hami_driver = dra->hami_driver;
+    }
+    if (hami_driver && p["topology"]) {
+      return (w / "topology")
+          .error(p["topology"],
+                 "not with dra.hamiDriver: the devices are published to DRA, which has no "
+                 "HAMi topology scores");
+    }
+    if (has_devices && !hami_driver) {
       profile.annotations[std::string(device::kNvidiaRegisterAnnotation)] =
           device::encode_register_json(*devices);
       auto topology = read_topology(p["topology"], w / "topology", *devices);
@@ -355,14 +370,10 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
         profile.capacity[resource] = *q;
       }
     }
-    if (has_dra) {
-      auto slices =
-          read_dra_slices(p["dra"], w / "dra", profile.name, devices ? &*devices : nullptr);
-      if (!slices) return slices.error();
-      profile.dra_slices = std::move(slices).value();
-    }
-    if (!has_devices && !has_register && !has_capacity) {
+    if (!has_register && !has_capacity && (!has_devices || hami_driver)) {
       // DRA only: there is no device-plugin registration to decode.
+      profile.inventory.source = fit::DeviceSource::kProfile;
+      profile.inventory.profile = profile.name;
       out.profiles.push_back(std::move(profile));
       continue;
     }

@@ -51,12 +51,12 @@ dra::ResourceSlice hami_driver_slice(const std::string& node,
   return s;
 }
 
-Result<std::vector<dra::ResourceSlice>> read_dra_slices(
-    const YAML::Node& n, const Where& where, const std::string& profile,
-    const std::vector<device::DeviceInfo>* devices) {
+Result<DraForm> read_dra_slices(const YAML::Node& n, const Where& where, const std::string& profile,
+                                const std::vector<device::DeviceInfo>* devices) {
   if (!n.IsMap()) return where.error(n, "expected a mapping with hamiDriver and/or resourceSlices");
   if (Status s = check_keys(n, where, {"hamiDriver", "resourceSlices"}); !s) return s.error();
-  std::vector<dra::ResourceSlice> out;
+  DraForm form;
+  std::vector<dra::ResourceSlice>& out = form.slices;
   if (const YAML::Node h = n["hamiDriver"]; h && !h.IsNull()) {
     bool on = false;
     if (!h.IsScalar() || !YAML::convert<bool>::decode(h, on)) {
@@ -68,6 +68,7 @@ Result<std::vector<dra::ResourceSlice>> read_dra_slices(
             .error(h, "renders the profile's devices:, and the profile has none");
       }
       out.push_back(hami_driver_slice(profile, *devices));
+      form.hami_driver = true;
     }
   }
   if (const YAML::Node list = n["resourceSlices"]; list && !list.IsNull()) {
@@ -89,7 +90,7 @@ Result<std::vector<dra::ResourceSlice>> read_dra_slices(
       out.push_back(std::move(slice).value());
     }
   }
-  return out;
+  return form;
 }
 
 }  // namespace hamisim::profile

@@ -20,9 +20,15 @@ namespace hamisim::profile {
 // `resourceSlices:` lists ResourceSlices as a node of the group publishes them, read by the
 // strict DRA decoder. Node-local slices only: `spec.nodeName` is required and each node's
 // name replaces it. The slices' node name is the profile's name until a node is made.
-Result<std::vector<dra::ResourceSlice>> read_dra_slices(
-    const YAML::Node& n, const model::yaml::Where& where, const std::string& profile,
-    const std::vector<device::DeviceInfo>* devices);
+struct DraForm {
+  std::vector<dra::ResourceSlice> slices;
+  // `hamiDriver: true`: the profile's devices are HAMi's DRA driver's, so they are not also a
+  // device-plugin registration (HAMi's two modes must not share a node).
+  bool hami_driver = false;
+};
+Result<DraForm> read_dra_slices(const YAML::Node& n, const model::yaml::Where& where,
+                                const std::string& profile,
+                                const std::vector<device::DeviceInfo>* devices);
 
 // One slice in HAMi k8s-dra-driver's shape (reference dra.md §4.1) for the healthy GPUs of
 // `devices`, on node `node`, pool named after the node: `hami-gpu-<index>`, attributes type,

@@ -196,6 +196,27 @@ TEST_F(CliInputs, PlanClusterFromAKubectlGetAllDumpWarnsNamingWhatWasSkipped) {
   EXPECT_THAT(r.err, HasSubstr("skipped 1 Deployment"));
 }
 
+// The bundled DRA example, by hand (its cluster.yaml says why): three chat pods fit
+// l40-node-1's shared GPUs, train-0 needs two 80 GiB GPUs only the cold-zero A100 group has, so
+// that group grows by one node holding train-0 on two GPUs and the other three chat pods
+// sharing a third (75 of 100 cores, 60 of 80 GiB).
+TEST_F(CliInputs, PlanReadsTheBundledDraExample) {
+  const std::string dir = kExamples + "/plan-dra/";
+  auto r = hamisim({"plan", "--cluster", dir + "cluster.yaml", "--node-groups",
+                    dir + "node-groups.yaml", "--device-profiles", dir + "device-profiles.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("Decision: scale up gpu-a100 by 1 node (0 -> 1)"));
+  EXPECT_THAT(r.out, HasSubstr("ml/chat-0   fits-existing-node  on l40-node-1"));
+  EXPECT_THAT(r.out, HasSubstr("3 claims: ml/chat-3-gpu, ml/chat-4-gpu, ml/chat-5-gpu"));
+  r = hamisim({"plan", "--cluster", dir + "cluster.yaml", "--node-groups", dir + "node-groups.yaml",
+               "--device-profiles", dir + "device-profiles.yaml", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(
+      r.out,
+      HasSubstr(
+          R"("device":"hami-gpu-2","shareable":true,"capacity":[{"name":"cores","consumed":"75","total":"100"})"));
+}
+
 TEST_F(CliInputs, PlanClusterDashReadsStandardInput) {
   const auto r = hamisim_with_stdin(
       "plan --cluster - --node-groups '" + kNodeGroups + "' --device-profiles '" + kProfiles + "'",

@@ -492,6 +492,9 @@ TEST_F(ProfileDraTest, HamiDriverRendersTheDevices) {
   EXPECT_EQ(d.capacity.at("memory").request_policy->valid_range->step,
             model::Quantity::from_int(1 << 20));
   EXPECT_EQ(d.capacity.at("cores").request_policy->default_value, model::Quantity::from_int(100));
+  // Published to DRA, the devices are not also a device-plugin registration.
+  EXPECT_TRUE(p->profiles.at(0).annotations.empty());
+  EXPECT_TRUE(p->profiles.at(0).inventory.devices.empty());
 }
 
 // `resourceSlices:` are read by the strict DRA decoder; the node name is the profile's until a

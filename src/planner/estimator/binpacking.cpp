@@ -289,7 +289,7 @@ class Run {
       return false;
     }
     fitter_.placed(*placed, *s_.node(node));
-    out_.placements.push_back({ptr->key(), node, fit.allocations});
+    out_.placements.push_back({ptr->key(), node, fit.allocations, placed->claim_allocations()});
     if (with_pods_.insert(node).second) out_.nodes_with_pods.push_back(node);
     return true;
   }

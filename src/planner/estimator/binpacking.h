@@ -194,6 +194,7 @@ struct Placement {
   std::string pod;                                              // namespace/name
   std::string node;                                             // template copy name
   std::map<std::string, std::string, std::less<>> allocations;  // what the fit added
+  std::vector<framework::ClaimAllocation> claims;               // claims it allocated there
 };
 
 struct UnplacedPod {

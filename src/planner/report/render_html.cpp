@@ -301,6 +301,31 @@ class HtmlWriter {
             "%\"></span></div><span class=\"num\">" + text + "</span>";
   }
 
+  // The node's DRA devices: each capacity as a meter, and the claims with a share on it.
+  void dra_devices(const std::vector<scaleup::DraDeviceUse>& devices) {
+    out_ +=
+        "<table><thead><tr><th>device</th><th>consumed capacity</th><th>claims</th></tr>"
+        "</thead><tbody>\n";
+    for (const auto& d : devices) {
+      out_ += "<tr><td class=\"mono\">" + html(d.device) + "</td><td><div class=\"res\">";
+      for (const auto& c : d.capacity) {
+        meter(html(c.name), c.consumed.value(), c.total.value(), html(capacity_usage(c)));
+      }
+      out_ += "</div></td><td>";
+      if (d.claims.empty()) {
+        out_ += "none";
+      } else {
+        out_ += "<details><summary>" +
+                plural(static_cast<int64_t>(d.claims.size()), "claim", "claims") +
+                "</summary><ul class=\"reasons\">";
+        for (const auto& c : d.claims) out_ += "<li class=\"mono\">" + html(c) + "</li>";
+        out_ += "</ul></details>";
+      }
+      out_ += "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+  }
+
   // One small SVG per device: a memory bar and a cores bar on the same scale.
   void device_svg(const DeviceUse& d) {
     constexpr double kBar = 170;
@@ -336,9 +361,10 @@ class HtmlWriter {
       meter("memory", n.memory_requested, n.memory_allocatable,
             format_bytes(n.memory_requested) + " / " + format_bytes(n.memory_allocatable));
       out_ += "</div>\n";
-      if (n.devices.empty()) {
+      if (!n.dra_devices.empty()) dra_devices(n.dra_devices);
+      if (n.devices.empty() && n.dra_devices.empty()) {
         out_ += "<p class=\"meta\">No devices described by the template.</p>\n";
-      } else {
+      } else if (!n.devices.empty()) {
         out_ +=
             "<table><thead><tr><th>device</th><th>type</th><th>usage</th><th class=\"num\">"
             "memory</th><th class=\"num\">cores</th><th class=\"num\">slots</th></tr></thead>"

@@ -155,6 +155,27 @@ void json_node(JsonWriter& w, const PlannedNode& n) {
     w.end_object();
   }
   w.end_array();
+  w.key("draDevices").begin_array();
+  for (const auto& d : n.dra_devices) {
+    w.begin_object();
+    w.key("driver").string(d.driver);
+    w.key("pool").string(d.pool);
+    w.key("device").string(d.device);
+    w.key("shareable").boolean(d.shareable);
+    w.key("capacity").begin_array();
+    for (const auto& c : d.capacity) {
+      w.begin_object();
+      w.key("name").string(c.name);
+      w.key("consumed").string(c.consumed.to_string());
+      w.key("total").string(c.total.to_string());
+      w.end_object();
+    }
+    w.end_array();
+    w.key("claims");
+    strings(w, d.claims);
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
 }
 

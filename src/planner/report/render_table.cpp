@@ -409,9 +409,12 @@ class TableWriter {
       d.add({left("memory"),
              left(format_bytes(n.memory_requested) + " / " + format_bytes(n.memory_allocatable) +
                   "  " + percent_text(n.memory_requested, n.memory_allocatable))});
-      if (n.devices.empty()) d.add({left("devices"), left("none described by the template")});
+      if (n.devices.empty() && n.dra_devices.empty()) {
+        d.add({left("devices"), left("none described by the template")});
+      }
       lines(d.render(paint_), "      ");
       if (!n.devices.empty()) device_lines(n.devices);
+      if (!n.dra_devices.empty()) dra_device_lines(n.dra_devices);
     }
   }
 
@@ -427,6 +430,25 @@ class TableWriter {
              right(std::to_string(d.used_cores) + "/" + std::to_string(d.total_cores) + " %"),
              left("slots"),
              right(std::to_string(d.used_slots) + "/" + std::to_string(d.total_slots))});
+    }
+    lines(t.render(paint_), "      ");
+  }
+
+  // "hami-gpu-0  cores [bar] 75 / 100  memory [bar] 60 GiB / 80 GiB  3 claims: a, b, c".
+  void dra_device_lines(const std::vector<scaleup::DraDeviceUse>& devices) {
+    Columns t;
+    for (const auto& d : devices) {
+      std::vector<Cell> row{left(printable(d.device))};
+      for (const auto& c : d.capacity) {
+        row.push_back(left(printable(c.name)));
+        row.push_back(left(text_bar(c.consumed.value(), c.total.value(), options_.bar_width)));
+        row.push_back(right(capacity_usage(c)));
+      }
+      row.push_back(left(d.claims.empty()
+                             ? "no claims"
+                             : plural(static_cast<int64_t>(d.claims.size()), "claim", "claims") +
+                                   ": " + printable(claims_text(d.claims, 3))));
+      t.add(std::move(row));
     }
     lines(t.render(paint_), "      ");
   }

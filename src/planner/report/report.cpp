@@ -70,6 +70,21 @@ std::string format_cores(int64_t milli) {
 }
 
 // Bytes in the largest binary unit that keeps the value at least 1, one decimal: "12.5 GiB".
+std::string format_capacity(std::string_view name, const model::Quantity& q) {
+  return name.ends_with("memory") ? format_bytes(q.value()) : q.to_string();
+}
+
+std::string capacity_usage(const scaleup::DraDeviceUse::Capacity& c) {
+  return format_capacity(c.name, c.consumed) + " / " + format_capacity(c.name, c.total);
+}
+
+std::string claims_text(const std::vector<std::string>& claims, size_t shown) {
+  std::string out;
+  for (size_t i = 0; i < claims.size() && i < shown; ++i) out += (i ? ", " : "") + claims[i];
+  if (claims.size() > shown) out += " +" + std::to_string(claims.size() - shown) + " more";
+  return out;
+}
+
 std::string format_bytes(int64_t bytes) {
   static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";

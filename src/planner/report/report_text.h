@@ -28,6 +28,13 @@ std::string plural(int64_t n, std::string_view one, std::string_view many);
 std::string format_cores(int64_t milli);
 // Bytes in the largest binary unit that keeps the value at least 1: "12.5 GiB".
 std::string format_bytes(int64_t bytes);
+// A DRA capacity for people: a memory-like one (its name ends in "memory") in binary units,
+// any other as its quantity text.
+std::string format_capacity(std::string_view name, const model::Quantity& q);
+// "75 / 100", "60 GiB / 80 GiB".
+std::string capacity_usage(const scaleup::DraDeviceUse::Capacity& c);
+// "ml/a, ml/b, ml/c +4 more": at most `shown` names.
+std::string claims_text(const std::vector<std::string>& claims, size_t shown);
 // Share of `total` in [0, 1]; 0 without a total.
 double fraction(int64_t used, int64_t total);
 // "warm", "cold", or "none" without a template.

@@ -117,6 +117,21 @@ struct GroupEvaluation {
   std::string expander_note;  // e.g. the least-waste score
 };
 
+// A device a new node publishes under DRA, with what the claims placed on it consume.
+struct DraDeviceUse {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  bool shareable = false;  // allowMultipleAllocations
+  struct Capacity {
+    std::string name;
+    model::Quantity consumed;  // summed over the shares on the device
+    model::Quantity total;
+  };
+  std::vector<Capacity> capacity;   // every capacity of the device, by name
+  std::vector<std::string> claims;  // namespace/name of the claims with a result on it
+};
+
 struct PlannedNode {
   std::string name;  // the estimator's template copy name
   std::string group;
@@ -126,6 +141,9 @@ struct PlannedNode {
   int64_t memory_requested = 0;  // bytes
   int64_t memory_allocatable = 0;
   std::vector<DeviceUse> devices;  // empty when the template describes no devices
+  // Under DRA: every device of the node's own ResourceSlices (slices by name, devices in
+  // slice order). Empty when it publishes none.
+  std::vector<DraDeviceUse> dra_devices;
 };
 
 struct ScaleUp {

@@ -117,6 +117,54 @@ Result<Plan> Planner::no_scale_up(const std::vector<PodInfoPtr>& remaining, std:
 }
 
 // The chosen group's new nodes with what lands on them, replayed in a fork.
+namespace {
+
+// The node's own DRA devices with what the claims on it consume (the snapshot's sums, which
+// count every share on the device) and which claims have results on it.
+std::vector<DraDeviceUse> describe_dra_devices(const NodeInfo& node,
+                                               const dra::AllocatedState& allocated) {
+  std::vector<DraDeviceUse> out;
+  if (!node.slices()) return out;
+  std::vector<const dra::ResourceSlice*> slices;
+  for (const auto& s : *node.slices()) slices.push_back(&s);
+  std::sort(slices.begin(), slices.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  for (const dra::ResourceSlice* s : slices) {
+    for (const dra::Device& d : s->devices) {
+      DraDeviceUse& use = out.emplace_back();
+      use.driver = s->driver;
+      use.pool = s->pool.name;
+      use.device = d.name;
+      use.shareable = d.allow_multiple_allocations;
+      const dra::Amounts* consumed = allocated.consumed({s->driver, s->pool.name, d.name});
+      for (const auto& [name, cap] : d.capacity) {
+        model::Quantity used;
+        if (consumed) {
+          if (auto it = consumed->find(name); it != consumed->end()) used = it->second;
+        } else if (allocated.held_whole({s->driver, s->pool.name, d.name})) {
+          used = cap.value;  // a device held whole is all taken
+        }
+        use.capacity.push_back({name, used, cap.value});
+      }
+      for (const auto& pod : node.pods()) {
+        for (const auto& c : pod->claim_allocations()) {
+          const bool on_device = std::any_of(
+              c.allocation.results.begin(), c.allocation.results.end(), [&](const auto& r) {
+                return r.driver == use.driver && r.pool == use.pool && r.device == use.device;
+              });
+          if (on_device &&
+              std::find(use.claims.begin(), use.claims.end(), c.claim) == use.claims.end()) {
+            use.claims.push_back(c.claim);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void Planner::planned_nodes(const GroupState& g) {
   snap_.fork();
   std::map<std::string, std::vector<const estimator::Placement*>, std::less<>> by_node;
@@ -138,8 +186,9 @@ void Planner::planned_nodes(const GroupState& g) {
       pn.pods.push_back(p->pod);
       PodInfoPtr pod = pod_by_key(p->pod);
       if (simulated && pod) {
-        (void)snap_.add_pod(p->allocations.empty() ? pod : with_allocations(*pod, p->allocations),
-                            name);
+        PodInfoPtr placed = p->allocations.empty() ? pod : with_allocations(*pod, p->allocations);
+        if (!p->claims.empty()) placed = PodInfo::with_claim_allocations(*placed, p->claims);
+        (void)snap_.add_pod(std::move(placed), name);
       }
     }
     if (const NodeInfo* info = simulated ? snap_.node(name) : nullptr) {
@@ -148,6 +197,7 @@ void Planner::planned_nodes(const GroupState& g) {
       pn.memory_requested = info->requested().memory;
       pn.memory_allocatable = info->allocatable().memory;
       pn.devices = describe_devices(*env_.cache, *info);
+      pn.dra_devices = describe_dra_devices(*info, snap_.dra_allocated());
     }
     plan_.new_nodes.push_back(std::move(pn));
   }

@@ -511,7 +511,8 @@ TEST(Json, SmallPlanIsExact) {
       R"("newNodes":[{"name":"n-0","group":"g","pods":["ns/p"],"cpuRequestedMilli":500,)"
       R"("cpuAllocatableMilli":4000,"memoryRequestedBytes":1024,"memoryAllocatableBytes":4096,)"
       R"("devices":[{"id":"GPU-1","type":"A100","usedMemoryMiB":300,"totalMemoryMiB":40960,)"
-      R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}]}],"unpatchedCa":null})"
+      R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}],"draDevices":[]}],)"
+      R"("unpatchedCa":null})"
       "\n";
   EXPECT_EQ(render_json(small_plan()), expected);
 }
