@@ -643,5 +643,67 @@ TEST(DraAllocator, TheStepBudgetBoundsTheSearch) {
   EXPECT_EQ(out->unschedulable, "timed out trying to allocate devices");
 }
 
+TEST(DraAllocator, AnIncompletePoolIsNotUsedForExactCount) {
+  // Reference A.4, 1.35+: the pool announces two slices and one is visible; the other pool's
+  // GPU is taken instead.
+  Cluster cluster;
+  ResourceSlice partial = node_slice("n1", {hami_gpu(0)});
+  partial.pool.resource_slice_count = 2;
+  ResourceSlice other = node_slice("n1", {hami_gpu(1)});
+  other.metadata.name = "n1-other";
+  other.pool.name = "n1-other";
+  cluster.slices = {partial, other};
+  EXPECT_EQ(cluster.place("n1", hami_claim("p", 1, 1000, 10)), Names{"hami-gpu-1"});
+}
+
+TEST(DraAllocator, PerDeviceNodeSelectionKeepsOtherNodesDevicesOut) {
+  // One slice for all nodes with per-device node names: on n1 only the device naming n1.
+  Cluster cluster;
+  ResourceSlice s = node_slice("fabric", {hami_gpu(0), hami_gpu(1)});
+  s.scope = NodeScope{};
+  s.per_device_node_selection = true;
+  s.devices[0].node_scope = NodeScope{.node_name = std::string("n2")};
+  s.devices[1].node_scope = NodeScope{.node_name = std::string("n1")};
+  cluster.slices = {s};
+  EXPECT_EQ(cluster.place("n1", hami_claim("p", 1, 1000, 10)), Names{"hami-gpu-1"});
+}
+
+TEST(DraAllocator, AShareableDeviceTakesItsCountersOnce) {
+  // A shareable partition consumes 30 of the pool's 40 counter units. Its second share (a
+  // second claim of the same pod) does not take them again (reference §2.9), so both claims
+  // fit on it; a second partition consuming 30 more would not.
+  Cluster cluster;
+  ResourceSlice counters;
+  counters.metadata.name = "counters";
+  counters.driver = "gpu.example.com";
+  counters.pool = {.name = "n1", .generation = 1, .resource_slice_count = 2};
+  counters.scope.node_name = "n1";
+  counters.shared_counters = {{"gpu", {{"units", q("40")}}}};
+  Device part;
+  part.name = "part";
+  part.allow_multiple_allocations = true;
+  part.consumes_counters = {{"gpu", {{"units", q("30")}}}};
+  ResourceSlice devices = node_slice("n1", {part}, "gpu.example.com");
+  devices.pool = counters.pool;
+  cluster.slices = {counters, devices};
+  cluster.classes = {device_class("gpu", {})};
+  const auto a = claim("a", {request("r", exact("gpu"))});
+  const auto b = claim("b", {request("r", exact("gpu"))});
+  const auto out = cluster.allocate("n1", {&a, &b});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(devices_of(*out), (Names{"r=part", "r=part"}));
+}
+
+TEST(DraAllocator, AndAbsorbsTheErrorOfADeviceTheDriverCheckRulesOut) {
+  // The class checks the driver first: on the NIC the attribute lookup would fail, but
+  // `false && <error>` is false, so the NIC is just not selected.
+  Cluster cluster;
+  Device nic;
+  nic.name = "nic-0";
+  cluster.slices = {node_slice("n1", {nic}, "nic.example.com"), node_slice("n1", {hami_gpu(0)})};
+  cluster.slices[1].metadata.name = "n1-gpu";
+  EXPECT_EQ(cluster.place("n1", hami_claim("p", 1, 1000, 10)), Names{"hami-gpu-0"});
+}
+
 }  // namespace allocator_test
 }  // namespace hamisim::dra

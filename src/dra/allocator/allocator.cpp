@@ -337,7 +337,7 @@ class Search {
     }
     holders_.resize(candidates_.size());
     allocating_.resize(candidates_.size());
-    shares_with_capacity_.resize(candidates_.size());
+    shares_in_call_.resize(candidates_.size());
   }
 
   Status prepare(const std::vector<const ResourceClaim*>& claims) {
@@ -563,11 +563,13 @@ class Search {
     const Candidate& cand = candidates_[d];
     const bool shared = cand.device->allow_multiple_allocations;
     if (in_use(c, alt, d)) return Try::kSkip;
-    // A shared device takes its counters once, at its first share.
+    // A shared device takes its counters once, at its first share: one made earlier in this
+    // allocation, or a committed one that recorded consumed capacity (the scheduler sees
+    // committed shares only through their capacity, so a shared device without capacities
+    // takes its counters again in each later cycle, reference §2.9).
     bool counters_taken = false;
     if (!cand.device->consumes_counters.empty()) {
-      const bool capacity_in_use =
-          shared && (cand.committed != nullptr || shares_with_capacity_[d] > 0);
+      const bool capacity_in_use = shared && (cand.committed != nullptr || shares_in_call_[d] > 0);
       if (!capacity_in_use) {
         if (!take_counters(cand)) return Try::kSkip;
         counters_taken = true;
@@ -602,7 +604,7 @@ class Search {
     if (shared) {
       chosen.consumed = consumed_capacity(*cand.device, alt.spec->capacity_requests);
       for (const auto& [name, amount] : chosen.consumed) allocating_[d][name] += amount;
-      if (!chosen.consumed.empty()) ++shares_with_capacity_[d];
+      ++shares_in_call_[d];
     } else {
       holders_[d].push_back(c);
     }
@@ -620,7 +622,7 @@ class Search {
     if (cand.device->allow_multiple_allocations) {
       for (const auto& [name, amount] : chosen.consumed)
         allocating_[chosen.candidate][name] -= amount;
-      if (!chosen.consumed.empty()) --shares_with_capacity_[chosen.candidate];
+      --shares_in_call_[chosen.candidate];
     } else {
       auto& holders = holders_[chosen.candidate];
       holders.erase(std::find(holders.begin(), holders.end(), c));
@@ -765,7 +767,7 @@ class Search {
   std::vector<std::vector<Chosen>> results_;
   std::vector<std::vector<size_t>> holders_;  // per candidate: claims holding it whole
   std::vector<Amounts> allocating_;           // per candidate: what this allocation's shares take
-  std::vector<int> shares_with_capacity_;     // per candidate: this allocation's shares that do
+  std::vector<int> shares_in_call_;           // per candidate: shares made in this allocation
   std::vector<PoolCounters> counters_;        // per pool
 };
 

@@ -261,6 +261,94 @@ TEST(PlannerDra, ColdZeroGroupFromAProfileRenderedInHamiDriverShape) {
   EXPECT_EQ(p.new_nodes[1].pods.size(), 8u);
 }
 
+// A cold group "g" whose profile lists one slice of shareable GPUs, given as
+// (memory, PCIe root) per GPU, in HAMi's shape.
+std::string profile_with_gpus(const std::vector<std::pair<std::string, std::string>>& gpus) {
+  std::string devices;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const auto& [memory, root] = gpus[i];
+    devices += "              - name: hami-gpu-" + std::to_string(i) +
+               "\n                allowMultipleAllocations: true\n"
+               "                attributes:\n"
+               "                  type: {string: hami-gpu}\n"
+               "                  resource.kubernetes.io/pcieRoot: {string: " +
+               root +
+               "}\n"
+               "                capacity:\n"
+               "                  cores: {value: '100', requestPolicy: {default: '100', "
+               "validRange: {min: '0', max: '100', step: '1'}}}\n"
+               "                  memory: {value: " +
+               memory + ", requestPolicy: {default: " + memory +
+               ", validRange: {min: 1Mi, step: 1Mi}}}\n";
+  }
+  return "apiVersion: hamisim.io/v1\nkind: DeviceProfiles\nprofiles:\n"
+         "  - name: g\n    match: {nodeGroups: [g]}\n    dra:\n      resourceSlices:\n"
+         "        - apiVersion: resource.k8s.io/v1\n          kind: ResourceSlice\n"
+         "          metadata: {name: gpus}\n          spec:\n"
+         "            driver: hami-core-gpu.project-hami.io\n            nodeName: any\n"
+         "            pool: {name: gpus, generation: 1, resourceSliceCount: 1}\n"
+         "            devices:\n" +
+         devices;
+}
+
+const char* kColdGroup =
+    "apiVersion: hamisim.io/v1\nkind: NodeGroups\nnodeGroups:\n"
+    "  - name: g\n    minSize: 0\n    maxSize: 5\n    members: {pool: g}\n"
+    "    template:\n      metadata: {labels: {pool: g}}\n"
+    "      status: {capacity: {cpu: '96', memory: 1900Gi, pods: '110'}}\n"
+    "    deviceProfile: g\n";
+
+// The claims on each device of the plan's first new node: "hami-gpu-0=ml/p-gpu".
+std::vector<std::string> claims_on_new_node(const Plan& p) {
+  std::vector<std::string> out;
+  if (p.new_nodes.empty()) return out;
+  for (const auto& d : p.new_nodes[0].dra_devices) {
+    for (const auto& c : d.claims) out.push_back(d.device + "=" + c);
+  }
+  return out;
+}
+
+std::string template_json(const std::string& name, const std::string& spec) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":")" +
+         name + R"(","namespace":"ml"},"spec":{"spec":)" + spec + "}}";
+}
+
+TEST(PlannerDra, MatchAttributeAcrossTwoGpus) {
+  // PCIe roots A, B, A. Two GPUs on one root: first fit would take 0 and 1, the constraint
+  // refuses 1 (root B) and takes 2.
+  const std::string spec = R"({"devices":{"requests":[{"name":"gpu","exactly":{
+    "deviceClassName":"hami-gpu","count":2,"capacity":{"requests":{"cores":"50"}}}}],
+    "constraints":[{"matchAttribute":"resource.kubernetes.io/pcieRoot"}]}})";
+  const std::string cluster =
+      node_yaml("cpu-node-1", "cpu") + pod_yaml("p", "resourceClaimTemplateName: pair");
+  const Plan p =
+      plan_dra(scenario(cluster, kColdGroup, {kHamiClass, template_json("pair", spec)},
+                        profile_with_gpus({{"80Gi", "A"}, {"80Gi", "B"}, {"80Gi", "A"}})));
+  ASSERT_EQ(p.scale_ups.size(), 1u) << p.summary;
+  EXPECT_EQ(claims_on_new_node(p),
+            (std::vector<std::string>{"hami-gpu-0=ml/p-gpu", "hami-gpu-2=ml/p-gpu"}));
+}
+
+TEST(PlannerDra, FirstAvailableFallsBackToASmallerGpu) {
+  // The claim prefers a GPU with 80Gi free, else one with 40Gi; the group's GPUs have 48Gi:
+  // the second alternative is chosen, and 40Gi of the first GPU is consumed.
+  const std::string spec = R"({"devices":{"requests":[{"name":"gpu","firstAvailable":[
+    {"name":"big","deviceClassName":"hami-gpu","capacity":{"requests":{"memory":"80Gi","cores":"50"}}},
+    {"name":"small","deviceClassName":"hami-gpu","capacity":{"requests":{"memory":"40Gi","cores":"50"}}}]}]}})";
+  const std::string cluster =
+      node_yaml("cpu-node-1", "cpu") + pod_yaml("p", "resourceClaimTemplateName: fallback");
+  const Plan p =
+      plan_dra(scenario(cluster, kColdGroup, {kHamiClass, template_json("fallback", spec)},
+                        profile_with_gpus({{"48Gi", "A"}, {"48Gi", "A"}})));
+  ASSERT_EQ(p.scale_ups.size(), 1u) << p.summary;
+  ASSERT_EQ(p.new_nodes.size(), 1u);
+  const auto& gpu0 = p.new_nodes[0].dra_devices.at(0);
+  EXPECT_EQ(gpu0.claims, std::vector<std::string>{"ml/p-gpu"});
+  for (const auto& c : gpu0.capacity) {
+    if (c.name == "memory") EXPECT_EQ(c.consumed, model::Quantity::parse("40Gi").value());
+  }
+}
+
 TEST(PlannerDra, APodMixingHamiRequestsAndClaimsIsBlocked) {
   // HAMi says the two modes must not share a cluster: such a pod is refused, not planned.
   std::string cluster = node_yaml("gpu-node-1", "gpu");
