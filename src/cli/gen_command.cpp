@@ -20,6 +20,9 @@ void add_gen_options(CLI::App& app, GenCommandOptions& o) {
   app.add_option("--gpus-per-node", o.gen.gpus_per_node, "GPUs per node")->capture_default_str();
   app.add_option("--seed", o.gen.seed, "Seed: the same seed writes the same bytes")
       ->capture_default_str();
+  app.add_flag("--dra", o.gen.dra,
+               "Write the same cluster in HAMi's DRA form: ResourceSlices, a DeviceClass, "
+               "ResourceClaims and ResourceClaimTemplates instead of HAMi annotations");
   app.add_option("--out", o.out_dir, "Directory to write into (created)")->required();
 }
 
@@ -43,6 +46,12 @@ int run_gen(const GenCommandOptions& o) {
                st.nodes, st.largest_node_bytes, st.running_pods, st.running_device_pods,
                st.pending_pods, st.node_groups, static_cast<double>(st.cluster_bytes) / 1048576.0,
                seconds, o.out_dir.c_str());
+  if (o.gen.dra) {
+    std::fprintf(stderr,
+                 "hamisim gen: DRA form: %d ResourceSlices, %d ResourceClaims, "
+                 "%d ResourceClaimTemplates, 1 DeviceClass\n",
+                 st.resource_slices, st.resource_claims, st.claim_templates);
+  }
   return 0;
 }
 

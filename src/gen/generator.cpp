@@ -12,6 +12,8 @@
 
 #include "device/catalog/device_config.h"
 #include "device/codec.h"
+#include "dra/capacity.h"
+#include "dra/decode.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "model/json_writer.h"
@@ -65,18 +67,35 @@ struct GpuModel {
   int cpu;
   int memory_gi;
   double price;
+  // What HAMi's k8s-dra-driver publishes from NVML (DRA form): product name, brand,
+  // architecture, CUDA compute capability, driver and CUDA driver versions.
+  std::string_view product;
+  std::string_view brand;
+  std::string_view architecture;
+  std::string_view compute_capability;
+  std::string_view driver_version;
+  std::string_view cuda_driver_version;
 };
 
-// Five kinds of GPU node, one per node group in turn.
+// Five kinds of GPU node, one per node group in turn. (K80s need the 470 driver branch.)
 constexpr std::array<GpuModel, 5> kModels = {{
     {"a100", "NVIDIA A100-SXM4-80GB", 81920, 10, false, "Standard_ND96amsr_A100_v4", 96, 1900,
-     32.77},
+     32.77, "NVIDIA A100-SXM4-80GB", "Nvidia", "Ampere", "8.0.0", "575.57.8", "12.9.0"},
     {"a100mig", "NVIDIA A100-SXM4-80GB", 81920, 7, true, "Standard_ND96amsr_A100_v4", 96, 1900,
-     32.77},
-    {"a10", "NVIDIA A10", 23028, 10, false, "Standard_NV72ads_A10_v5", 72, 880, 6.52},
-    {"t4", "NVIDIA-Tesla T4", 15360, 10, false, "Standard_NC64as_T4_v3", 64, 440, 4.35},
-    {"k80", "NVIDIA-Tesla K80", 11441, 10, false, "Standard_NC24", 24, 224, 3.6},
+     32.77, "NVIDIA A100-SXM4-80GB", "Nvidia", "Ampere", "8.0.0", "575.57.8", "12.9.0"},
+    {"a10", "NVIDIA A10", 23028, 10, false, "Standard_NV72ads_A10_v5", 72, 880, 6.52, "NVIDIA A10",
+     "Nvidia", "Ampere", "8.6.0", "575.57.8", "12.9.0"},
+    {"t4", "NVIDIA-Tesla T4", 15360, 10, false, "Standard_NC64as_T4_v3", 64, 440, 4.35, "Tesla T4",
+     "Tesla", "Turing", "7.5.0", "575.57.8", "12.9.0"},
+    {"k80", "NVIDIA-Tesla K80", 11441, 10, false, "Standard_NC24", 24, 224, 3.6, "Tesla K80",
+     "Tesla", "Kepler", "3.7.0", "470.256.2", "11.4.0"},
 }};
+
+// HAMi's DRA mode (reference dra.md §4.1, §4.2).
+constexpr std::string_view kDraDriver = "hami-core-gpu.project-hami.io";
+constexpr std::string_view kDraClass = "hami-gpu";
+constexpr std::string_view kDraRequest = "gpu";  // the claim's request and the pod's claim name
+constexpr int64_t kMi = 1048576;
 
 // HAMi's A100-80GB MIG geometry (knownMigGeometries shape: memory, cores, slices, placements).
 std::vector<device::MigProfile> a100_80g_mig_profiles() {
@@ -132,6 +151,10 @@ struct PodSpecText {
   PodShape shape;
   std::map<std::string, std::string> annotations;
   std::string created;
+  // DRA form: the ResourceClaim a running GPU pod holds, or the ResourceClaimTemplate a
+  // pending one refers to.
+  std::string claim;
+  std::string claim_template;
 };
 
 model::Pod pod_for_fit(const PodSpecText& p) {
@@ -151,8 +174,11 @@ model::Pod pod_for_fit(const PodSpecText& p) {
   return pod;
 }
 
-void write_pod(model::JsonWriter& w, const PodSpecText& p) {
+// In DRA form (`dra`) a GPU pod is what HAMi-DRA's webhook leaves: its HAMi limits moved into
+// a claim the pod and its container refer to, label hami.io/dra, and the default scheduler.
+void write_pod(model::JsonWriter& w, const PodSpecText& p, bool dra) {
   const bool running = !p.node.empty();
+  const bool claims = dra && p.shape.gpus > 0;
   w.begin_object();
   w.key("apiVersion").string("v1").key("kind").string("Pod");
   w.key("metadata").begin_object();
@@ -161,7 +187,8 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
   w.key("generateName").string(p.owner_name + "-");
   w.key("labels").begin_object();
   w.key("app").string(p.app).key("pod-template-hash").string(p.owner_uid.substr(0, 10));
-  if (running) w.key("hami.io/vgpu-node").string(p.node);
+  if (running && !dra) w.key("hami.io/vgpu-node").string(p.node);
+  if (claims) w.key("hami.io/dra").string("true");
   w.end_object();
   if (!p.annotations.empty()) {
     w.key("annotations").begin_object();
@@ -177,7 +204,7 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
 
   w.key("spec").begin_object();
   if (running) w.key("nodeName").string(p.node);
-  w.key("schedulerName").string("hami-scheduler");
+  w.key("schedulerName").string(dra ? "default-scheduler" : "hami-scheduler");
   w.key("restartPolicy").string("Always").key("dnsPolicy").string("ClusterFirst");
   w.key("terminationGracePeriodSeconds").number(30);
   w.key("serviceAccountName").string("default");
@@ -189,12 +216,16 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
   w.key("cpu").string(fmt::format("{}m", p.shape.cpu_milli));
   w.key("memory").string(fmt::format("{}Mi", p.shape.memory_mi));
   w.end_object();
-  if (p.shape.gpus > 0) {
+  if (p.shape.gpus > 0 && !dra) {
     w.key("limits").begin_object();
     w.key("nvidia.com/gpu").string(std::to_string(p.shape.gpus));
     w.key("nvidia.com/gpumem").string(std::to_string(p.shape.gpumem));
     if (p.shape.gpucores > 0) w.key("nvidia.com/gpucores").string(std::to_string(p.shape.gpucores));
     w.end_object();
+  }
+  if (claims) {
+    w.key("claims").begin_array().begin_object().key("name").string(kDraRequest);
+    w.end_object().end_array();
   }
   w.end_object();
   w.key("volumeMounts").begin_array().begin_object();
@@ -211,6 +242,15 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
     w.begin_object().key("key").string("nvidia.com/gpu").key("operator").string("Exists");
     w.key("effect").string("NoSchedule").end_object();
     w.end_array();
+  }
+  if (claims) {
+    w.key("resourceClaims").begin_array().begin_object().key("name").string(kDraRequest);
+    if (running) {
+      w.key("resourceClaimName").string(p.claim);
+    } else {
+      w.key("resourceClaimTemplateName").string(p.claim_template);
+    }
+    w.end_object().end_array();
   }
   w.end_object();
 
@@ -229,7 +269,8 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
     w.key("conditions").begin_array().begin_object();
     w.key("type").string("PodScheduled").key("status").string("False");
     w.key("reason").string("Unschedulable");
-    w.key("message").string("0/1 nodes are available: 1 Insufficient nvidia.com/gpumem.");
+    w.key("message").string(dra ? "0/1 nodes are available: 1 cannot allocate all claims."
+                                : "0/1 nodes are available: 1 Insufficient nvidia.com/gpumem.");
     w.end_object().end_array();
   }
   w.end_object();
@@ -237,16 +278,19 @@ void write_pod(model::JsonWriter& w, const PodSpecText& p) {
 }
 
 // A Node as the API server returns it, with the bulk a real one carries (images and
-// managedFields are most of its bytes; the extender's decoder must skip them).
-void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& g, int index,
-                int gpus, const std::string& registration, Rng& rng) {
+// managedFields are most of its bytes; the extender's decoder must skip them). In DRA form
+// (`dra`) its GPUs are in its ResourceSlice: no HAMi registration, no nvidia.com/gpu, and a
+// kubelet that serves resource.k8s.io/v1 (1.34+).
+void write_node(model::JsonWriter& w, const std::string& name, const std::string& uid,
+                const NodeGroup& g, int index, int gpus, const std::string& registration, Rng& rng,
+                bool dra) {
   const GpuModel& m = *g.model;
   const std::string created = "2026-11-20T08:00:00Z";
   const std::string zone = fmt::format("eastus-{}", 1 + index % 3);
   w.begin_object();
   w.key("apiVersion").string("v1").key("kind").string("Node");
   w.key("metadata").begin_object();
-  w.key("name").string(name).key("uid").string(rng.uuid());
+  w.key("name").string(name).key("uid").string(uid);
   w.key("resourceVersion").string(std::to_string(100000 + index));
   w.key("creationTimestamp").string(created);
   w.key("labels").begin_object();
@@ -278,8 +322,10 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
   w.key("annotations").begin_object();
   w.key("csi.volume.kubernetes.io/nodeid")
       .string(fmt::format(R"({{"disk.csi.azure.com":"{0}","file.csi.azure.com":"{0}"}})", name));
-  w.key("hami.io/node-handshake").string("Reported 2026-12-03 08:00:00.000000000 +0000 UTC");
-  w.key(device::kNvidiaRegisterAnnotation).string(registration);
+  if (!dra) {
+    w.key("hami.io/node-handshake").string("Reported 2026-12-03 08:00:00.000000000 +0000 UTC");
+    w.key(device::kNvidiaRegisterAnnotation).string(registration);
+  }
   w.key("node.alpha.kubernetes.io/ttl").string("0");
   w.key("volumes.kubernetes.io/controller-managed-attach-detach").string("true");
   w.end_object();
@@ -307,7 +353,7 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
   };
   fields("kubelet", "", {"f:metadata", "f:spec"});
   fields("kube-controller-manager", "", {"f:metadata", "f:spec"});
-  fields("hami-device-plugin", "", {"f:metadata"});
+  fields(dra ? "gpu-feature-discovery" : "hami-device-plugin", "", {"f:metadata"});
   fields("kubelet", "status", {"f:status"});
   fields("cloud-node-manager", "status", {"f:status"});
   w.end_array();
@@ -332,7 +378,7 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
   w.key("ephemeral-storage").string("260450164Ki");
   w.key("hugepages-1Gi").string("0").key("hugepages-2Mi").string("0");
   w.key("memory").string(fmt::format("{}Gi", m.memory_gi));
-  w.key("nvidia.com/gpu").string(gpu_slots);
+  if (!dra) w.key("nvidia.com/gpu").string(gpu_slots);
   w.key("pods").string("250");
   w.end_object();
   w.key("allocatable").begin_object();
@@ -340,7 +386,7 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
   w.key("ephemeral-storage").string("240029838116");
   w.key("hugepages-1Gi").string("0").key("hugepages-2Mi").string("0");
   w.key("memory").string(fmt::format("{}Gi", m.memory_gi - m.memory_gi / 20));
-  w.key("nvidia.com/gpu").string(gpu_slots);
+  if (!dra) w.key("nvidia.com/gpu").string(gpu_slots);
   w.key("pods").string("250");
   w.end_object();
   w.key("conditions").begin_array();
@@ -372,7 +418,8 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
   w.key("kernelVersion").string("5.15.0-1075-azure");
   w.key("osImage").string("Ubuntu 22.04.5 LTS");
   w.key("containerRuntimeVersion").string("containerd://1.7.23-1");
-  w.key("kubeletVersion").string("v1.30.6").key("kubeProxyVersion").string("v1.30.6");
+  const std::string_view version = dra ? "v1.34.2" : "v1.30.6";
+  w.key("kubeletVersion").string(version).key("kubeProxyVersion").string(version);
   w.key("operatingSystem").string("linux").key("architecture").string("amd64");
   w.end_object();
   // A GPU node's image cache: CUDA bases, frameworks, system DaemonSets.
@@ -400,6 +447,180 @@ void write_node(model::JsonWriter& w, const std::string& name, const NodeGroup& 
     w.end_object();
   }
   w.end_array();
+  w.end_object();
+  w.end_object();
+}
+
+// ---- DRA form (reference dra.md §4.1, §4.2) ------------------------------------------------
+
+// Bytes as the API server prints a BinarySI quantity: whole GiB as Gi, else Mi.
+std::string mib_quantity(int64_t mib) {
+  return mib % 1024 == 0 ? fmt::format("{}Gi", mib / 1024) : fmt::format("{}Mi", mib);
+}
+
+void write_meta(model::JsonWriter& w, std::string_view name, std::string_view namespace_,
+                Rng& dra_rng, std::string_view created) {
+  w.key("name").string(name);
+  if (!namespace_.empty()) w.key("namespace").string(namespace_);
+  w.key("uid").string(dra_rng.uuid()).key("resourceVersion").string("1");
+  w.key("creationTimestamp").string(created);
+}
+
+// The node's one ResourceSlice as HAMi's k8s-dra-driver publishes it with HAMiCoreSupport:
+// one pool named after the node holding one slice, one shareable `hami-gpu-<minor>` per GPU
+// with `cores` 100 and `memory` = the GPU's memory, each with the driver's request policy.
+// Devices in minor order (the driver appends them from a Go map, in no stable order).
+std::string hami_slice_json(const std::string& node, const std::string& node_uid, const GpuModel& m,
+                            const std::vector<device::DeviceInfo>& gpus, Rng& dra_rng) {
+  model::JsonWriter w;
+  w.begin_object();
+  w.key("apiVersion").string("resource.k8s.io/v1").key("kind").string("ResourceSlice");
+  w.key("metadata").begin_object();
+  write_meta(w, fmt::format("{}-{}-{}", node, kDraDriver, dra_rng.hex(5)), "", dra_rng,
+             "2026-11-20T08:01:00Z");
+  w.key("ownerReferences").begin_array().begin_object();
+  w.key("apiVersion").string("v1").key("kind").string("Node");
+  w.key("name").string(node).key("uid").string(node_uid).key("controller").boolean(true);
+  w.end_object().end_array();
+  w.end_object();
+  w.key("spec").begin_object();
+  w.key("driver").string(kDraDriver).key("nodeName").string(node);
+  w.key("pool").begin_object().key("name").string(node);
+  w.key("generation").number(1).key("resourceSliceCount").number(1).end_object();
+  const std::string memory = mib_quantity(m.devmem);
+  auto typed = [&](std::string_view name, std::string_view type, std::string_view value) {
+    w.key(name).begin_object().key(type).string(value).end_object();
+  };
+  auto capacity = [&](std::string_view name, std::string_view value, std::string_view min,
+                      std::string_view step) {
+    w.key(name).begin_object().key("value").string(value);
+    w.key("requestPolicy").begin_object().key("default").string(value);
+    w.key("validRange").begin_object().key("min").string(min).key("max").string(value);
+    w.key("step").string(step).end_object();
+    w.end_object().end_object();
+  };
+  w.key("devices").begin_array();
+  for (const device::DeviceInfo& gpu : gpus) {
+    const int minor = static_cast<int>(gpu.index);
+    const int root = 0x10 + minor / 2 * 0x20;  // two GPUs behind each PCIe switch
+    w.begin_object().key("name").string(fmt::format("hami-gpu-{}", minor));
+    w.key("allowMultipleAllocations").boolean(true);
+    w.key("attributes").begin_object();
+    typed("type", "string", "hami-gpu");
+    typed("uuid", "string", gpu.id);
+    w.key("minor").begin_object().key("int").number(minor).end_object();
+    typed("productName", "string", m.product);
+    typed("brand", "string", m.brand);
+    typed("architecture", "string", m.architecture);
+    typed("cudaComputeCapability", "version", m.compute_capability);
+    typed("driverVersion", "version", m.driver_version);
+    typed("cudaDriverVersion", "version", m.cuda_driver_version);
+    typed("pcieBusID", "string", fmt::format("0000:{:02x}:00.0", root + 0x0b + minor % 2 * 4));
+    typed("resource.kubernetes.io/pcieRoot", "string", fmt::format("pci0000:{:02x}", root));
+    w.end_object();
+    w.key("capacity").begin_object();
+    capacity("cores", "100", "0", "1");
+    capacity("memory", memory, "1Mi", "1Mi");
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  w.end_object();
+  return w.take();
+}
+
+void write_device_class(model::JsonWriter& w, Rng& dra_rng) {
+  w.begin_object();
+  w.key("apiVersion").string("resource.k8s.io/v1").key("kind").string("DeviceClass");
+  w.key("metadata").begin_object();
+  write_meta(w, kDraClass, "", dra_rng, "2026-11-20T07:50:00Z");
+  w.end_object();
+  w.key("spec").begin_object().key("selectors").begin_array().begin_object();
+  w.key("cel").begin_object().key("expression");
+  w.string(fmt::format("device.driver == '{0}' && device.attributes['{0}'].type == 'hami-gpu'",
+                       kDraDriver));
+  w.end_object().end_object().end_array().end_object();
+  w.end_object();
+}
+
+// What HAMi-DRA's webhook asks per device for a container's gpumem (MiB, as bytes) and
+// gpucores (0 when the pod sets none: HAMi's default cores; see generator.h).
+dra::Amounts claim_requests(const PodShape& s) {
+  dra::Amounts a;
+  a.emplace("memory", model::Quantity::from_int(int64_t{s.gpumem} * kMi));
+  a.emplace("cores", model::Quantity::from_int(s.gpucores));
+  return a;
+}
+
+// The claim spec HAMi-DRA's webhook writes for one container: one request `gpu` of
+// `gpus` devices of the class, each with the capacity above.
+void write_claim_spec(model::JsonWriter& w, const PodShape& s) {
+  w.key("devices").begin_object().key("requests").begin_array().begin_object();
+  w.key("name").string(kDraRequest);
+  w.key("exactly").begin_object();
+  w.key("deviceClassName").string(kDraClass).key("allocationMode").string("ExactCount");
+  w.key("count").number(s.gpus);
+  w.key("capacity").begin_object().key("requests").begin_object();
+  for (const auto& [name, q] : claim_requests(s)) w.key(name).string(q.to_string());
+  w.end_object().end_object();
+  w.end_object().end_object().end_array().end_object();
+}
+
+void write_claim_template(model::JsonWriter& w, const std::string& name, const PodSpecText& p,
+                          Rng& dra_rng) {
+  w.begin_object();
+  w.key("apiVersion").string("resource.k8s.io/v1").key("kind").string("ResourceClaimTemplate");
+  w.key("metadata").begin_object();
+  write_meta(w, name, p.namespace_, dra_rng, p.created);
+  w.end_object();
+  w.key("spec").begin_object().key("spec").begin_object();
+  write_claim_spec(w, p.shape);
+  w.end_object().end_object();
+  w.end_object();
+}
+
+// One device of a running pod's allocation in DRA form.
+struct DraResult {
+  int minor = 0;
+  std::string share_id;
+  dra::Amounts consumed;
+};
+
+// A running pod's claim, allocated on its node's devices and reserved for the pod, as the
+// scheduler leaves it (node-local devices: the allocation names the node).
+void write_allocated_claim(model::JsonWriter& w, const PodSpecText& p,
+                           const std::vector<DraResult>& results, Rng& dra_rng) {
+  w.begin_object();
+  w.key("apiVersion").string("resource.k8s.io/v1").key("kind").string("ResourceClaim");
+  w.key("metadata").begin_object();
+  write_meta(w, p.claim, p.namespace_, dra_rng, p.created);
+  w.end_object();
+  w.key("spec").begin_object();
+  write_claim_spec(w, p.shape);
+  w.end_object();
+  w.key("status").begin_object();
+  w.key("allocation").begin_object();
+  w.key("devices").begin_object().key("results").begin_array();
+  for (const DraResult& r : results) {
+    w.begin_object().key("request").string(kDraRequest).key("driver").string(kDraDriver);
+    w.key("pool").string(p.node).key("device").string(fmt::format("hami-gpu-{}", r.minor));
+    w.key("shareID").string(r.share_id);
+    w.key("consumedCapacity").begin_object();
+    for (const auto& [name, q] : r.consumed) w.key(name).string(q.to_string());
+    w.end_object().end_object();
+  }
+  w.end_array().end_object();
+  w.key("nodeSelector").begin_object().key("nodeSelectorTerms").begin_array().begin_object();
+  w.key("matchFields").begin_array().begin_object();
+  w.key("key").string("metadata.name").key("operator").string("In");
+  w.key("values").begin_array().string(p.node).end_array();
+  w.end_object().end_array().end_object().end_array().end_object();
+  w.key("allocationTimestamp").string(p.created);
+  w.end_object();
+  w.key("reservedFor").begin_array().begin_object();
+  w.key("resource").string("pods").key("name").string(p.name).key("uid").string(p.uid);
+  w.end_object().end_array();
   w.end_object();
   w.end_object();
 }
@@ -499,6 +720,9 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
   }
 
   Rng rng(o.seed);
+  // What only the DRA form has (slice names, claim UIDs, share IDs) comes from a stream of its
+  // own, drawn the same way in both forms, so the two forms share every other byte's source.
+  Rng dra_rng(o.seed ^ 0x6472612d666f726dULL);
   GeneratedCluster out;
   std::vector<NodeGroup> groups;
   for (int i = 0; i < o.node_groups; ++i) {
@@ -516,7 +740,10 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
   const fit::FitPolicy policy;  // HAMi's defaults: spread devices, binpack nodes
 
   model::JsonWriter w;
-  w.reserve(static_cast<size_t>(o.nodes) * (14000 + static_cast<size_t>(o.pods_per_node) * 2300) +
+  // Bytes per node, per running pod (a claim of ~800 more in DRA form) and per pending pod.
+  const size_t per_running = o.dra ? 3100 : 2300;
+  w.reserve(static_cast<size_t>(o.nodes) *
+                (14000 + static_cast<size_t>(o.pods_per_node) * per_running) +
             static_cast<size_t>(o.pending) * 1800);
   w.begin_object().key("apiVersion").string("v1").key("kind").string("List");
   w.key("metadata").begin_object().key("resourceVersion").string("").end_object();
@@ -528,6 +755,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
   for (int k = 0; k < workloads; ++k) workload_uids.push_back(rng.uuid());
 
   std::vector<std::string> pods_json;  // written after the nodes, as kubectl lists them
+  std::vector<std::string> slices_json, claims_json, templates_json;  // DRA form
   // A ReplicaSet names its pods <owner>-<5 random characters>; with hundreds of pods per owner
   // the suffixes collide, and the API server (and our snapshot source) refuse a duplicate name.
   std::unordered_set<std::string> pod_names;
@@ -559,9 +787,10 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
       devices.push_back(std::move(info));
     }
     const std::string registration = device::encode_register_json(devices);
+    const std::string node_uid = rng.uuid();
     {
       const size_t before = w.str().size();
-      write_node(w, name, g, n, o.gpus_per_node, registration, rng);
+      write_node(w, name, node_uid, g, n, o.gpus_per_node, registration, rng, o.dra);
       out.stats.largest_node_bytes =
           std::max(out.stats.largest_node_bytes, w.str().size() - before);
     }
@@ -576,6 +805,16 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
       return make_error("internal: generated registration does not decode: " + inv.message);
     }
     fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+    // The same GPUs in DRA form, read back by the strict decoder, and what the claims of the
+    // node's pods consume of each (by minor): a placement must fit both forms.
+    std::string slice_json = hami_slice_json(name, node_uid, m, devices, dra_rng);
+    auto slice = dra::decode_resource_slice(slice_json);
+    if (!slice) return make_error("internal: generated ResourceSlice: " + slice.error().message);
+    std::vector<dra::Amounts> dra_used(slice->devices.size());
+    if (o.dra) {
+      slices_json.push_back(std::move(slice_json));
+      ++out.stats.resource_slices;
+    }
     // Aim at ~90 % of the node's device memory over its pods: a busy cluster, where most
     // pending pods need a new node.
     const int64_t share = o.pods_per_node > 0 ? static_cast<int64_t>(m.devmem) * o.gpus_per_node *
@@ -605,12 +844,42 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
           std::max<int64_t>(256, share / pod.shape.gpus * rng.range(50, 150) / 100 / 256 * 256));
       pod.shape.gpucores = static_cast<int>(rng.below(4)) * 10;
       bool placed = false;
+      std::vector<DraResult> dra_results;
       for (int attempt = 0; attempt < 2 && !placed; ++attempt) {
         const model::Pod fit_pod = pod_for_fit(pod);
         auto prepared = fit::prepare_pod(fit_pod, registry, policy);
         if (!prepared) return make_error("internal: " + prepared.error().message);
         fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry);
+        // The devices HAMi chose, with what the claim would consume of each, as the allocator
+        // computes it. This can fail where HAMi fits on MIG GPUs: HAMi charges an instance the
+        // profile's cores while the claim asks the pod's, and it may give one container two
+        // instances of one GPU where a claim's devices are distinct.
+        dra_results.clear();
         if (f.fits) {
+          const dra::Amounts requests = claim_requests(pod.shape);
+          for (const device::ContainerDevice& cd :
+               f.devices.at(std::string(device::kNvidiaVendor)).at(0)) {
+            auto it = std::find_if(devices.begin(), devices.end(),
+                                   [&](const device::DeviceInfo& d) { return d.id == cd.uuid; });
+            if (it == devices.end()) return make_error("internal: unknown device " + cd.uuid);
+            const auto minor = static_cast<size_t>(it - devices.begin());
+            const dra::Device& device = slice->devices[minor];
+            const bool repeated =
+                std::any_of(dra_results.begin(), dra_results.end(),
+                            [&](const DraResult& r) { return r.minor == static_cast<int>(minor); });
+            if (repeated || !dra::capacity_fits(device, requests, &dra_used[minor], nullptr)) {
+              f.fits = false;
+              break;
+            }
+            dra_results.push_back({static_cast<int>(minor), dra_rng.uuid(),
+                                   dra::consumed_capacity(device, requests)});
+          }
+        }
+        if (f.fits) {
+          for (const DraResult& r : dra_results) {
+            for (const auto& [cap, q] : r.consumed)
+              dra_used[static_cast<size_t>(r.minor)][cap] += q;
+          }
           pod.annotations = f.annotations;
           pod.annotations[std::string(device::kAssignedNodeAnnotation)] = name;
           pod.annotations[std::string(device::kAssignedTimeAnnotation)] = "1764748800";
@@ -622,6 +891,14 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
           if (!alloc) return make_error("internal: " + alloc.error().message);
           fit::add_pod_usage(usage, *alloc);
           placed = true;
+          if (o.dra) {
+            pod.annotations.clear();  // the allocation is the claim's
+            pod.claim = pod.name + "-" + std::string(kDraRequest);
+            model::JsonWriter cw;
+            write_allocated_claim(cw, pod, dra_results, dra_rng);
+            claims_json.push_back(cw.take());
+            ++out.stats.resource_claims;
+          }
         } else {
           pod.shape.gpus = 1;  // a smaller ask, then none
           pod.shape.gpumem = std::max(256, pod.shape.gpumem / 4 / 256 * 256);
@@ -631,7 +908,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
       if (!placed) pod.shape = {pod.shape.cpu_milli, pod.shape.memory_mi, 0, 0, 0};
       if (placed) ++out.stats.running_device_pods;
       model::JsonWriter pw;
-      write_pod(pw, pod);
+      write_pod(pw, pod, o.dra);
       pods_json.push_back(pw.take());
       ++out.stats.running_pods;
     }
@@ -656,15 +933,28 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
     tpl.shape.gpus = o.gpus_per_node >= 2 && rng.percent(20) ? 2 : 1;
     tpl.shape.gpumem = rng.pick(kGpuMem);
     tpl.shape.gpucores = rng.pick(kGpuCores);
+    if (o.dra) {
+      tpl.claim_template = fmt::format("batch-{}-{}", g, kDraRequest);
+      model::JsonWriter tw;
+      write_claim_template(tw, tpl.claim_template, tpl, dra_rng);
+      templates_json.push_back(tw.take());
+      ++out.stats.claim_templates;
+    }
     for (int i = 0; i < size; ++i) {
       PodSpecText pod = tpl;
       pod.name = unique_pod_name(tpl.owner_name);
       pod.uid = rng.uuid();
       model::JsonWriter pw;
-      write_pod(pw, pod);
+      write_pod(pw, pod, o.dra);
       pods_json.push_back(pw.take());
       ++out.stats.pending_pods;
     }
+  }
+  if (o.dra) {
+    for (const auto& s : slices_json) w.raw(s);
+    write_device_class(w, dra_rng);
+    for (const auto& t : templates_json) w.raw(t);
+    for (const auto& c : claims_json) w.raw(c);
   }
   for (const auto& p : pods_json) w.raw(p);
   w.end_array().end_object();

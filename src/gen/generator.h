@@ -18,6 +18,21 @@
 // - node groups in the planner's NodeGroups format (warm groups with members, every fourth
 //   group cold-zero with a template and a device profile) and the device profiles of every
 //   GPU model in use.
+//
+// With `dra` the same cluster (same seed: same nodes, pods, placements and node groups) is
+// written in the form of HAMi's DRA mode (issue #28; reference dra.md §4.1, §4.2) instead:
+// - each node publishes one ResourceSlice of HAMi's k8s-dra-driver (`hami-gpu-<minor>`
+//   devices, shareable, `cores` 100 and `memory` in bytes with the driver's request policies)
+//   and keeps no HAMi registration (device-plugin and DRA mode do not share a cluster);
+// - one DeviceClass `hami-gpu`;
+// - a running GPU pod holds an allocated ResourceClaim `<pod>-gpu` naming the devices the
+//   annotation form gave it, with the capacity the allocator would consume;
+// - a pending GPU pod refers to its equivalence group's ResourceClaimTemplate, and its HAMi
+//   limits are gone (HAMi-DRA's webhook conversion).
+// A pod that asks no gpucores asks cores 0 in its claim: HAMi's default cores in annotation
+// mode. Without it DRA's default (all 100 cores) would make each such share exclusive.
+// Placements are checked against both forms in either mode, so no device is over-committed
+// in either.
 
 #include <cstdint>
 #include <string>
@@ -34,6 +49,7 @@ struct GenOptions {
   int node_groups = 4;
   int gpus_per_node = 8;
   uint64_t seed = 1;
+  bool dra = false;  // write the DRA form (see above)
 };
 
 struct GenStats {
@@ -42,12 +58,17 @@ struct GenStats {
   int running_device_pods = 0;  // running pods holding devices
   int pending_pods = 0;
   int node_groups = 0;
+  int resource_slices = 0;  // DRA form only, as the three below
+  int resource_claims = 0;
+  int claim_templates = 0;
   size_t cluster_bytes = 0;
   size_t largest_node_bytes = 0;
 };
 
 struct GeneratedCluster {
-  std::string cluster_json;          // a `kind: List` of Nodes then Pods (kubectl's shape)
+  // A `kind: List` (kubectl's shape) of Nodes then Pods; in DRA form Nodes, ResourceSlices,
+  // the DeviceClass, ResourceClaimTemplates, ResourceClaims, then Pods.
+  std::string cluster_json;
   std::string node_groups_yaml;      // kind NodeGroups
   std::string device_profiles_yaml;  // kind DeviceProfiles
   GenStats stats;
