@@ -35,6 +35,10 @@ class DraCluster {
   const dra::ResourceClaim* claim(std::string_view namespace_, std::string_view name) const;
   const dra::ResourceClaimTemplate* claim_template(std::string_view namespace_,
                                                    std::string_view name) const;
+  // The class that serves extended resource `resource` through DRA (KEP-5004, reference §1.8):
+  // the class whose extendedResourceName it is (the newest, by creation time, when several
+  // say so), or the class `<c>` of `deviceclass.resource.kubernetes.io/<c>`; null for none.
+  const dra::DeviceClass* extended_resource_class(std::string_view resource) const;
 
  private:
   dra::Objects objects_;
@@ -42,7 +46,27 @@ class DraCluster {
   std::vector<const dra::ResourceSlice*> shared_;
   std::map<std::string, const dra::ResourceClaim*, std::less<>> claims_;  // "ns/name"
   std::map<std::string, const dra::ResourceClaimTemplate*, std::less<>> templates_;
+  std::map<std::string, const dra::DeviceClass*, std::less<>> classes_;
+  std::map<std::string, const dra::DeviceClass*, std::less<>> by_extended_resource_;
 };
+
+// A pod's request for an extended resource a DeviceClass serves (KEP-5004, reference §1.8). On
+// a node without allocatable for the resource, DRA serves it: the scheduler allocates it as a
+// request of one claim it makes for the pod, `exactly {deviceClassName, count}`, no selectors.
+struct ExtendedResourceRequest {
+  std::string resource;
+  const dra::DeviceClass* device_class = nullptr;
+  std::string request;  // "container-<i>-request-<j>"
+  int64_t count = 0;
+};
+
+// The pod's requests for extended resources DRA can serve, by container: i indexes
+// initContainers then containers, j the resource among the container's requests by name.
+// Long-lived containers (regular ones and sidecars) ask what they request; a non-sidecar init
+// container runs before the regular containers and reuses their devices, so it asks only what
+// it needs beyond them, and only the largest such ask per resource is kept (docs/dra.md).
+std::vector<ExtendedResourceRequest> extended_resource_requests(const model::Pod& pod,
+                                                                const DraCluster& cluster);
 
 // Decodes the DRA items a cluster input kept (model::ObjectSet::dra_objects) with the strict
 // DRA decoder, appending to `into`; errors name the item.

@@ -349,6 +349,46 @@ TEST(PlannerDra, FirstAvailableFallsBackToASmallerGpu) {
   }
 }
 
+TEST(PlannerDra, ExtendedResourcesADeviceClassServes) {
+  // KEP-5004: class example-gpu serves example.com/gpu. node-a has no allocatable for it and
+  // publishes two whole GPUs, so DRA serves it there: p-0 and p-1 each get one (the
+  // scheduler's claim "<pod>-extended-resources"), p-2 needs a new node of the group. node-b
+  // has allocatable example.com/gpu 1 from a device plugin: NodeResourcesFit counts it there,
+  // so p-3 (which wants 1) fits node-b without a claim.
+  const std::string slice = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "metadata":{"name":"node-a-gpus"},"spec":{"driver":"gpu.example.com","nodeName":"node-a",
+    "pool":{"name":"node-a","generation":1,"resourceSliceCount":1},
+    "devices":[{"name":"gpu-0"},{"name":"gpu-1"}]}})";
+  const std::string device_class = R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",
+    "metadata":{"name":"example-gpu"},"spec":{"selectors":[{"cel":{"expression":
+    "device.driver == 'gpu.example.com'"}}],"extendedResourceName":"example.com/gpu"}})";
+  std::string cluster = node_yaml("node-a", "gpu");
+  cluster +=
+      "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: node-b\n"
+      "    labels: {pool: plugin, kubernetes.io/hostname: node-b}\n  status:\n"
+      "    allocatable: {cpu: '64', memory: 512Gi, pods: '110', example.com/gpu: '1'}\n"
+      "    conditions: [{type: Ready, status: 'True'}]\n";
+  for (int i = 0; i < 4; ++i) {
+    cluster += "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p-" + std::to_string(i) +
+               ", namespace: ml}\n  spec:\n    containers: [{name: main, resources: {requests: "
+               "{example.com/gpu: '1'}, limits: {example.com/gpu: '1'}}}]\n";
+  }
+  const Plan p = plan_dra(scenario(cluster, kGroups, {slice, device_class}));
+  int on_a = 0, on_b = 0;
+  for (const auto& o : p.pods) {
+    if (o.state != State::kFitsExistingNode) continue;
+    on_a += o.node == "node-a";
+    on_b += o.node == "node-b";
+  }
+  EXPECT_EQ(on_a, 2) << p.summary;
+  EXPECT_EQ(on_b, 1) << p.summary;
+  ASSERT_EQ(p.scale_ups.size(), 1u) << p.summary;
+  EXPECT_EQ(p.scale_ups[0].delta(), 1);
+  ASSERT_EQ(p.new_nodes.size(), 1u);
+  EXPECT_EQ(p.new_nodes[0].dra_devices.at(0).claims.size(), 1u);
+  EXPECT_TRUE(p.new_nodes[0].dra_devices.at(0).claims[0].ends_with("-extended-resources"));
+}
+
 TEST(PlannerDra, APodMixingHamiRequestsAndClaimsIsBlocked) {
   // HAMi says the two modes must not share a cluster: such a pod is refused, not planned.
   std::string cluster = node_yaml("gpu-node-1", "gpu");

@@ -18,7 +18,33 @@ struct DraPodState final : PluginState {
   std::vector<PodClaim> claims;
   std::vector<const dra::ResourceClaim*> to_allocate;
   std::vector<std::unique_ptr<dra::ResourceClaim>> made;  // claims made from templates
+  // Extended resources a DeviceClass serves (KEP-5004): on a node without allocatable for
+  // them, one more claim, made for that node.
+  std::vector<ExtendedResourceRequest> extended;
+  std::string extended_claim;  // its key, "<namespace>/<pod>-extended-resources"
 };
+
+// The claim the scheduler makes for the pod's DRA-served extended resources on `node`
+// (reference §1.8): one request per container and resource the node has no allocatable for.
+// Null when the node serves them all through device plugins.
+std::unique_ptr<dra::ResourceClaim> extended_claim_for(const DraPodState& state, const PodInfo& pod,
+                                                       const NodeInfo& node) {
+  std::unique_ptr<dra::ResourceClaim> claim;
+  for (const ExtendedResourceRequest& r : state.extended) {
+    if (node.allocatable().scalar_value(r.resource) > 0) continue;  // the device plugin's
+    if (!claim) {
+      claim = std::make_unique<dra::ResourceClaim>();
+      claim->metadata.name = pod.name() + "-extended-resources";
+      claim->metadata.namespace_ = pod.namespace_();
+    }
+    dra::DeviceRequest& request = claim->spec.requests.emplace_back();
+    request.name = r.request;
+    request.exactly.emplace();
+    request.exactly->device_class_name = r.device_class->metadata.name;
+    request.exactly->count = r.count;
+  }
+  return claim;
+}
 
 FilterStatus unresolvable(std::string reason) {
   return FilterStatus::make(FilterCode::kUnschedulableAndUnresolvable, DynamicResources::kName,
@@ -85,8 +111,12 @@ FilterStatus resolve(const PodInfo& info, const ClusterSnapshot& snapshot, DraPo
 
 FilterStatus DynamicResources::pre_filter(const PodInfo& pod, const ClusterSnapshot& snapshot,
                                           std::unique_ptr<PluginState>& state) const {
-  if (!model::has_resource_claims(pod.pod())) return FilterStatus::skip();
   auto s = std::make_unique<DraPodState>();
+  if (snapshot.dra() && !pod.requests().scalar.empty()) {
+    s->extended = extended_resource_requests(pod.pod(), *snapshot.dra());
+    s->extended_claim = pod.key() + "-extended-resources";
+  }
+  if (!model::has_resource_claims(pod.pod()) && s->extended.empty()) return FilterStatus::skip();
   s->snapshot = &snapshot;
   if (FilterStatus st = resolve(pod, snapshot, *s); !st.ok()) return st;
   if (!s->to_allocate.empty()) {
@@ -101,8 +131,10 @@ FilterStatus DynamicResources::pre_filter(const PodInfo& pod, const ClusterSnaps
 
 namespace {
 
-// The node's pools, and the allocation of the pod's unallocated claims on it.
+// The node's pools, and the allocation of the pod's unallocated claims on it (the
+// extended-resource claim for the node last, when there is one).
 Result<dra::NodeAllocation> allocate_on(const DraPodState& state, const NodeInfo& node,
+                                        const dra::ResourceClaim* extended,
                                         dra::SelectorCache& selectors, dra::ShareIds& share_ids) {
   std::vector<const dra::ResourceSlice*> slices = state.snapshot->dra()->shared_slices();
   if (node.slices()) {
@@ -113,8 +145,13 @@ Result<dra::NodeAllocation> allocate_on(const DraPodState& state, const NodeInfo
   };
   const auto pools = dra::gather_pools(slices, node.name(), matches);
   dra::Allocator allocator(state.snapshot->dra()->classes(), selectors, share_ids);
-  return allocator.allocate(pools, node.name(), matches, state.to_allocate,
-                            state.snapshot->dra_allocated());
+  if (extended == nullptr) {
+    return allocator.allocate(pools, node.name(), matches, state.to_allocate,
+                              state.snapshot->dra_allocated());
+  }
+  std::vector<const dra::ResourceClaim*> claims = state.to_allocate;
+  claims.push_back(extended);
+  return allocator.allocate(pools, node.name(), matches, claims, state.snapshot->dra_allocated());
 }
 
 }  // namespace
@@ -127,9 +164,10 @@ FilterStatus DynamicResources::filter(const PodInfo& pod, const PluginState* sta
       return unresolvable(std::string(kReasonNotAvailable));
     }
   }
-  if (s.to_allocate.empty()) return FilterStatus::success();
+  const auto extended = extended_claim_for(s, pod, node);
+  if (s.to_allocate.empty() && !extended) return FilterStatus::success();
   std::lock_guard lock(mu_);
-  auto out = allocate_on(s, node, selectors_, share_ids_);
+  auto out = allocate_on(s, node, extended.get(), selectors_, share_ids_);
   if (!out.ok()) return FilterStatus::make(FilterCode::kError, kName, out.error().message);
   if (!out->unschedulable.empty()) return unresolvable(std::move(out->unschedulable));
   return FilterStatus::success();
@@ -137,16 +175,17 @@ FilterStatus DynamicResources::filter(const PodInfo& pod, const PluginState* sta
 
 Result<PodInfoPtr> DynamicResources::reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
                                              const NodeInfo& node) const {
-  if (!model::has_resource_claims(pod.pod())) return PodInfoPtr();
   std::unique_ptr<PluginState> state;
   const FilterStatus pre = pre_filter(pod, snapshot, state);
+  if (pre.code == FilterCode::kSkip) return PodInfoPtr();
   if (!pre.ok())
     return make_error(fmt::format("reserve on node \"{}\": {}", node.name(),
                                   pre.reasons.empty() ? "" : pre.reasons[0]));
   const auto& s = static_cast<const DraPodState&>(*state);
-  if (s.to_allocate.empty()) return PodInfoPtr();
+  const auto extended = extended_claim_for(s, pod, node);
+  if (s.to_allocate.empty() && !extended) return PodInfoPtr();
   std::lock_guard lock(mu_);
-  auto out = allocate_on(s, node, selectors_, share_ids_);
+  auto out = allocate_on(s, node, extended.get(), selectors_, share_ids_);
   if (!out.ok()) return out.error();
   if (!out->unschedulable.empty()) {
     return make_error(fmt::format("reserve on node \"{}\": {}", node.name(), out->unschedulable));
@@ -157,6 +196,7 @@ Result<PodInfoPtr> DynamicResources::reserve(const PodInfo& pod, const ClusterSn
     if (c.allocation) continue;
     allocations.push_back({c.key, std::move(out->claims[next++])});
   }
+  if (extended) allocations.push_back({s.extended_claim, std::move(out->claims[next])});
   return PodInfo::with_claim_allocations(pod, std::move(allocations));
 }
 

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace hamisim::planner::framework {
 namespace {
 
 struct FitState final : PluginState {
   Resource request;
+  std::vector<std::string> dra_served;  // extended resources a DeviceClass serves
 };
 
 // request > allocatable - requested, without int64 overflow.
@@ -21,16 +24,22 @@ NodeResourcesFit::NodeResourcesFit(NodeResourcesFitArgs args)
     : ignored_resources_(args.ignored_resources.begin(), args.ignored_resources.end()),
       ignored_groups_(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end()) {}
 
-FilterStatus NodeResourcesFit::pre_filter(const PodInfo& pod, const ClusterSnapshot&,
+FilterStatus NodeResourcesFit::pre_filter(const PodInfo& pod, const ClusterSnapshot& snapshot,
                                           std::unique_ptr<PluginState>& state) const {
   auto s = std::make_unique<FitState>();
   s->request = pod_fit_request(pod.pod());
+  if (const DraCluster* dra = snapshot.dra(); dra && !s->request.scalar.empty()) {
+    for (const auto& r : extended_resource_requests(pod.pod(), *dra)) {
+      s->dra_served.push_back(r.resource);
+    }
+  }
   state = std::move(s);
   return FilterStatus::success();
 }
 
 std::vector<InsufficientResource> NodeResourcesFit::insufficient_resources(
-    const Resource& request, const NodeInfo& node) const {
+    const Resource& request, const NodeInfo& node,
+    const std::vector<std::string>* dra_served) const {
   std::vector<InsufficientResource> out;
   const Resource& alloc = node.allocatable();
   const Resource& used = node.requested();
@@ -61,6 +70,10 @@ std::vector<InsufficientResource> NodeResourcesFit::insufficient_resources(
       if (ignored_resources_.count(name) > 0 || ignored_groups_.count(group) > 0) continue;
     }
     int64_t allocatable = alloc.scalar_value(name);
+    if (allocatable == 0 && dra_served &&
+        std::find(dra_served->begin(), dra_served->end(), name) != dra_served->end()) {
+      continue;  // DRA serves it on this node
+    }
     int64_t in_use = used.scalar_value(name);
     if (exceeds(want, allocatable, in_use)) {
       out.push_back({name, fmt::format("Insufficient {}", name), want, in_use, allocatable,
@@ -74,7 +87,8 @@ FilterStatus NodeResourcesFit::filter(const PodInfo& pod, const PluginState* sta
                                       const NodeInfo& node) const {
   std::vector<InsufficientResource> missing;
   if (state != nullptr) {
-    missing = insufficient_resources(static_cast<const FitState*>(state)->request, node);
+    const auto* s = static_cast<const FitState*>(state);
+    missing = insufficient_resources(s->request, node, &s->dra_served);
   } else {
     missing = insufficient_resources(pod_fit_request(pod.pod()), node);
   }

@@ -13,6 +13,9 @@
 // order (kube-scheduler walks a Go map here; we fix the order). The status is
 // UnschedulableAndUnresolvable when some request exceeds the node's allocatable outright,
 // Unschedulable otherwise ("Too many pods" alone is Unschedulable).
+//
+// An extended resource a DeviceClass serves (KEP-5004) is not checked on a node with no
+// allocatable for it: DRA serves it there (DynamicResources).
 
 #include <set>
 #include <string>
@@ -49,8 +52,10 @@ class NodeResourcesFit final : public FilterPlugin {
                       const NodeInfo& node) const override;
 
   // The structured answer behind filter(): empty when the request fits.
-  std::vector<InsufficientResource> insufficient_resources(const Resource& request,
-                                                           const NodeInfo& node) const;
+  // `dra_served`: extended resources a DeviceClass serves, skipped where the node has none.
+  std::vector<InsufficientResource> insufficient_resources(
+      const Resource& request, const NodeInfo& node,
+      const std::vector<std::string>* dra_served = nullptr) const;
 
  private:
   std::set<std::string, std::less<>> ignored_resources_;
