@@ -18,6 +18,7 @@
 #include "cli/hami_flags.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
+#include "cli/profile_slices_command.h"
 #include "cli/serve_command.h"
 
 namespace {
@@ -152,6 +153,25 @@ int main(int argc, char** argv) {
   hamisim::cli::add_device_flags(*check_cmd, check.device, "HAMi device-config.yaml");
   check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
 
+  hamisim::cli::ProfileSlicesOptions slices;
+  CLI::App* slices_cmd = profile_cmd->add_subcommand(
+      "slices",
+      "The ResourceSlices a node of a group would publish under DRA, from its device profile");
+  slices_cmd->add_option("--device-profiles", slices.device_profiles_path, "Device profiles (YAML)")
+      ->required();
+  slices_cmd
+      ->add_option("--node-group", slices.node_group,
+                   "The node group (a profile's match.nodeGroups)")
+      ->required();
+  slices_cmd->add_option("--node-name", slices.node_name,
+                         "The node's name (default: template-node-for-<group>)");
+  hamisim::cli::add_device_flags(*slices_cmd, slices.device, "HAMi device-config.yaml");
+  slices_cmd
+      ->add_option("--format", slices.format,
+                   "resourceslices, or clusterapi (its capacity annotations)")
+      ->capture_default_str();
+  slices_cmd->add_option("--output,-o", slices.output, "yaml or json")->capture_default_str();
+
   hamisim::cli::DoctorOptions doctor;
   CLI::App* doctor_cmd = app.add_subcommand(
       "doctor",
@@ -183,6 +203,7 @@ int main(int argc, char** argv) {
     return hamisim::cli::run_plan(std::move(plan), no_arguments);
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);
+  if (*slices_cmd) return hamisim::cli::run_profile_slices(slices);
   if (*doctor_cmd) return hamisim::cli::run_doctor(doctor);
   if (*gen_cmd) return hamisim::cli::run_gen(gen);
   std::fputs(app.help().c_str(), stdout);

@@ -10,6 +10,7 @@
 
 #include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
+#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
@@ -189,7 +190,7 @@ int run_plan(PlanOptions o, bool no_arguments) {
         model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
-    if (Status s = planner::framework::decode_dra_objects(objects->dra_objects, dra_objects); !s) {
+    if (Status s = dra::decode_objects(objects->dra_objects, dra_objects); !s) {
       return fail(2, s.error().message);
     }
     input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),

@@ -1,9 +1,11 @@
 #include "cli/profile_command.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
+#include "dra/decode.h"
 #include "kube/client.h"
 #include "kube/kube_config.h"
 #include "model/decode.h"
@@ -15,8 +17,10 @@
 namespace hamisim::cli {
 namespace {
 
-// Every Node of the cluster the kubeconfig (or the pod's service account) points to.
-Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o) {
+// Every Node of the cluster the kubeconfig (or the pod's service account) points to, and its
+// ResourceSlices (`slices` null when the API server serves none: no DRA there).
+Result<std::vector<model::Node>> list_cluster_nodes(
+    const ProfileCheckOptions& o, std::optional<std::vector<dra::ResourceSlice>>& slices) {
   const std::string flag = o.in_cluster            ? "--in-cluster"
                            : !o.kubeconfig.empty() ? "--kubeconfig"
                                                    : "kubeconfig";
@@ -38,6 +42,25 @@ Result<std::vector<model::Node>> list_cluster_nodes(const ProfileCheckOptions& o
           model::decode_node_json_in_buffer(item, "items[" + std::to_string(nodes.size()) + "]");
       if (!node) return make_error("the node list: " + node.error().message);
       nodes.push_back(std::move(node).value());
+      return Ok{};
+    });
+    if (!listed) return make_error(listed.error().message);
+  }
+  auto slice_pages = (*client)->list("/apis/resource.k8s.io/v1/resourceslices", "the slice list");
+  if (!slice_pages) {
+    std::fprintf(stderr, "hamisim profile check: warning: ResourceSlices not compared: %s\n",
+                 slice_pages.error().message.c_str());
+    return nodes;
+  }
+  slices.emplace();
+  for (const std::string& page : slice_pages->pages) {
+    auto listed = kube::for_each_list_item(page, [&](std::string_view item) -> Status {
+      auto slice = dra::decode_resource_slice(item);
+      if (!slice) {
+        return make_error("the slice list: items[" + std::to_string(slices->size()) +
+                          "]: " + slice.error().message);
+      }
+      slices->push_back(std::move(slice).value());
       return Ok{};
     });
     if (!listed) return make_error(listed.error().message);
@@ -70,8 +93,10 @@ int run_profile_check(const ProfileCheckOptions& o) {
   model::ObjectSet cluster;
   for (const auto& path : o.cluster_paths) {
     // The plan's cluster dump works here too: its Pods and ResourceQuotas are not needed.
-    const model::ObjectKinds kinds{
-        "--cluster", {.nodes = true, .pods = false, .quotas = false}, {}, {"Pod", "ResourceQuota"}};
+    const model::ObjectKinds kinds{"--cluster",
+                                   {.nodes = true, .pods = false, .quotas = false, .dra = true},
+                                   {},
+                                   {"Pod", "ResourceQuota"}};
     std::vector<std::string> warnings;
     auto objects = model::load_checked_objects(path, kinds, warnings);
     if (!objects) return input_error("profile check", objects.error().message);
@@ -80,12 +105,23 @@ int run_profile_check(const ProfileCheckOptions& o) {
     }
     cluster.append(std::move(objects).value());
   }
+  std::optional<std::vector<dra::ResourceSlice>> listed_slices;
   if (o.cluster_paths.empty()) {
-    auto nodes = list_cluster_nodes(o);
+    auto nodes = list_cluster_nodes(o, listed_slices);
     if (!nodes) return input_error("profile check", nodes.error().message);
     cluster.nodes = std::move(nodes).value();
   }
-  const profile::ReconcileReport report = profile::reconcile(*profiles, cluster.nodes, registry);
+  // The nodes' ResourceSlices, for profiles with a DRA form (a cluster dump's other DRA
+  // objects are read and left alone).
+  dra::Objects dra_objects;
+  if (Status s = dra::decode_objects(cluster.dra_objects, dra_objects); !s) {
+    return input_error("profile check", s.error().message);
+  }
+  const std::vector<dra::ResourceSlice>* slices = &dra_objects.slices;
+  if (listed_slices) slices = &*listed_slices;
+  if (o.cluster_paths.empty() && !listed_slices) slices = nullptr;
+  const profile::ReconcileReport report =
+      profile::reconcile(*profiles, cluster.nodes, registry, slices);
 
   if (o.output == "json") {
     model::JsonWriter w;
@@ -97,6 +133,13 @@ int run_profile_check(const ProfileCheckOptions& o) {
       w.key("matches").boolean(c.mismatches.empty() && c.error.empty());
       w.key("mismatches").begin_array();
       for (const auto& m : c.mismatches) w.string(m);
+      w.end_array();
+      w.key("dra").begin_array();
+      for (const auto& d : c.dra) {
+        w.begin_object().key("driver").string(d.driver).key("missing").number(d.missing);
+        w.key("extra").number(d.extra).key("mismatch").number(d.mismatch);
+        w.key("inFlux").boolean(d.in_flux).end_object();
+      }
       w.end_array();
       w.key("error").string(c.error).end_object();
     }

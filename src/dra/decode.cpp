@@ -1350,6 +1350,13 @@ bool is_dra_kind(std::string_view api_version, std::string_view kind) {
   return model::is_dra_kind(api_version, kind);  // the one list of kinds and versions
 }
 
+Status decode_objects(const std::vector<model::RawObject>& items, Objects& out) {
+  for (const model::RawObject& item : items) {
+    if (Status s = decode_object(item.json, item.path, out); !s) return s;
+  }
+  return ok_status();
+}
+
 Status decode_object(std::string_view json, std::string_view path, Objects& out) {
   return with_object(json, path, [&](Reader& r, Version version, Kind kind, od::value& root) {
     // Decoded into a fresh object, appended only when whole.

@@ -16,7 +16,10 @@
 
 #include <string_view>
 
+#include <vector>
+
 #include "dra/objects.h"
+#include "model/decode.h"
 #include "model/result.h"
 
 namespace hamisim::dra {
@@ -26,6 +29,10 @@ bool is_dra_kind(std::string_view api_version, std::string_view kind);
 
 // Decodes one object of a DRA kind and appends it to `out`. `json` needs no padding.
 Status decode_object(std::string_view json, std::string_view path, Objects& out);
+
+// Every DRA item a cluster input kept (model::ObjectSet::dra_objects), appended to `out`;
+// errors name the item.
+Status decode_objects(const std::vector<model::RawObject>& items, Objects& out);
 
 // One kind, for tests and tools that expect it ("expected kind ResourceSlice, got ...").
 Result<ResourceSlice> decode_resource_slice(std::string_view json);

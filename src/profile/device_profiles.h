@@ -49,6 +49,14 @@ struct DeviceProfiles {
   const DeviceProfile* find(std::string_view name) const;
 };
 
+// The ResourceSlices a node named `node` of the profile's group publishes under DRA: the
+// profile's `dra:` slices, else its NVIDIA devices as HAMi's k8s-dra-driver publishes them.
+// nodeName is `node`, and a pool or slice named after the profile (HAMi's pool is named after
+// its node) is named after `node` instead. Empty when the profile describes nothing DRA can
+// publish.
+std::vector<dra::ResourceSlice> dra_slices_for_node(const DeviceProfile& profile,
+                                                    const std::string& node);
+
 // Parses and validates a DeviceProfiles YAML document. `source` names the file in errors
 // ("profiles.yaml: profiles[0] (a100).devices[0].numa: ...").
 Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_view source,

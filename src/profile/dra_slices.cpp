@@ -1,8 +1,10 @@
 #include "profile/dra_slices.h"
 
+#include "device/allocation.h"
 #include "dra/decode.h"
 #include "model/decode.h"
 #include "model/yaml_check.h"
+#include "profile/device_profiles.h"
 
 namespace hamisim::profile {
 
@@ -49,6 +51,27 @@ dra::ResourceSlice hami_driver_slice(const std::string& node,
                          model::Quantity::from_int(1 << 20), model::Quantity::from_int(1 << 20));
   }
   return s;
+}
+
+std::vector<dra::ResourceSlice> dra_slices_for_node(const DeviceProfile& profile,
+                                                    const std::string& node) {
+  std::vector<dra::ResourceSlice> out = profile.dra_slices;
+  if (out.empty()) {
+    std::vector<device::DeviceInfo> gpus;
+    for (const auto& d : profile.inventory.devices) {
+      if (device::contains_ignore_case(d.type, "nvidia")) gpus.push_back(d);
+    }
+    if (!gpus.empty()) out.push_back(hami_driver_slice(profile.name, gpus));
+  }
+  const std::string prefix = profile.name + "-";
+  for (auto& s : out) {
+    s.scope.node_name = node;
+    if (s.pool.name == profile.name) s.pool.name = node;
+    if (s.metadata.name.starts_with(prefix)) {
+      s.metadata.name = node + s.metadata.name.substr(profile.name.size());
+    }
+  }
+  return out;
 }
 
 Result<DraForm> read_dra_slices(const YAML::Node& n, const Where& where, const std::string& profile,

@@ -1,5 +1,7 @@
 #include "profile/reconcile.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "fit/device_compare.h"
@@ -63,7 +65,8 @@ bool ReconcileReport::any_mismatch() const {
 }
 
 ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
-                          const device::DeviceRegistry& registry) {
+                          const device::DeviceRegistry& registry,
+                          const std::vector<dra::ResourceSlice>* slices) {
   ReconcileReport report;
   for (const model::Node& node : nodes) {
     if (is_template_node(node)) continue;
@@ -76,12 +79,29 @@ ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<mode
       report.checks.push_back(std::move(check));
       continue;
     }
-    check.profile = (*profile)->name;
-    fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
-    if (inv.state != fit::InventoryResult::State::kOk) {
-      check.error = "cannot read the node's registration: " + inv.message;
-    } else {
-      check.mismatches = compare_with_profile(**profile, inv.inventory.devices);
+    const DeviceProfile& p = **profile;
+    check.profile = p.name;
+    if (!p.annotations.empty() || !p.capacity.empty()) {
+      fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
+      if (inv.state != fit::InventoryResult::State::kOk) {
+        check.error = "cannot read the node's registration: " + inv.message;
+      } else {
+        check.mismatches = compare_with_profile(p, inv.inventory.devices);
+      }
+    }
+    if (slices && !p.dra_slices.empty()) {
+      std::vector<dra::ResourceSlice> own;
+      for (const auto& s : *slices) {
+        if (s.scope.node_name == node.metadata.name) own.push_back(s);
+      }
+      check.dra = dra::compare_with_template(dra_slices_for_node(p, node.metadata.name), own);
+      for (const auto& d : check.dra) {
+        if (!d.any()) continue;
+        check.mismatches.push_back(fmt::format(
+            "DRA {}: {} missing, {} extra, {} mismatch (device groups by attribute names and "
+            "count)",
+            d.driver, d.missing, d.extra, d.mismatch));
+      }
     }
     report.checks.push_back(std::move(check));
   }

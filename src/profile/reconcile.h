@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dra/template_compare.h"
 #include "profile/device_profiles.h"
 
 namespace hamisim::profile {
@@ -29,6 +30,9 @@ struct NodeCheck {
   std::string profile;
   std::vector<std::string> mismatches;  // empty = matches
   std::string error;                    // the node's registration could not be read
+  // Under DRA (a profile with `dra:`): the node's slices against the profile's, per driver,
+  // in Cluster Autoscaler's categories. Differences are also lines of `mismatches`.
+  std::vector<dra::DriverDifference> dra;
 };
 
 struct ReconcileReport {
@@ -36,8 +40,12 @@ struct ReconcileReport {
   bool any_mismatch() const;
 };
 
+// `slices`: the cluster's ResourceSlices, when known; a node described by a profile with a
+// DRA form is then also compared with it (dra/template_compare.h). A profile with only a DRA
+// form promises no registration, so none is compared.
 ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<model::Node>& nodes,
-                          const device::DeviceRegistry& registry);
+                          const device::DeviceRegistry& registry,
+                          const std::vector<dra::ResourceSlice>* slices = nullptr);
 
 // What simulation learned from reconciliation, per profile.
 struct ProfileObservation {

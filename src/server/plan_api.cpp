@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
@@ -244,7 +245,7 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   auto objects = model::decode_objects_json(json::serialize(*cluster), {.dra = true});
   if (!objects) return invalid("cluster: " + objects.error().message);
   dra::Objects dra_objects;
-  if (Status s = planner::framework::decode_dra_objects(objects->dra_objects, dra_objects); !s) {
+  if (Status s = dra::decode_objects(objects->dra_objects, dra_objects); !s) {
     return invalid("cluster: " + s.error().message);
   }
   input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));

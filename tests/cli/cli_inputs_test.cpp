@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "dra/decode.h"
+#include "model/decode.h"
 #include "run_process.h"
 #include "test_paths.h"
 
@@ -215,6 +217,78 @@ TEST_F(CliInputs, PlanReadsTheBundledDraExample) {
       r.out,
       HasSubstr(
           R"("device":"hami-gpu-2","shareable":true,"capacity":[{"name":"cores","consumed":"75","total":"100"})"));
+}
+
+// `profile slices`: the A100 group's slice in HAMi k8s-dra-driver's shape, which the strict
+// decoder reads back, in JSON and in YAML; from a profile with `dra:` and from one with only
+// NVIDIA `devices:`.
+TEST_F(CliInputs, ProfileSlicesPrintsSlicesTheDecoderReadsBack) {
+  for (const std::string& profiles :
+       {kExamples + "/plan-dra/device-profiles.yaml", kExamples + "/plan/device-profiles.yaml"}) {
+    for (const char* output : {"json", "yaml"}) {
+      const auto r = hamisim({"profile", "slices", "--device-profiles", profiles, "--node-group",
+                              "gpu-a100", "--node-name", "a100-0", "-o", output});
+      ASSERT_EQ(r.exit_code, 0) << describe(r);
+      auto set = model::decode_objects(r.out, {.dra = true});
+      ASSERT_TRUE(set) << set.error().message << "\n" << r.out;
+      ASSERT_EQ(set->dra_objects.size(), 1u) << r.out;
+      dra::Objects objects;
+      const Status decoded =
+          dra::decode_object(set->dra_objects[0].json, set->dra_objects[0].path, objects);
+      ASSERT_TRUE(decoded.ok()) << decoded.error().message << "\n" << r.out;
+      const dra::ResourceSlice& slice = objects.slices.at(0);
+      EXPECT_EQ(slice.driver, "hami-core-gpu.project-hami.io");
+      EXPECT_EQ(slice.scope.node_name, "a100-0");
+      EXPECT_EQ(slice.pool.name, "a100-0");
+      ASSERT_EQ(slice.devices.size(), 8u);
+      EXPECT_EQ(slice.devices[7].name, "hami-gpu-7");
+      EXPECT_EQ(slice.devices[7].capacity.at("memory").value,
+                model::Quantity::parse("80Gi").value());
+    }
+  }
+}
+
+TEST_F(CliInputs, ProfileSlicesAsClusterapiAnnotationsSaysWhatTheyLose) {
+  const auto r = hamisim({"profile", "slices", "--device-profiles",
+                          kExamples + "/plan-dra/device-profiles.yaml", "--node-group", "gpu-a100",
+                          "--format", "clusterapi"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("capacity.cluster-autoscaler.kubernetes.io/dra-driver: "
+                               "\"hami-core-gpu.project-hami.io\""));
+  EXPECT_THAT(r.out, HasSubstr("capacity.cluster-autoscaler.kubernetes.io/gpu-count: \"8\""));
+  EXPECT_THAT(r.err, HasSubstr("loses every attribute, capacity and request policy"));
+  const auto unknown = hamisim({"profile", "slices", "--device-profiles",
+                                kExamples + "/plan-dra/device-profiles.yaml", "--node-group", "x"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("no profile names node group \"x\""));
+}
+
+// `profile check` under DRA: a real A100 node publishing 7 of the 8 GPUs its profile promises
+// is one `mismatch` (same attribute names, another device count) for HAMi's driver; with all 8
+// it matches.
+TEST_F(CliInputs, ProfileCheckComparesANodesSlicesWithItsProfile) {
+  const std::string profiles = kExamples + "/plan-dra/device-profiles.yaml";
+  auto slices = hamisim({"profile", "slices", "--device-profiles", profiles, "--node-group",
+                         "gpu-a100", "--node-name", "a100-1", "-o", "json"});
+  ASSERT_EQ(slices.exit_code, 0) << describe(slices);
+  const std::string node =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"a100-1","labels":{"agentpool":"a100"}}})";
+  // The List of slices with the node added to its items.
+  std::string all = slices.out;
+  all.insert(all.find(R"("items":[)") + 9, node + ",");
+  const std::string good = write("good.json", all);
+  auto r = hamisim({"profile", "check", "--device-profiles", profiles, "--cluster", good});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  // One GPU fewer.
+  const size_t last = all.rfind(R"({"name":"hami-gpu-7")");
+  ASSERT_NE(last, std::string::npos);
+  const size_t end = all.find(R"("allowMultipleAllocations":true})", last) + 32;
+  all.erase(last - 1, end - last + 1);  // with the comma before it
+  const std::string short_one = write("short.json", all);
+  r = hamisim({"profile", "check", "--device-profiles", profiles, "--cluster", short_one});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_THAT(r.out,
+              HasSubstr("DRA hami-core-gpu.project-hami.io: 0 missing, 0 extra, 1 mismatch"));
 }
 
 TEST_F(CliInputs, PlanClusterDashReadsStandardInput) {

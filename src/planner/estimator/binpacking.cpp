@@ -407,7 +407,7 @@ class Run {
       }
       std::string fake = last_ + "-fake-" + std::to_string(j);
       for (size_t k = 0; k < per_node && next < pods.size(); ++k, ++next) {
-        out_.placements.push_back({pods[next]->key(), fake, {}});
+        out_.placements.push_back({pods[next]->key(), fake, {}, {}});
         if (with_pods_.insert(fake).second) out_.nodes_with_pods.push_back(fake);
       }
     }

@@ -6,7 +6,6 @@
 #include <set>
 #include <tuple>
 
-#include "dra/decode.h"
 
 namespace hamisim::planner::framework {
 namespace {
@@ -132,12 +131,7 @@ std::vector<ExtendedResourceRequest> extended_resource_requests(const model::Pod
   return out;
 }
 
-Status decode_dra_objects(const std::vector<model::RawObject>& items, dra::Objects& into) {
-  for (const model::RawObject& item : items) {
-    if (Status s = dra::decode_object(item.json, item.path, into); !s) return s;
-  }
-  return ok_status();
-}
+
 
 NodeSlices slices_for_copy(const NodeSlices& slices, std::string_view node,
                            std::string_view suffix) {

@@ -68,10 +68,6 @@ struct ExtendedResourceRequest {
 std::vector<ExtendedResourceRequest> extended_resource_requests(const model::Pod& pod,
                                                                 const DraCluster& cluster);
 
-// Decodes the DRA items a cluster input kept (model::ObjectSet::dra_objects) with the strict
-// DRA decoder, appending to `into`; errors name the item.
-Status decode_dra_objects(const std::vector<model::RawObject>& items, dra::Objects& into);
-
 // `slices` (one node's own) as a copy of that node named `node` publishes them: nodeName set
 // to it, each pool and slice renamed "<name>-<suffix>"; devices, generations and slice counts
 // unchanged (CA's sanitized template copies, reference §5.5 and pitfall P22).
