@@ -6,6 +6,7 @@
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
+#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/input.h"
 #include "planner/extender/scheduler_config.h"
@@ -29,6 +30,9 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
                  "The CA chart's cloudProvider: its pods are labelled "
                  "app.kubernetes.io/name: <this>-cluster-autoscaler")
       ->capture_default_str();
+  app.add_option("--cluster", o.cluster_paths,
+                 "Nodes and DRA objects as Kubernetes Lists (kubectl get "
+                 "nodes,resourceslices,deviceclasses -o json): check HAMi's DRA mode");
   app.add_flag("--offline", o.offline, "Check the files only; do not call the extenders");
   app.add_option("--output,-o", o.output, "table or json")->capture_default_str();
 }
@@ -37,17 +41,18 @@ int run_doctor(const DoctorOptions& o) {
   if (o.output != "table" && o.output != "json") {
     return input_error("doctor", "--output must be table or json, not \"" + o.output + "\"");
   }
-  if (o.scheduler_config_path.empty() && o.kube_scheduler_config_path.empty()) {
+  if (o.scheduler_config_path.empty() && o.kube_scheduler_config_path.empty() &&
+      o.cluster_paths.empty()) {
     return input_error("doctor",
                        "give --scheduler-config (Cluster Autoscaler's), --kube-scheduler-config "
-                       "(kube-scheduler's, e.g. HAMi's), or both");
+                       "(kube-scheduler's, e.g. HAMi's), --cluster, or several");
   }
-  if (auto once =
-          model::check_stdin_once({{"--scheduler-config", o.scheduler_config_path},
-                                   {"--kube-scheduler-config", o.kube_scheduler_config_path},
-                                   {"--network-policy", o.network_policy_path},
-                                   {"--device-config-file", o.device.config_path}});
-      !once) {
+  std::vector<model::FlagInput> inputs{{"--scheduler-config", o.scheduler_config_path},
+                                       {"--kube-scheduler-config", o.kube_scheduler_config_path},
+                                       {"--network-policy", o.network_policy_path},
+                                       {"--device-config-file", o.device.config_path}};
+  for (const auto& path : o.cluster_paths) inputs.push_back({"--cluster", path});
+  if (auto once = model::check_stdin_once(inputs); !once) {
     return input_error("doctor", once.error().message);
   }
   doctor::DoctorInput input;
@@ -95,6 +100,21 @@ int run_doctor(const DoctorOptions& o) {
     auto doc = model::read_document(o.network_policy_path, kSpec);
     if (!doc) return input_error("doctor", doc.error().message);
     input.network_policies.push_back({doc->source, std::move(doc->text)});
+  }
+  for (const auto& path : o.cluster_paths) {
+    const model::ObjectKinds kinds{"--cluster",
+                                   {.nodes = true, .pods = false, .quotas = false, .dra = true},
+                                   {},
+                                   {"Pod", "ResourceQuota"}};
+    std::vector<std::string> warnings;
+    auto objects = model::load_checked_objects(path, kinds, warnings);
+    if (!objects) return input_error("doctor", objects.error().message);
+    for (const auto& w : warnings) std::fprintf(stderr, "hamisim doctor: warning: %s\n", w.c_str());
+    doctor::DoctorInput::Cluster cluster{model::display_name(path), std::move(objects->nodes), {}};
+    if (Status s = dra::decode_objects(objects->dra_objects, cluster.dra); !s) {
+      return input_error("doctor", s.error().message);
+    }
+    input.clusters.push_back(std::move(cluster));
   }
   input.ca_cloud_provider = o.ca_cloud_provider;
   input.offline = o.offline;

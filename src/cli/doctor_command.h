@@ -2,6 +2,7 @@
 // `hamisim doctor`: checks the scheduler configurations of a deployment (spec §8).
 
 #include <string>
+#include <vector>
 
 #include "cli/device_flags.h"
 
@@ -18,6 +19,8 @@ struct DoctorOptions {
   // does it admit Cluster Autoscaler's pods as the CA chart labels them?
   std::string network_policy_path;
   std::string ca_cloud_provider = "aws";  // the CA chart's cloudProvider (its pod labels)
+  // Cluster dumps (Nodes and DRA objects) to check HAMi's DRA mode in.
+  std::vector<std::string> cluster_paths;
   DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string max_nodegroup_binpacking_duration = "10s";  // CA's flag of the same name
   bool offline = false;

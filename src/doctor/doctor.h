@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "device/registry.h"
+#include "dra/objects.h"
 #include "planner/extender/extender_facts.h"
 #include "planner/extender/scheduler_config.h"
 
@@ -134,12 +135,21 @@ struct ConfigSummary {
   std::vector<Extender> extenders;
 };
 
+// A cluster dump (`source` names it) under DRA: a node in both of HAMi's modes (error), both
+// modes in one cluster (warning), DeviceClass selectors outside hamisim's CEL subset (error),
+// and the feature gates the published devices need (info). Checks dra-mixed-modes,
+// dra-class-selector, dra-feature-gates (docs/doctor.md).
+std::vector<Finding> check_dra_cluster(const std::string& source,
+                                       const std::vector<model::Node>& nodes,
+                                       const dra::Objects& objects);
+
 struct Report {
   bool offline = false;
   std::vector<ConfigSummary> configs;
   std::vector<Finding> findings;
   std::vector<ProbeResult> probes;
   std::vector<std::string> network_policies;  // the files check_network_policy read
+  std::vector<std::string> clusters;          // the cluster dumps check_dra_cluster read
 
   size_t count(Severity s) const;
   // Nothing is wrong: no error and no warning.
@@ -157,6 +167,12 @@ struct DoctorInput {
     std::string text;
   };
   std::vector<NetworkPolicy> network_policies;  // optional
+  struct Cluster {
+    std::string source;
+    std::vector<model::Node> nodes;
+    dra::Objects dra;
+  };
+  std::vector<Cluster> clusters;  // optional
   std::string ca_cloud_provider = "aws";
 };
 

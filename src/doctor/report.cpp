@@ -73,6 +73,11 @@ Report run_doctor(const DoctorInput& input) {
     auto findings = check_network_policy(np.text, np.source, input.ca_cloud_provider);
     report.findings.insert(report.findings.end(), findings.begin(), findings.end());
   }
+  for (const auto& c : input.clusters) {
+    report.clusters.push_back(c.source);
+    auto findings = check_dra_cluster(c.source, c.nodes, c.dra);
+    report.findings.insert(report.findings.end(), findings.begin(), findings.end());
+  }
   return report;
 }
 
@@ -105,6 +110,17 @@ std::string render_table(const Report& report) {
       if (f.file != file || f.check != "network-policy-ca-labels") continue;
       append_finding(out, f);
     }
+    out += "\n";
+  }
+  for (const auto& file : report.clusters) {
+    out += "cluster " + file + "\n";
+    bool any = false;
+    for (const auto& f : report.findings) {
+      if (f.file != file || !f.check.starts_with("dra-")) continue;
+      append_finding(out, f);
+      any = true;
+    }
+    if (!any) out += "  no findings\n";
     out += "\n";
   }
   if (report.offline) {
