@@ -3,10 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/cluster_input.h"
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/input.h"
 #include "planner/extender/scheduler_config.h"
@@ -102,19 +102,10 @@ int run_doctor(const DoctorOptions& o) {
     input.network_policies.push_back({doc->source, std::move(doc->text)});
   }
   for (const auto& path : o.cluster_paths) {
-    const model::ObjectKinds kinds{"--cluster",
-                                   {.nodes = true, .pods = false, .quotas = false, .dra = true},
-                                   {},
-                                   {"Pod", "ResourceQuota"}};
-    std::vector<std::string> warnings;
-    auto objects = model::load_checked_objects(path, kinds, warnings);
-    if (!objects) return input_error("doctor", objects.error().message);
-    for (const auto& w : warnings) std::fprintf(stderr, "hamisim doctor: warning: %s\n", w.c_str());
-    doctor::DoctorInput::Cluster cluster{model::display_name(path), std::move(objects->nodes), {}};
-    if (Status s = dra::decode_objects(objects->dra_objects, cluster.dra); !s) {
-      return input_error("doctor", s.error().message);
-    }
-    input.clusters.push_back(std::move(cluster));
+    auto loaded = load_nodes_and_dra(path, "doctor");
+    if (!loaded) return input_error("doctor", loaded.error().message);
+    input.clusters.push_back(
+        {model::display_name(path), std::move(loaded->objects.nodes), std::move(loaded->dra)});
   }
   input.ca_cloud_provider = o.ca_cloud_provider;
   input.offline = o.offline;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/cluster_input.h"
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "dra/decode.h"
@@ -91,31 +92,18 @@ int run_profile_check(const ProfileCheckOptions& o) {
     return input_error("profile check",
                        "give at most one of --cluster, --kubeconfig, --in-cluster");
   model::ObjectSet cluster;
+  dra::Objects dra_objects;  // the nodes' ResourceSlices, for profiles with a DRA form
   for (const auto& path : o.cluster_paths) {
-    // The plan's cluster dump works here too: its Pods and ResourceQuotas are not needed.
-    const model::ObjectKinds kinds{"--cluster",
-                                   {.nodes = true, .pods = false, .quotas = false, .dra = true},
-                                   {},
-                                   {"Pod", "ResourceQuota"}};
-    std::vector<std::string> warnings;
-    auto objects = model::load_checked_objects(path, kinds, warnings);
-    if (!objects) return input_error("profile check", objects.error().message);
-    for (const auto& w : warnings) {
-      std::fprintf(stderr, "hamisim profile check: warning: %s\n", w.c_str());
-    }
-    cluster.append(std::move(objects).value());
+    auto loaded = load_nodes_and_dra(path, "profile check");
+    if (!loaded) return input_error("profile check", loaded.error().message);
+    cluster.append(std::move(loaded->objects));
+    for (auto& s : loaded->dra.slices) dra_objects.slices.push_back(std::move(s));
   }
   std::optional<std::vector<dra::ResourceSlice>> listed_slices;
   if (o.cluster_paths.empty()) {
     auto nodes = list_cluster_nodes(o, listed_slices);
     if (!nodes) return input_error("profile check", nodes.error().message);
     cluster.nodes = std::move(nodes).value();
-  }
-  // The nodes' ResourceSlices, for profiles with a DRA form (a cluster dump's other DRA
-  // objects are read and left alone).
-  dra::Objects dra_objects;
-  if (Status s = dra::decode_objects(cluster.dra_objects, dra_objects); !s) {
-    return input_error("profile check", s.error().message);
   }
   const std::vector<dra::ResourceSlice>* slices = &dra_objects.slices;
   if (listed_slices) slices = &*listed_slices;

@@ -169,25 +169,32 @@ TEST(Generator, RunningPodsCarryLiveAnnotationsAndNeverOverCommit) {
   }
 }
 
-TEST(Generator, PlannerRunsOnASmallGeneratedCluster) {
-  const GeneratedCluster c = generated(small());
-  auto objects = model::decode_objects_json(c.cluster_json);
-  ASSERT_TRUE(objects) << objects.error().message;
+// Plans `input` (its nodes, pods and DRA objects) with the generated node groups and device
+// profiles.
+Result<planner::scaleup::Plan> plan_generated(const GeneratedCluster& c,
+                                              planner::scaleup::PlanInput input) {
   auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
   auto profiles =
       profile::parse_device_profiles(c.device_profiles_yaml, "device-profiles.yaml", *registry);
-  ASSERT_TRUE(profiles) << profiles.error().message;
-  planner::scaleup::PlanInput input;
-  input.nodes = objects->nodes;
-  input.pods = objects->pods;
+  if (!profiles) return profiles.error();
   auto groups = planner::nodegroups::parse_node_groups(c.node_groups_yaml, "node-groups.yaml");
-  ASSERT_TRUE(groups) << groups.error().message;
+  if (!groups) return groups.error();
   input.node_groups = std::move(groups).value();
   auto planning = planner::scaleup::Planning::create(
       registry, std::make_shared<const profile::DeviceProfiles>(std::move(profiles).value()),
       std::nullopt);
-  ASSERT_TRUE(planning) << planning.error().message;
-  auto plan = (*planning)->plan(input, {});
+  if (!planning) return planning.error();
+  return (*planning)->plan(input, {});
+}
+
+TEST(Generator, PlannerRunsOnASmallGeneratedCluster) {
+  const GeneratedCluster c = generated(small());
+  auto objects = model::decode_objects_json(c.cluster_json);
+  ASSERT_TRUE(objects) << objects.error().message;
+  planner::scaleup::PlanInput input;
+  input.nodes = objects->nodes;
+  input.pods = objects->pods;
+  auto plan = plan_generated(c, std::move(input));
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->pods.size(), 40u);
   EXPECT_EQ(plan->groups.size(), 5u);
@@ -396,22 +403,11 @@ TEST(GeneratorDra, ObjectsDecodeStrictlyAndClaimsHoldTheAnnotationFormsDevices) 
 TEST(GeneratorDra, PlannerPlansTheGeneratedDraCluster) {
   const GeneratedCluster c = generated(small_dra());
   DraCluster d = load_dra(c);
-  auto registry = std::make_shared<const device::DeviceRegistry>(device::build_registry({}));
-  auto profiles =
-      profile::parse_device_profiles(c.device_profiles_yaml, "device-profiles.yaml", *registry);
-  ASSERT_TRUE(profiles) << profiles.error().message;
   planner::scaleup::PlanInput input;
   input.nodes = d.objects.nodes;
   input.pods = d.objects.pods;
   input.dra = std::make_shared<const planner::framework::DraCluster>(std::move(d.dra));
-  auto groups = planner::nodegroups::parse_node_groups(c.node_groups_yaml, "node-groups.yaml");
-  ASSERT_TRUE(groups) << groups.error().message;
-  input.node_groups = std::move(groups).value();
-  auto planning = planner::scaleup::Planning::create(
-      registry, std::make_shared<const profile::DeviceProfiles>(std::move(profiles).value()),
-      std::nullopt);
-  ASSERT_TRUE(planning) << planning.error().message;
-  auto plan = (*planning)->plan(input, {});
+  auto plan = plan_generated(c, std::move(input));
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->pods.size(), 40u);
   EXPECT_EQ(plan->cluster_nodes, 12);
