@@ -15,6 +15,7 @@
 #include "model/decode.h"
 #include "model/input.h"
 #include "planner/expander/expander.h"
+#include "planner/modes/compare_modes.h"
 #include "planner/nodegroups/node_groups.h"
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
@@ -85,6 +86,11 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "Also plan as a Cluster Autoscaler whose extender calls carry no SimulatedPods "
                "would (it sees every node's devices unused), and show its node counts and the "
                "pods its scale-up leaves pending next to this plan (docs/ca-side.md)");
+  app.add_flag("--compare-modes", o.compare_modes,
+               "Also plan the same workload in HAMi's DRA mode (pods converted as HAMi-DRA's "
+               "webhook converts them, GPUs published as HAMi's k8s-dra-driver publishes them) "
+               "and show node counts, placements, pods that fit in one mode only, and what DRA "
+               "mode does not model (docs/dra.md)");
   app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
 }
 
@@ -231,7 +237,9 @@ int run_plan(PlanOptions o, bool no_arguments) {
   auto planning = planner::scaleup::Planning::create(registry, profiles, std::move(scheduler));
   if (!planning) return fail(2, planning.error().message);
   Progress progress;
-  auto plan = (*planning)->plan(input, o.planner, std::ref(progress));
+  auto plan = o.compare_modes ? planner::modes::plan_comparing_modes(**planning, input, o.planner,
+                                                                     std::ref(progress))
+                              : (*planning)->plan(input, o.planner, std::ref(progress));
   if (!plan) {
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return fail(internal ? 1 : 2, plan.error().message);

@@ -3,10 +3,9 @@
 // cluster snapshot, by how many nodes, and why (spec §6).
 
 #include <string>
-
 #include <vector>
-#include "cli/device_flags.h"
 
+#include "cli/device_flags.h"
 #include "planner/scaleup/plan.h"
 
 namespace CLI {
@@ -27,6 +26,7 @@ struct PlanOptions {
   std::string max_binpacking_time = "5m";
   std::string output = "table";  // table | json | html
   planner::scaleup::PlannerOptions planner;
+  bool compare_modes = false;  // --compare-modes (planner/modes)
 };
 
 void add_plan_options(CLI::App& app, PlanOptions& options);

@@ -220,15 +220,10 @@ bool all_init_containers_succeeded(const model::Pod& pod) {
   return true;
 }
 
-// Makes a decoded devices value positional (entry i = container index i, init first).
-// The aligned form (ours, HAMi <= v2.9 and after fix #2900) already is: one segment per
-// container plus the empty one after the final ';'. HAMi v2.10 on model-typed devices drops
-// the empty entries of containers without devices (issue #2899), so its value is shorter;
-// read positionally, an app container's entry would be taken for an init container's (peak
-// instead of sum, and released when the init containers finish). Its non-empty entries
-// belong, in order, to the containers that request this vendor's devices.
-device::PodSingleDevice to_positional(device::PodSingleDevice list, const model::Pod& pod,
-                                      const device::DeviceBackend& backend) {
+}  // namespace
+
+device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, const model::Pod& pod,
+                                               const device::DeviceBackend& backend) {
   const size_t total = pod.spec.init_containers.size() + pod.spec.containers.size();
   if (list.size() == total + 1 && list.back().empty()) {
     list.pop_back();
@@ -255,8 +250,6 @@ device::PodSingleDevice to_positional(device::PodSingleDevice list, const model:
   return out;
 }
 
-}  // namespace
-
 Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
                                             const device::DeviceRegistry& registry) {
   PodAllocation out;
@@ -273,7 +266,8 @@ Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
       return make_error(std::string(backend->allocated_annotation()) + ": " +
                         decoded.error().message);
     }
-    device::PodSingleDevice list = to_positional(std::move(decoded).value(), pod, *backend);
+    device::PodSingleDevice list =
+        positional_pod_devices(std::move(decoded).value(), pod, *backend);
     if (drop_init) {
       for (size_t i = 0; i < init_count && i < list.size(); ++i) list[i].clear();
     }

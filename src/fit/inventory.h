@@ -204,6 +204,16 @@ struct PodAllocation {
   bool empty() const { return charges.empty() && mig.empty(); }
 };
 
+// Makes a decoded allocation value of `backend` positional (entry i = container index i, init
+// first). The aligned form (ours, HAMi <= v2.9 and after fix #2900) already is: one segment per
+// container plus the empty one after the final ';'. HAMi v2.10 on model-typed devices drops
+// the empty entries of containers without devices (issue #2899), so its value is shorter;
+// read positionally, an app container's entry would be taken for an init container's (peak
+// instead of sum, and released when the init containers finish). Its non-empty entries
+// belong, in order, to the containers that request this vendor's devices.
+device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, const model::Pod& pod,
+                                               const device::DeviceBackend& backend);
+
 // Decodes the allocated annotation of every vendor plus MIG allocations, collapsing init
 // containers (and dropping them once they all succeeded). Terminated pods allocate nothing.
 // Errors name the annotation and the problem.

@@ -22,4 +22,13 @@ bool has_resource_claims(const Pod& pod) {
   return !pod.spec.resource_claims.empty();
 }
 
+void default_requests_from_limits(PodSpec& spec) {
+  for (auto* group : {&spec.init_containers, &spec.containers}) {
+    for (Container& c : *group) {
+      for (const auto& [name, limit] : c.resources.limits)
+        c.resources.requests.try_emplace(name, limit);
+    }
+  }
+}
+
 }  // namespace hamisim::model

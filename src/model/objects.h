@@ -255,4 +255,9 @@ const std::string* find_label(const ObjectMeta& meta, std::string_view key);
 // DRA serves (KEP-5004) are requests, not claims, and do not count here.
 bool has_resource_claims(const Pod& pod);
 
+// The API server's defaulting of container resources (core/v1 SetDefaults_Pod): a resource a
+// container limits but does not request is requested at its limit, in containers and init
+// containers. Pods read from the API server already are; hand-written what-if pods may not be.
+void default_requests_from_limits(PodSpec& spec);
+
 }  // namespace hamisim::model

@@ -2,6 +2,7 @@
 
 #include "device/allocation.h"
 #include "dra/decode.h"
+#include "dra/hami_driver.h"
 #include "model/decode.h"
 #include "model/yaml_check.h"
 #include "profile/device_profiles.h"
@@ -12,8 +13,6 @@ using model::yaml::check_keys;
 using model::yaml::Where;
 
 namespace {
-
-constexpr const char* kHamiDriver = "hami-core-gpu.project-hami.io";
 
 dra::DeviceCapacity whole_by_default(model::Quantity value, model::Quantity min,
                                      model::Quantity step) {
@@ -28,8 +27,8 @@ dra::DeviceCapacity whole_by_default(model::Quantity value, model::Quantity min,
 dra::ResourceSlice hami_driver_slice(const std::string& node,
                                      const std::vector<device::DeviceInfo>& devices) {
   dra::ResourceSlice s;
-  s.metadata.name = node + "-" + kHamiDriver;
-  s.driver = kHamiDriver;
+  s.metadata.name = node + "-" + std::string(dra::kHamiDriver);
+  s.driver = dra::kHamiDriver;
   s.pool = {.name = node, .generation = 1, .resource_slice_count = 1};
   s.scope.node_name = node;
   for (const device::DeviceInfo& d : devices) {
@@ -37,7 +36,7 @@ dra::ResourceSlice hami_driver_slice(const std::string& node,
     dra::Device& out = s.devices.emplace_back();
     out.name = "hami-gpu-" + std::to_string(d.index);
     out.allow_multiple_allocations = true;
-    out.attributes["type"] = std::string("hami-gpu");
+    out.attributes["type"] = std::string(dra::kHamiDeviceType);
     out.attributes["uuid"] = d.id;
     out.attributes["minor"] = static_cast<int64_t>(d.index);
     constexpr std::string_view kPrefix = "NVIDIA-";

@@ -10,6 +10,7 @@
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "planner/extender/scheduler_config.h"
+#include "planner/modes/compare_modes.h"
 #include "planner/report/report.h"
 
 namespace hamisim::server {
@@ -82,7 +83,10 @@ Result<std::optional<std::string>> string_at(const json::object& o, std::string_
   return std::optional<std::string>(std::string(v->as_string()));
 }
 
-Status read_options(const json::object& body, planner::scaleup::PlannerOptions& o) {
+// `compare_modes`: options.compareModes (plan_comparing_modes; not a PlannerOptions field, since
+// the planner below planner/modes does not act on it).
+Status read_options(const json::object& body, planner::scaleup::PlannerOptions& o,
+                    bool& compare_modes) {
   const json::value* v = body.if_contains("options");
   if (v == nullptr || v->is_null()) return ok_status();
   if (!v->is_object()) return make_error("options: must be an object");
@@ -97,7 +101,8 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
                                                 "fastpathBinpackingEnabled",
                                                 "expendablePodsPriorityCutoff",
                                                 "seed",
-                                                "compareUnpatchedCa"};
+                                                "compareUnpatchedCa",
+                                                "compareModes"};
   for (const auto& kv : opts) {
     if (std::find(std::begin(kKnown), std::end(kKnown), kv.key()) == std::end(kKnown)) {
       return make_error("options." + std::string(kv.key()) + ": unknown option");
@@ -154,6 +159,10 @@ Status read_options(const json::object& body, planner::scaleup::PlannerOptions& 
     return fail(b.error());
   else
     o.compare_unpatched_ca = *b;
+  if (auto b = bool_at(opts, "compareModes", false); !b)
+    return fail(b.error());
+  else
+    compare_modes = *b;
   return ok_status();
 }
 
@@ -266,7 +275,10 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   if (!parsed) return invalid(parsed.error().message);
   input.node_groups = std::move(parsed).value();
   planner::scaleup::PlannerOptions options;
-  if (Status s = read_options(*body, options); !s) return invalid(s.error().message);
+  bool compare_modes = false;
+  if (Status s = read_options(*body, options, compare_modes); !s) {
+    return invalid(s.error().message);
+  }
   // The request's budgets never exceed the server's; a per-group duration of 0 ("none") is
   // the server's too.
   const std::chrono::nanoseconds cap = options_.max_request_time;
@@ -275,7 +287,9 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   if (per_group.count() == 0 || per_group > cap) per_group = cap;
 
   const auto stop = stop_condition(request);
-  auto plan = planning_->plan(input, options, {}, stop);
+  auto plan = compare_modes
+                  ? planner::modes::plan_comparing_modes(*planning_, input, options, {}, stop)
+                  : planning_->plan(input, options, {}, stop);
   if (!plan) {
     if (stop()) return too_long();
     const bool internal = plan.error().message.rfind("internal", 0) == 0;

@@ -160,7 +160,7 @@ void expect_a100_comparison(const UnpatchedCaPlan& u) {
     if (g.name != "gpu-a100") continue;
     found = true;
     EXPECT_EQ(g.estimated_nodes, 3);
-    EXPECT_EQ(g.unpatched_estimated_nodes, 2);
+    EXPECT_EQ(g.other_estimated_nodes, 2);
   }
   EXPECT_TRUE(found);
   ASSERT_EQ(u.left_pending.size(), 8u);
@@ -213,6 +213,46 @@ TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_THAT(bad->body, HasSubstr("options.compareUnpatchedCa: must be true or false"));
+}
+
+// `/v1/plan` with options.compareModes (issue #29): the A100 workload in HAMi's DRA mode. Its
+// pods set gpumem 30000 and gpucores 10, so DRA's shares pack as HAMi's do: 2 per GPU by
+// memory, 16 per node, 3 nodes in both modes.
+TEST(ModeComparison, PlanRouteComparesModesWhenAsked) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  PlanInput input = a100_workload(e, 40);
+  boost::json::array pending;
+  for (const model::Pod& p : *input.pending) {
+    pending.push_back(boost::json::parse(model::encode_pod_json(p)));
+  }
+  auto groups = model::yaml_to_json(read_example("node-groups.yaml"));
+  ASSERT_TRUE(groups);
+  boost::json::object o{{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},
+                        {"nodeGroups", boost::json::parse(*groups)},
+                        {"pendingPods", pending},
+                        {"options", boost::json::object{{"compareModes", true}}}};
+  auto r = http_request(serve.client(), "POST", "/v1/plan", boost::json::serialize(o));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto doc = boost::json::parse(r->body).as_object();
+  EXPECT_TRUE(doc.at("unpatchedCa").is_null());
+  const auto& m = doc.at("modeComparison").as_object();
+  EXPECT_EQ(m.at("decision"), "scale-up");
+  EXPECT_EQ(m.at("converted").at("pendingPods"), 40);
+  for (const auto& g : m.at("groups").as_array()) {
+    if (g.at("name") != "gpu-a100") continue;
+    EXPECT_EQ(g.at("estimatedNodes"), 3);
+    EXPECT_EQ(g.at("draEstimatedNodes"), 3);
+  }
+  EXPECT_EQ(m.at("sameOutcome").as_int64() + static_cast<int64_t>(m.at("pods").as_array().size()),
+            40);
+
+  o["options"] = boost::json::object{{"compareModes", "yes"}};
+  auto bad = http_request(serve.client(), "POST", "/v1/plan", boost::json::serialize(o));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("options.compareModes: must be true or false"));
 }
 
 // Through extenders, the comparison asks serve exactly as such a CA does (no SimulatedPods),

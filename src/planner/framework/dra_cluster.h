@@ -26,6 +26,7 @@ class DraCluster {
   // Null when there is no object at all: a plan without DRA.
   static std::shared_ptr<const DraCluster> make_if_any(dra::Objects objects);
 
+  const dra::Objects& objects() const { return objects_; }
   const std::vector<dra::DeviceClass>& classes() const { return objects_.classes; }
   const std::vector<dra::ResourceClaim>& claims() const { return objects_.claims; }
   // The slices naming `node` (null when none).

@@ -125,6 +125,8 @@ std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
   std::shared_ptr<PodInfo> info(new PodInfo());
   info->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   info->key_ = pod.metadata.namespace_ + "/" + pod.metadata.name;
+  // What the API server would have stored: what-if pods are often written with limits only.
+  model::default_requests_from_limits(pod.spec);
   info->requests_ = pod_resource(pod);
   info->host_ports_ = pod_host_ports(pod);
   const auto& aff = pod.spec.affinity;

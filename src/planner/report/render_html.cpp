@@ -113,6 +113,7 @@ class HtmlWriter {
     header();
     warnings();
     unpatched_ca();
+    mode_comparison();
     groups();
     pods();
     new_nodes();
@@ -167,20 +168,7 @@ class HtmlWriter {
         css_class(decision) + "\">its decision: ";
     badge(decision);
     out_ += " " + html(u.summary) + "</p>\n";
-    auto nodes = [](const std::optional<int64_t>& n) {
-      return n ? plural(*n, "node", "nodes") : std::string("-");
-    };
-    out_ +=
-        "<table class=\"compact\"><thead><tr><th>node group</th><th>estimate</th>"
-        "<th>its estimate</th><th class=\"num\">adds</th><th class=\"num\">it adds</th></tr>"
-        "</thead><tbody>\n";
-    for (const auto& g : u.groups) {
-      out_ += "<tr><td>" + html(g.name) + "</td><td>" + nodes(g.estimated_nodes) + "</td><td>" +
-              nodes(g.unpatched_estimated_nodes) + "</td><td class=\"num\">" +
-              std::to_string(g.new_nodes) + "</td><td class=\"num\">" +
-              std::to_string(g.unpatched_new_nodes) + "</td></tr>\n";
-    }
-    out_ += "</tbody></table>\n";
+    group_counts(u.groups, "its estimate", "it adds");
     if (u.left_pending.empty()) {
       out_ += "<p class=\"meta\">Left pending by its decision: none.</p>\n";
       return;
@@ -191,6 +179,73 @@ class HtmlWriter {
     for (const auto& l : u.left_pending) rows.emplace_back(l.pod, l.reason);
     pod_reason_list(rows);
     out_ += "\n";
+  }
+
+  // Each node group's estimate and new nodes in this plan and in the other plan's columns.
+  void group_counts(const std::vector<scaleup::GroupCounts>& groups,
+                    std::string_view other_estimate, std::string_view other_adds) {
+    auto nodes = [](const std::optional<int64_t>& n) {
+      return n ? plural(*n, "node", "nodes") : std::string("-");
+    };
+    out_ += "<table class=\"compact\"><thead><tr><th>node group</th><th>estimate</th><th>" +
+            html(other_estimate) + "</th><th class=\"num\">adds</th><th class=\"num\">" +
+            html(other_adds) + "</th></tr></thead><tbody>\n";
+    for (const auto& g : groups) {
+      out_ += "<tr><td>" + html(g.name) + "</td><td>" + nodes(g.estimated_nodes) + "</td><td>" +
+              nodes(g.other_estimated_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.new_nodes) + "</td><td class=\"num\">" +
+              std::to_string(g.other_new_nodes) + "</td></tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+  }
+
+  // `plan --compare-modes`: the same workload in HAMi's DRA mode.
+  void mode_comparison() {
+    if (!plan_.mode_comparison) return;
+    const scaleup::ModeComparison& m = *plan_.mode_comparison;
+    const std::string_view decision = scaleup::to_string(m.decision);
+    out_ +=
+        "<h2 id=\"mode-comparison\">Compared with HAMi's DRA mode</h2>\n<p class=\"meta\">"
+        "converted: " +
+        plural(m.nodes_converted, "node", "nodes") + ", " +
+        plural(m.profiles_converted, "device profile", "device profiles") + ", " +
+        plural(m.pending_pods_converted, "pending pod", "pending pods") + ", " +
+        plural(m.running_pods_converted, "running pod", "running pods") +
+        "</p>\n<p class=\"decision\" data-decision=\"" + css_class(decision) +
+        "\">DRA mode's decision: ";
+    badge(decision);
+    out_ += " " + html(m.summary) + "</p>\n";
+    group_counts(m.groups, "DRA estimate", "DRA adds");
+    out_ += "<p>Pending pods: " + plural(m.same_outcome, "pod", "pods") +
+            " the same in both modes, " +
+            plural(static_cast<int64_t>(m.pods.size()), "pod", "pods") + " differ.</p>\n";
+    if (!m.pods.empty()) {
+      out_ +=
+          "<table class=\"compact\"><thead><tr><th>pod</th><th>device-plugin mode</th>"
+          "<th>DRA mode</th><th>why</th></tr></thead><tbody>\n";
+      auto cell = [this](std::optional<PodOutcome::State> s, const std::string& node) {
+        const std::string_view word = s ? scaleup::to_string(*s) : std::string_view("refused");
+        out_ += "<td>";
+        badge(word);
+        if (!node.empty()) out_ += " <span class=\"mono\">" + html(node) + "</span>";
+        out_ += "</td>";
+      };
+      for (const auto& d : m.pods) {
+        out_ += "<tr><td class=\"mono\">" + html(d.pod) + "</td>";
+        cell(d.state, d.node);
+        cell(d.dra_state, d.dra_node);
+        out_ += "<td>" + html(d.why) + "</td></tr>\n";
+      }
+      out_ += "</tbody></table>\n";
+    }
+    out_ += "<p>Not modelled in DRA mode:</p>\n<ul class=\"reasons\">";
+    for (const auto& n : m.not_modelled) out_ += "<li>" + html(n) + "</li>";
+    out_ += "</ul>\n";
+    if (!m.warnings.empty()) {
+      out_ += "<ul class=\"warnings\">";
+      for (const auto& w : m.warnings) out_ += "<li>DRA mode: " + html(w) + "</li>";
+      out_ += "</ul>\n";
+    }
   }
 
   void pod_reason_list(const std::vector<std::pair<std::string, std::string>>& rows) {

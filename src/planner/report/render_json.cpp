@@ -104,25 +104,76 @@ void json_optional(JsonWriter& w, const std::optional<int64_t>& n) {
   }
 }
 
+// Each group's counts in this plan and, under the keys given, in the other plan.
+void json_group_counts(JsonWriter& w, const std::vector<scaleup::GroupCounts>& groups,
+                       std::string_view other_estimated_key, std::string_view other_new_key) {
+  w.begin_array();
+  for (const auto& g : groups) {
+    w.begin_object();
+    w.key("name").string(g.name);
+    w.key("estimatedNodes");
+    json_optional(w, g.estimated_nodes);
+    w.key(other_estimated_key);
+    json_optional(w, g.other_estimated_nodes);
+    w.key("newNodes").number(g.new_nodes);
+    w.key(other_new_key).number(g.other_new_nodes);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void json_mode_comparison(JsonWriter& w, const scaleup::ModeComparison& m) {
+  w.begin_object();
+  w.key("decision").string(scaleup::to_string(m.decision));
+  w.key("summary").string(m.summary);
+  w.key("scaleUps");
+  json_scale_ups(w, m.scale_ups);
+  w.key("groups");
+  json_group_counts(w, m.groups, "draEstimatedNodes", "draNewNodes");
+  w.key("converted")
+      .begin_object()
+      .key("nodes")
+      .number(m.nodes_converted)
+      .key("deviceProfiles")
+      .number(m.profiles_converted)
+      .key("pendingPods")
+      .number(m.pending_pods_converted)
+      .key("runningPods")
+      .number(m.running_pods_converted)
+      .end_object();
+  w.key("sameOutcome").number(m.same_outcome);
+  w.key("pods").begin_array();
+  for (const auto& d : m.pods) {
+    w.begin_object();
+    w.key("pod").string(d.pod);
+    w.key("state").string(scaleup::to_string(d.state));
+    w.key("node").string(d.node);
+    w.key("draState");
+    if (d.dra_state) {
+      w.string(scaleup::to_string(*d.dra_state));
+    } else {
+      w.string("refused");
+    }
+    w.key("draNode").string(d.dra_node);
+    w.key("why").string(d.why);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("notModelled");
+  strings(w, m.not_modelled);
+  w.key("warnings");
+  strings(w, m.warnings);
+  w.end_object();
+}
+
 void json_unpatched_ca(JsonWriter& w, const UnpatchedCaPlan& u) {
   w.begin_object();
   w.key("decision").string(scaleup::to_string(u.decision));
   w.key("summary").string(u.summary);
   w.key("scaleUps");
   json_scale_ups(w, u.scale_ups);
-  w.key("groups").begin_array();
-  for (const auto& g : u.groups) {
-    w.begin_object();
-    w.key("name").string(g.name);
-    w.key("estimatedNodes");
-    json_optional(w, g.estimated_nodes);
-    w.key("unpatchedEstimatedNodes");
-    json_optional(w, g.unpatched_estimated_nodes);
-    w.key("newNodes").number(g.new_nodes);
-    w.key("unpatchedNewNodes").number(g.unpatched_new_nodes);
-    w.end_object();
-  }
-  w.end_array();
+  w.key("groups");
+  json_group_counts(w, u.groups, "unpatchedEstimatedNodes", "unpatchedNewNodes");
   w.key("leftPending").begin_array();
   for (const auto& l : u.left_pending) {
     w.begin_object().key("pod").string(l.pod).key("reason").string(l.reason).end_object();
@@ -210,6 +261,12 @@ std::string render_json(const Plan& plan) {
   w.key("unpatchedCa");
   if (plan.unpatched_ca) {
     json_unpatched_ca(w, *plan.unpatched_ca);
+  } else {
+    w.null();
+  }
+  w.key("modeComparison");
+  if (plan.mode_comparison) {
+    json_mode_comparison(w, *plan.mode_comparison);
   } else {
     w.null();
   }

@@ -200,6 +200,7 @@ class TableWriter {
     decision();
     warnings();
     unpatched_ca();
+    mode_comparison();
     groups();
     pods();
     new_nodes();
@@ -262,22 +263,7 @@ class TableWriter {
     line("  its decision: " + paint_(u.summary.empty() ? std::string(scaleup::to_string(u.decision))
                                                        : printable(u.summary),
                                      decision_style(u.decision)));
-    auto nodes = [](const std::optional<int64_t>& n) {
-      return n ? plural(*n, "node", "nodes") : std::string("-");
-    };
-    auto added = [](int64_t n) { return (n > 0 ? "+" : "") + std::to_string(n); };
-    Columns t;
-    t.add({left("node group"), left("estimate"), left("its estimate"), left("adds"),
-           left("it adds")});
-    for (const auto& g : u.groups) {
-      const bool differs =
-          g.estimated_nodes != g.unpatched_estimated_nodes || g.new_nodes != g.unpatched_new_nodes;
-      t.add({left(printable(g.name)), left(nodes(g.estimated_nodes)),
-             left(nodes(g.unpatched_estimated_nodes), differs ? ansi::kYellow : std::string_view{}),
-             left(added(g.new_nodes)),
-             left(added(g.unpatched_new_nodes), differs ? ansi::kYellow : std::string_view{})});
-    }
-    lines(t.render(paint_), "  ");
+    group_counts(u.groups, "its estimate", "it adds");
     if (u.left_pending.empty()) {
       line("  left pending by its decision: none");
       return;
@@ -290,6 +276,67 @@ class TableWriter {
       p.add({left(printable(l.pod)), left(printable(l.reason), ansi::kRed)});
     }
     lines(p.render(paint_), "    ");
+  }
+
+  // Each node group's estimate and new nodes in this plan and in the other plan's columns.
+  void group_counts(const std::vector<scaleup::GroupCounts>& groups,
+                    std::string_view other_estimate, std::string_view other_adds) {
+    auto nodes = [](const std::optional<int64_t>& n) {
+      return n ? plural(*n, "node", "nodes") : std::string("-");
+    };
+    auto added = [](int64_t n) { return (n > 0 ? "+" : "") + std::to_string(n); };
+    Columns t;
+    t.add({left("node group"), left("estimate"), left(std::string(other_estimate)), left("adds"),
+           left(std::string(other_adds))});
+    for (const auto& g : groups) {
+      const bool differs =
+          g.estimated_nodes != g.other_estimated_nodes || g.new_nodes != g.other_new_nodes;
+      const std::string_view style = differs ? ansi::kYellow : std::string_view{};
+      t.add({left(printable(g.name)), left(nodes(g.estimated_nodes)),
+             left(nodes(g.other_estimated_nodes), style), left(added(g.new_nodes)),
+             left(added(g.other_new_nodes), style)});
+    }
+    lines(t.render(paint_), "  ");
+  }
+
+  // `plan --compare-modes`: the same workload in HAMi's DRA mode.
+  void mode_comparison() {
+    if (!plan_.mode_comparison) return;
+    const scaleup::ModeComparison& m = *plan_.mode_comparison;
+    line();
+    line(paint_("Compared with HAMi's DRA mode", ansi::kBold));
+    line("  converted: " + plural(m.nodes_converted, "node", "nodes") + ", " +
+         plural(m.profiles_converted, "device profile", "device profiles") + ", " +
+         plural(m.pending_pods_converted, "pending pod", "pending pods") + ", " +
+         plural(m.running_pods_converted, "running pod", "running pods"));
+    line("  DRA mode's decision: " + paint_(m.summary.empty()
+                                                ? std::string(scaleup::to_string(m.decision))
+                                                : printable(m.summary),
+                                            decision_style(m.decision)));
+    group_counts(m.groups, "DRA estimate", "DRA adds");
+    const int64_t differ = static_cast<int64_t>(m.pods.size());
+    line("  pending pods: " + plural(m.same_outcome, "pod", "pods") + " the same in both modes, " +
+         plural(differ, "pod", "pods") + " differ");
+    if (!m.pods.empty()) {
+      Columns p;
+      p.add({left("pod"), left("device-plugin mode"), left("DRA mode"), left("why")});
+      auto where = [](std::optional<PodOutcome::State> s, const std::string& node) {
+        if (!s) return std::string("refused");
+        return std::string(scaleup::to_string(*s)) + (node.empty() ? "" : " " + node);
+      };
+      for (const auto& d : m.pods) {
+        p.add({left(printable(d.pod)), left(where(d.state, d.node), state_style(d.state)),
+               left(printable(where(d.dra_state, d.dra_node)),
+                    d.dra_state ? state_style(*d.dra_state) : ansi::kRed),
+               left(printable(d.why))});
+      }
+      lines(p.render(paint_), "    ");
+    }
+    line("  not modelled in DRA mode:");
+    for (const auto& n : m.not_modelled) line("    - " + printable(n));
+    for (const auto& w : m.warnings) {
+      line("  " + paint_("! DRA mode: " + printable(w), ansi::kYellow));
+    }
   }
 
   // One header line per group (aligned across groups: name, sizes, status), then its details

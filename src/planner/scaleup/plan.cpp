@@ -38,6 +38,30 @@ std::string_view to_string(Plan::Decision decision) {
   return "unknown";
 }
 
+std::vector<GroupCounts> group_counts(const Plan& plan, const Plan& other) {
+  auto added = [](const Plan& p, std::string_view group) {
+    int64_t n = 0;
+    for (const ScaleUp& s : p.scale_ups) {
+      if (s.group == group) n += s.delta();
+    }
+    return n;
+  };
+  std::vector<GroupCounts> out;
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    GroupCounts c;
+    c.name = plan.groups[i].name;
+    c.estimated_nodes = plan.groups[i].estimated_nodes;
+    // Both plans list the groups of one node-groups file, in its order.
+    if (i < other.groups.size() && other.groups[i].name == c.name) {
+      c.other_estimated_nodes = other.groups[i].estimated_nodes;
+    }
+    c.new_nodes = added(plan, c.name);
+    c.other_new_nodes = added(other, c.name);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 namespace detail {
 
 Result<Plan> Planner::run() {

@@ -154,6 +154,7 @@ struct ScaleUp {
 };
 
 struct UnpatchedCaPlan;
+struct ModeComparison;
 
 struct Plan {
   enum class Decision { kNoScaleUpNeeded, kScaleUp, kNoScaleUpPossible };
@@ -175,8 +176,22 @@ struct Plan {
   // With PlannerOptions::compare_unpatched_ca: what a CA that does not send SimulatedPods
   // would decide instead, and what that leaves pending. Null otherwise.
   std::shared_ptr<const UnpatchedCaPlan> unpatched_ca;
+  // With `plan --compare-modes`: the same input planned in HAMi's DRA mode, and how the two
+  // plans differ (planner/modes). Null otherwise.
+  std::shared_ptr<const ModeComparison> mode_comparison;
 };
 std::string_view to_string(Plan::Decision decision);
+
+// One node group's node counts in a plan and in another plan of the same input.
+struct GroupCounts {
+  std::string name;
+  std::optional<int64_t> estimated_nodes;  // this plan's estimate (null: no estimate)
+  std::optional<int64_t> other_estimated_nodes;
+  int64_t new_nodes = 0;  // nodes this plan adds to the group
+  int64_t other_new_nodes = 0;
+};
+// Every group of `plan` (node-groups file order) next to `other`'s.
+std::vector<GroupCounts> group_counts(const Plan& plan, const Plan& other);
 
 // `hamisim plan`'s exit code when a plan was made but a non-ignorable extender failed
 // (docs/plan.md): 0 is a plan to trust, 1 an internal failure, 2 bad input.
@@ -191,14 +206,8 @@ struct UnpatchedCaPlan {
   Plan::Decision decision = Plan::Decision::kNoScaleUpNeeded;
   std::string summary;
   std::vector<ScaleUp> scale_ups;
-  // Every node group, in node-groups file order: the estimate and scale-up of both plans.
-  struct GroupCounts {
-    std::string name;
-    std::optional<int64_t> estimated_nodes;  // the correct plan's (null: no estimate)
-    std::optional<int64_t> unpatched_estimated_nodes;
-    int64_t new_nodes = 0;  // nodes the correct plan adds to the group
-    int64_t unpatched_new_nodes = 0;
-  };
+  // Every node group, in node-groups file order: the estimate and scale-up of the correct plan,
+  // and as `other_` those of such a CA.
   std::vector<GroupCounts> groups;
   // Pods the correct plan places (on an existing node or a new one) that stay pending after
   // such a CA's scale-up: the pending pods no existing node takes, packed with devices counted
@@ -209,6 +218,37 @@ struct UnpatchedCaPlan {
     std::string reason;
   };
   std::vector<PendingPod> left_pending;
+};
+
+// The same input planned in HAMi's DRA mode (`plan --compare-modes`; docs/dra.md, "Comparing
+// the modes"): pods converted as HAMi-DRA's webhook converts them, devices published as HAMi's
+// k8s-dra-driver publishes them, placed by the default scheduler's DRA allocator.
+struct ModeComparison {
+  // The DRA-mode plan's decision.
+  Plan::Decision decision = Plan::Decision::kNoScaleUpNeeded;
+  std::string summary;
+  std::vector<ScaleUp> scale_ups;
+  std::vector<GroupCounts> groups;  // `other_`: DRA mode's
+  // A pending pod whose outcome differs: placed in one mode only, or on different nodes.
+  struct PodDifference {
+    std::string pod;
+    PodOutcome::State state = PodOutcome::State::kNoScaleUpHelps;  // device-plugin mode
+    std::string node;                                              // where it lands, if placed
+    std::optional<PodOutcome::State> dra_state;  // null: the webhook refuses the pod
+    std::string dra_node;
+    std::string why;  // why the mode that does not place it does not (empty: both place it)
+  };
+  std::vector<PodDifference> pods;  // in this plan's pod order
+  int64_t same_outcome = 0;         // pending pods with the same state and node in both modes
+  // What was converted.
+  int64_t nodes_converted = 0;         // nodes whose NVIDIA registration became a ResourceSlice
+  int64_t profiles_converted = 0;      // device profiles given a DRA form
+  int64_t pending_pods_converted = 0;  // pending pods given claims
+  int64_t running_pods_converted = 0;  // running pods whose devices became allocated claims
+  // What DRA mode does not model, as this input shows it (each with the count it concerns),
+  // and what the conversion could not carry over.
+  std::vector<std::string> not_modelled;
+  std::vector<std::string> warnings;  // the DRA-mode plan's own warnings
 };
 
 // Everything the planner needs besides the input. The device stage decides HAMi device fit

@@ -60,6 +60,7 @@ class Planning {
   Result<EstimateResult> estimate(const EstimateRequest& request) const;
 
   const device::DeviceRegistry& registry() const { return engine_->registry(); }
+  const profile::DeviceProfiles& profiles() const { return engine_->profiles(); }
   bool uses_extenders() const { return chain_.has_value(); }
 
  private:

@@ -16,24 +16,7 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
   out->decision = blind.decision;
   out->summary = blind.summary;
   out->scale_ups = blind.scale_ups;
-  auto added = [](const Plan& p, std::string_view group) {
-    int64_t n = 0;
-    for (const ScaleUp& s : p.scale_ups) {
-      if (s.group == group) n += s.delta();
-    }
-    return n;
-  };
-  for (size_t i = 0; i < plan.groups.size(); ++i) {
-    UnpatchedCaPlan::GroupCounts c;
-    c.name = plan.groups[i].name;
-    c.estimated_nodes = plan.groups[i].estimated_nodes;
-    if (i < blind.groups.size() && blind.groups[i].name == c.name) {
-      c.unpatched_estimated_nodes = blind.groups[i].estimated_nodes;
-    }
-    c.new_nodes = added(plan, c.name);
-    c.unpatched_new_nodes = added(blind, c.name);
-    out->groups.push_back(std::move(c));
-  }
+  out->groups = group_counts(plan, blind);
 
   std::set<std::string, std::less<>> left;
   for (const PodInfoPtr& pod : remaining_) left.insert(pod->key());

@@ -254,5 +254,23 @@ TEST(PodInfo, CompilesAffinityTermsAndRecordsParseErrors) {
   EXPECT_TRUE(PodInfo::make(preferred)->affinity_parse_error().has_value());
 }
 
+// What-if pods written with limits only are requested at their limits, as the API server
+// defaults them; an explicit request is kept.
+TEST(PodInfo, RequestsDefaultToLimits) {
+  model::Pod pod = PodBuilder("p").container({});
+  pod.spec.containers.at(0).resources.limits = {{"example.com/gpu", model::Quantity::from_int(2)},
+                                                {"cpu", model::Quantity::from_int(4)}};
+  pod.spec.containers.at(0).resources.requests = {{"cpu", model::Quantity::from_int(1)}};
+  model::Container init;
+  init.name = "init";
+  init.resources.limits = {{"memory", model::Quantity::from_int(1 << 20)}};
+  pod.spec.init_containers.push_back(init);
+  auto info = PodInfo::make(pod);
+  EXPECT_EQ(info->requests().scalar_value("example.com/gpu"), 2);
+  EXPECT_EQ(info->requests().milli_cpu, 1000);
+  EXPECT_EQ(info->requests().memory, 1 << 20);
+  EXPECT_EQ(info->pod().spec.containers[0].resources.requests.size(), 2u);
+}
+
 }  // namespace
 }  // namespace hamisim::planner::framework

@@ -24,6 +24,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using Source = nodegroups::GroupTemplate::Source;
+using State = PodOutcome::State;
 
 // ---- plans built by hand, shaped like the planner's ----
 
@@ -512,7 +513,7 @@ TEST(Json, SmallPlanIsExact) {
       R"("cpuAllocatableMilli":4000,"memoryRequestedBytes":1024,"memoryAllocatableBytes":4096,)"
       R"("devices":[{"id":"GPU-1","type":"A100","usedMemoryMiB":300,"totalMemoryMiB":40960,)"
       R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}],"draDevices":[]}],)"
-      R"("unpatchedCa":null})"
+      R"("unpatchedCa":null,"modeComparison":null})"
       "\n";
   EXPECT_EQ(render_json(small_plan()), expected);
 }
@@ -595,12 +596,13 @@ TEST(Json, EmptyPlanHasEveryTopLevelKey) {
       R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"no-scale-up-needed",)"
       R"("summary":"","scaleUps":[],"warnings":[],"extenderFailed":false,"extenderFailures":[],)"
       R"("clusterNodes":0,"clusterPods":0,)"
-      R"("deviceStage":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null})"
+      R"("deviceStage":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null,)"
+      R"("modeComparison":null})"
       "\n");
 }
 
 TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {
-  EXPECT_THAT(render_json(scale_up_plan()), HasSubstr(R"("unpatchedCa":null})"));
+  EXPECT_THAT(render_json(scale_up_plan()), HasSubstr(R"("unpatchedCa":null,)"));
   EXPECT_THAT(
       render_json(unpatched_plan()),
       HasSubstr(R"("unpatchedCa":{"decision":"scale-up","summary":"scale up gpu-a100 by 1 node )"
@@ -609,7 +611,74 @@ TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {
                 R"("estimatedNodes":2,"unpatchedEstimatedNodes":1,"newNodes":2,)"
                 R"("unpatchedNewNodes":1},{"name":"cpu-pool","estimatedNodes":null,)"
                 R"("unpatchedEstimatedNodes":null,"newNodes":0,"unpatchedNewNodes":0}],)"
-                R"("leftPending":[{"pod":"ml/train-2","reason":"no \u003croom\u003e"}]}})"));
+                R"("leftPending":[{"pod":"ml/train-2","reason":"no \u003croom\u003e"}]},)"
+                R"("modeComparison":null})"));
+}
+
+// `plan --compare-modes`: the DRA-mode plan next to this one, in each output.
+Plan mode_plan() {
+  Plan plan = small_plan();
+  auto m = std::make_shared<scaleup::ModeComparison>();
+  m->decision = Plan::Decision::kScaleUp;
+  m->summary = "scale up g by 4 nodes (0 -> 4): 4 pods placed on new nodes";
+  m->scale_ups = {{"g", 0, 4}};
+  m->groups = {{"g", 1, 4, 1, 4}};
+  m->nodes_converted = 2;
+  m->profiles_converted = 1;
+  m->pending_pods_converted = 4;
+  m->pods.push_back({.pod = "ns/p",
+                     .state = State::kTriggersScaleUp,
+                     .node = "n-0",
+                     .dra_state = State::kTriggersScaleUp,
+                     .dra_node = "n-1",
+                     .why = ""});
+  m->pods.push_back({.pod = "ns/<r>",
+                     .state = State::kTriggersScaleUp,
+                     .node = "n-0",
+                     .dra_state = std::nullopt,
+                     .dra_node = "",
+                     .why = "DRA mode: refused"});
+  m->same_outcome = 3;
+  m->not_modelled = {"policies"};
+  plan.mode_comparison = m;
+  return plan;
+}
+
+TEST(Json, TheModeComparisonIsAnObjectOnlyWhenAsked) {
+  EXPECT_THAT(
+      render_json(mode_plan()),
+      HasSubstr(R"("modeComparison":{"decision":"scale-up","summary":"scale up g by 4 nodes )"
+                R"((0 -\u003e 4): 4 pods placed on new nodes","scaleUps":[{"group":"g",)"
+                R"("currentSize":0,"newSize":4,"delta":4}],"groups":[{"name":"g",)"
+                R"("estimatedNodes":1,"draEstimatedNodes":4,"newNodes":1,"draNewNodes":4}],)"
+                R"("converted":{"nodes":2,"deviceProfiles":1,"pendingPods":4,"runningPods":0},)"
+                R"("sameOutcome":3,"pods":[{"pod":"ns/p","state":"triggers-scale-up",)"
+                R"("node":"n-0","draState":"triggers-scale-up","draNode":"n-1","why":""},)"
+                R"({"pod":"ns/\u003cr\u003e","state":"triggers-scale-up","node":"n-0",)"
+                R"("draState":"refused","draNode":"","why":"DRA mode: refused"}],)"
+                R"("notModelled":["policies"],"warnings":[]}})"));
+}
+
+TEST(Table, TheModeComparisonListsCountsAndThePodsThatDiffer) {
+  const std::string t = render_table(mode_plan());
+  EXPECT_THAT(t,
+              HasSubstr("Compared with HAMi's DRA mode\n"
+                        "  converted: 2 nodes, 1 device profile, 4 pending pods, 0 running pods\n"
+                        "  DRA mode's decision: scale up g by 4 nodes (0 -> 4): 4 pods placed "
+                        "on new nodes\n"
+                        "  node group  estimate  DRA estimate  adds  DRA adds\n"
+                        "  g           1 node    4 nodes       +1    +4\n"
+                        "  pending pods: 3 pods the same in both modes, 2 pods differ\n"));
+  EXPECT_THAT(t, HasSubstr("ns/<r>  triggers-scale-up n-0  refused"));
+  EXPECT_THAT(t, HasSubstr("    - policies\n"));
+}
+
+TEST(Html, TheModeComparisonIsASectionOfItsOwn) {
+  const std::string h = render_html(mode_plan());
+  EXPECT_THAT(h, HasSubstr("<h2 id=\"mode-comparison\">Compared with HAMi's DRA mode</h2>"));
+  EXPECT_THAT(h, HasSubstr("ns/&lt;r&gt;"));
+  EXPECT_THAT(h, HasSubstr("<th>DRA estimate</th>"));
+  EXPECT_THAT(h, Not(HasSubstr("ns/<r>")));
 }
 
 TEST(Json, InvalidUtf8IsReplacedAndStillParses) {

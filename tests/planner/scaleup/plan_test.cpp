@@ -308,9 +308,9 @@ TEST(Planner, AnUnpatchedCaAsksForTooFewNodesWhenDeviceMemoryBoundsThePacking) {
   ASSERT_EQ(u.groups.size(), 1u);
   EXPECT_EQ(u.groups[0].name, "gpu");
   EXPECT_EQ(u.groups[0].estimated_nodes, 3);
-  EXPECT_EQ(u.groups[0].unpatched_estimated_nodes, 2);
+  EXPECT_EQ(u.groups[0].other_estimated_nodes, 2);
   EXPECT_EQ(u.groups[0].new_nodes, 3);
-  EXPECT_EQ(u.groups[0].unpatched_new_nodes, 2);
+  EXPECT_EQ(u.groups[0].other_new_nodes, 2);
   ASSERT_EQ(u.left_pending.size(), 8u);
   for (size_t i = 0; i < u.left_pending.size(); ++i) {
     EXPECT_EQ(u.left_pending[i].pod, "ml/job-" + std::to_string(32 + i));
@@ -340,7 +340,7 @@ TEST(Planner, AnUnpatchedCaSeesExistingNodesEmptyToo) {
   ASSERT_EQ(u.groups.size(), 3u);
   EXPECT_EQ(u.groups[0].name, "gpu-k80");
   EXPECT_EQ(u.groups[0].new_nodes, 1);
-  EXPECT_EQ(u.groups[0].unpatched_new_nodes, 0);
+  EXPECT_EQ(u.groups[0].other_new_nodes, 0);
   ASSERT_EQ(u.left_pending.size(), 1u);
   EXPECT_EQ(u.left_pending[0].pod, "ml/trainer-2");
   EXPECT_EQ(u.left_pending[0].reason,
