@@ -978,5 +978,19 @@ TEST(CliProfileCheck, ComparesTheSlicesTheClusterLists) {
                                "greater than zero"));
 }
 
+// serve with a live source lists the slices through its own client and its reconciler
+// reports the node whose slices differ from its profile's.
+TEST(CliServe, LiveSourceComparesTheClustersSlicesWithDraProfiles) {
+  DraCluster cluster;
+  ASSERT_TRUE(cluster.server->serve_resource_slices({DraCluster::slice("a", 2, 1)}));
+  auto r = serve_until("does not match device profile",
+                       {"--kubeconfig", cluster.kubeconfig, "--device-profiles", cluster.profiles});
+  ASSERT_TRUE(r.spawn_error.empty()) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("node n1 does not match device profile nic-a: DRA "
+                               "nic.example.com: 0 missing, 0 extra, 1 mismatch"));
+  EXPECT_GE(cluster.server->request_count("LIST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+}
+
 }  // namespace
 }  // namespace hamisim
