@@ -5,8 +5,8 @@
 
 #include "cli/cluster_input.h"
 #include "cli/input_error.h"
+#include "cli/resource_slice_list.h"
 #include "device/catalog/device_config.h"
-#include "dra/decode.h"
 #include "kube/client.h"
 #include "kube/kube_config.h"
 #include "model/decode.h"
@@ -47,25 +47,15 @@ Result<std::vector<model::Node>> list_cluster_nodes(
     });
     if (!listed) return make_error(listed.error().message);
   }
-  auto slice_pages = (*client)->list("/apis/resource.k8s.io/v1/resourceslices", "the slice list");
+  auto slice_pages = list_resource_slice_pages(**client);
   if (!slice_pages) {
     std::fprintf(stderr, "hamisim profile check: warning: ResourceSlices not compared: %s\n",
                  slice_pages.error().message.c_str());
     return nodes;
   }
-  slices.emplace();
-  for (const std::string& page : slice_pages->pages) {
-    auto listed = kube::for_each_list_item(page, [&](std::string_view item) -> Status {
-      auto slice = dra::decode_resource_slice(item);
-      if (!slice) {
-        return make_error("the slice list: items[" + std::to_string(slices->size()) +
-                          "]: " + slice.error().message);
-      }
-      slices->push_back(std::move(slice).value());
-      return Ok{};
-    });
-    if (!listed) return make_error(listed.error().message);
-  }
+  auto listed = decode_resource_slice_list(*slice_pages);
+  if (!listed) return make_error(listed.error().message);
+  slices = std::move(listed).value();
   return nodes;
 }
 

@@ -15,6 +15,7 @@
 
 #include "cli/kube_client_metrics.h"
 #include "cli/profile_reconciler.h"
+#include "cli/resource_slice_list.h"
 #ifdef HAMISIM_BENCH_ROUTES
 #include "cli/bench_routes.h"
 #endif
@@ -446,8 +447,22 @@ int run_serve(const ServeOptions& o) {
                       interval ? "must be positive" : interval.error().message);
         return 2;
       }
+      // Under DRA the reconciler lists the cluster's ResourceSlices through the source's own
+      // client (its credentials, rate limit and metrics). A snapshot has no API server, and
+      // its store keeps no slices.
+      SliceLister list_slices;
+      if (auto* kube_source = dynamic_cast<kube::KubeSource*>(source->get())) {
+        list_slices = [&client = kube_source->client()](const std::atomic<bool>& cancel) {
+          return list_resource_slices(client, &cancel);
+        };
+      } else if (std::any_of(profiles->profiles.begin(), profiles->profiles.end(),
+                             [](const auto& p) { return !p.dra_slices.empty(); })) {
+        spdlog::warn(
+            "device profiles with a DRA form: nodes' ResourceSlices are not compared with "
+            "them (the cluster snapshot keeps no ResourceSlices)");
+      }
       reconciler = std::make_unique<ProfileReconciler>(registry, profiles, *simulation, *live,
-                                                       metrics, *interval);
+                                                       metrics, *interval, std::move(list_slices));
       reconciler->start();
     }
   }

@@ -81,6 +81,7 @@ ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<mode
     }
     const DeviceProfile& p = **profile;
     check.profile = p.name;
+    check.node_group = node_group_of(node, p.match);
     if (!p.annotations.empty() || !p.capacity.empty()) {
       fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
       if (inv.state != fit::InventoryResult::State::kOk) {

@@ -28,6 +28,9 @@ std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
 struct NodeCheck {
   std::string node;
   std::string profile;
+  // The node's group id (node_group_of with its profile's match); empty when the node does not
+  // tell (its profile selects it by labels, without nodeGroupLabel).
+  std::string node_group;
   std::vector<std::string> mismatches;  // empty = matches
   std::string error;                    // the node's registration could not be read
   // Under DRA (a profile with `dra:`): the node's slices against the profile's, per driver,

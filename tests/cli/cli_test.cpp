@@ -906,5 +906,91 @@ TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   fs::remove(kubeconfig);
 }
 
+// A fake API server with node n1 (label pool=nic) and the ResourceSlices a test serves, a
+// kubeconfig for it, and profile nic-a promising n1 one NIC of nic.example.com.
+struct DraCluster {
+  state::ObjectStore store;
+  std::unique_ptr<hamisim::testing::FakeApiServer> server;
+  fs::path dir = fs::temp_directory_path() / ("hamisim-cli-dra-" + std::to_string(::getpid()));
+  std::string kubeconfig = (dir / "kubeconfig").string();
+  std::string profiles = (dir / "profiles.yaml").string();
+
+  DraCluster() {
+    if (!store.load(R"({"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1",)"
+                    R"("kind":"Node","metadata":{"name":"n1","labels":{"pool":"nic"}}}]})")) {
+      throw std::runtime_error("the node does not load");
+    }
+    server = std::make_unique<hamisim::testing::FakeApiServer>(store);
+    if (!server->start()) throw std::runtime_error("the fake API server does not start");
+    fs::create_directories(dir);
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n"
+                                 "  cluster:\n    server: "
+                              << server->url()
+                              << "\nusers:\n- name: nobody\n  user: {}\ncontexts:\n"
+                                 "- name: fake\n  context: {cluster: fake, user: nobody}\n"
+                                 "current-context: fake\n";
+    std::ofstream(profiles)
+        << "apiVersion: hamisim.io/v1\nkind: DeviceProfiles\nprofiles:\n  - name: nic-a\n"
+           "    match: {labels: {pool: nic}}\n    dra:\n      resourceSlices:\n"
+           "        - apiVersion: resource.k8s.io/v1\n          kind: ResourceSlice\n"
+           "          metadata: {name: nics}\n          spec:\n"
+           "            driver: nic.example.com\n            nodeName: any\n"
+           "            pool: {name: nics, generation: 1, resourceSliceCount: 1}\n"
+           "            devices: [{name: nic-0, attributes: {speed: {int: 400}}}]\n";
+  }
+  ~DraCluster() {
+    server->stop();
+    fs::remove_all(dir);
+  }
+  // n1's slice `name`: `devices` NICs, its pool announcing `slice_count` slices.
+  static std::string slice(const std::string& name, int devices, int slice_count) {
+    std::string list;
+    for (int i = 0; i < devices; ++i) {
+      list += (i ? "," : "") + std::string(R"({"name":"nic-)") + std::to_string(i) +
+              R"(","attributes":{"speed":{"int":400}}})";
+    }
+    return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")" +
+           name + R"("},"spec":{"driver":"nic.example.com","nodeName":"n1","pool":{"name":")" +
+           name + R"(","generation":1,"resourceSliceCount":)" + std::to_string(slice_count) +
+           R"(},"devices":[)" + list + "]}}";
+  }
+};
+
+// Under DRA, `profile check --kubeconfig` compares the slices the cluster LISTs (as serve's
+// reconciler lists them) with the profile's; a slice the strict decoder refuses is an input
+// error naming its place in the list.
+TEST(CliProfileCheck, ComparesTheSlicesTheClusterLists) {
+  DraCluster cluster;
+  const std::vector<std::string> check = {"profile",        "check",        "--device-profiles",
+                                          cluster.profiles, "--kubeconfig", cluster.kubeconfig};
+  ASSERT_TRUE(cluster.server->serve_resource_slices({DraCluster::slice("a", 2, 1)}));
+  auto r = hamisim(check);
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("DRA nic.example.com: 0 missing, 0 extra, 1 mismatch"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("warning")));
+
+  ASSERT_TRUE(cluster.server->serve_resource_slices(
+      {DraCluster::slice("a", 1, 1), DraCluster::slice("b", 1, 0)}));
+  r = hamisim(check);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("the slice list: items[1]: spec.pool.resourceSliceCount: must be "
+                               "greater than zero"));
+}
+
+// serve with a live source lists the slices through its own client and its reconciler
+// reports the node whose slices differ from its profile's.
+TEST(CliServe, LiveSourceComparesTheClustersSlicesWithDraProfiles) {
+  DraCluster cluster;
+  ASSERT_TRUE(cluster.server->serve_resource_slices({DraCluster::slice("a", 2, 1)}));
+  auto r = serve_until("does not match device profile",
+                       {"--kubeconfig", cluster.kubeconfig, "--device-profiles", cluster.profiles});
+  ASSERT_TRUE(r.spawn_error.empty()) << describe(r);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("node n1 does not match device profile nic-a: DRA "
+                               "nic.example.com: 0 missing, 0 extra, 1 mismatch"));
+  EXPECT_GE(cluster.server->request_count("LIST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+}
+
 }  // namespace
 }  // namespace hamisim

@@ -416,7 +416,7 @@ TEST_F(Manifests, LiveRbacGrantsWhatTheLivePathUses) {
         "/pods:watch", "/pods:patch", "/bindings:create", "/pods/binding:create", "/events:create",
         "events.k8s.io/events:create", "coordination.k8s.io/leases:get",
         "coordination.k8s.io/leases:list", "coordination.k8s.io/leases:watch",
-        "/resourcequotas:list", "/resourcequotas:watch"}) {
+        "/resourcequotas:list", "/resourcequotas:watch", "resource.k8s.io/resourceslices:list"}) {
     EXPECT_THAT(granted, Contains(want));
   }
   for (const auto& g : granted) {

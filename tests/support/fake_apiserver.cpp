@@ -180,11 +180,21 @@ struct Target {
   std::string namespace_;
   std::string name;
   std::string subresource;
+  // resource.k8s.io/v1 resourceslices, kept apart from the store (serve_resource_slices);
+  // `kind` does not apply.
+  bool resource_slices = false;
 };
 
 // Maps a path onto a resource, or an error message (404).
 std::optional<Target> route(std::string_view path) {
   const auto seg = split_path(path);
+  if (seg.size() >= 4 && seg.size() <= 5 && seg[0] == "apis" && seg[1] == "resource.k8s.io" &&
+      seg[2] == "v1" && seg[3] == "resourceslices") {
+    Target t;
+    t.resource_slices = true;
+    if (seg.size() == 5) t.name = seg[4];
+    return t;
+  }
   size_t i = 0;
   bool core = false;
   if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v1") {
@@ -235,6 +245,97 @@ Response from_api_error(const state::ApiError& e) {
   return error_response(code, e.message, reason);
 }
 
+// One object of a collection, as a LIST pages it.
+struct ListItem {
+  std::string_view namespace_, name, json;
+};
+
+// A LIST answer of `listing` (ordered by namespace, then name; the collection's version now is
+// `current_rv`) as the real server pages it: `limit` items per page, a continue token naming
+// the list's resourceVersion and the last key, remainingItemCount without selectors, and 410
+// Expired when `version_kept` says the token's version has been compacted away.
+Response list_response(const std::vector<ListItem>& listing, uint64_t current_rv,
+                       std::string_view kind, std::string_view api_version,
+                       const std::map<std::string, std::string>& query,
+                       const std::string& field_name,
+                       const std::function<bool(uint64_t)>& version_kept) {
+  if (auto m = query.find("resourceVersionMatch"); m != query.end() && m->second == "Exact") {
+    auto rv = query.find("resourceVersion");
+    if (rv == query.end() || rv->second != std::to_string(current_rv)) {
+      return error_response(410, "The resourceVersion for the provided list is too old.");
+    }
+  }
+  int64_t limit = 0;
+  if (auto l = query.find("limit"); l != query.end()) {
+    try {
+      limit = std::max<int64_t>(0, std::stoll(l->second));
+    } catch (...) {
+    }
+  }
+  uint64_t list_rv = current_rv;
+  std::string after_ns, after_name;
+  bool after = false;
+  if (auto c = query.find("continue"); c != query.end() && !c->second.empty()) {
+    std::string decoded;
+    json::error_code ec;
+    json::value token;
+    if (model::decode_base64(c->second, decoded)) token = json::parse(decoded, ec);
+    const json::object* o = token.is_object() ? &token.as_object() : nullptr;
+    if (o == nullptr || !o->contains("rv") || !(*o).at("rv").is_int64() || !o->contains("ns") ||
+        !o->contains("name") || !(*o).at("ns").is_string() || !(*o).at("name").is_string()) {
+      return error_response(400, "continue key is not valid: " + c->second, "BadRequest");
+    }
+    list_rv = uint64_t(o->at("rv").as_int64());
+    after_ns = std::string(o->at("ns").as_string());
+    after_name = std::string(o->at("name").as_string());
+    after = true;
+    if (!version_kept(list_rv)) {
+      return error_response(
+          410,
+          "The provided continue parameter is too old to display a consistent list result. You "
+          "can start a new list without the continue parameter, or use the continue token in "
+          "this response to retrieve the remainder of the results. Continuing with the "
+          "provided token results in an inconsistent list - objects that were created, "
+          "modified, or deleted between the time the first chunk was returned and now may "
+          "show up in the list.",
+          "Expired");
+    }
+  }
+  std::vector<const ListItem*> items;
+  for (const auto& item : listing) {
+    if (!field_name.empty() && item.name != field_name) continue;
+    if (after && std::tie(item.namespace_, item.name) <= std::tie(after_ns, after_name)) continue;
+    items.push_back(&item);
+  }
+  std::string next;
+  int64_t remaining = 0;
+  if (limit > 0 && int64_t(items.size()) > limit) {
+    remaining = int64_t(items.size()) - limit;
+    items.resize(size_t(limit));
+    json::object token;
+    token["rv"] = int64_t(list_rv);
+    token["ns"] = items.back()->namespace_;
+    token["name"] = items.back()->name;
+    next = model::encode_base64(json::serialize(token));
+  }
+  std::string body = R"({"kind":")" + std::string(kind) + R"(List","apiVersion":")" +
+                     std::string(api_version) + R"(","metadata":{"resourceVersion":")" +
+                     std::to_string(list_rv) + "\"";
+  if (!next.empty()) {
+    body += R"(,"continue":")" + next + "\"";
+    if (field_name.empty()) body += R"(,"remainingItemCount":)" + std::to_string(remaining);
+  }
+  body += R"(},"items":[)";
+  bool first = true;
+  for (const auto* item : items) {
+    if (!first) body += ',';
+    first = false;
+    body += item->json;
+  }
+  body += "]}";
+  return Response{200, std::move(body)};
+}
+
 struct FailRule {
   std::string verb, prefix;
   int remaining = 0;
@@ -268,6 +369,10 @@ struct FakeApiServer::Impl {
   int watches_total = 0;
   std::atomic<uint64_t> drop_generation{0};
   std::function<void(const std::string&)> list_hook;
+  // serve_resource_slices: name -> JSON, and the version their LISTs carry. Unset: the group is
+  // not served.
+  std::optional<std::map<std::string, std::string>> resource_slices;
+  uint64_t resource_slices_rv = 0;
 
   Impl(state::ObjectStore& s, FakeApiServerOptions o) : store(s), options(std::move(o)) {
     token = options.bearer_token;
@@ -292,6 +397,9 @@ struct FakeApiServer::Impl {
              const std::string& field_name);
   Response handle(const http::request<http::string_body>& req, const Target& t,
                   const std::map<std::string, std::string>& query, const std::string& field_name);
+  Response handle_resource_slices(const http::request<http::string_body>& req, const Target& t,
+                                  const std::map<std::string, std::string>& query,
+                                  const std::string& field_name);
   std::optional<Response> injected_failure(const std::string& verb, const std::string& path);
 };
 
@@ -368,6 +476,10 @@ void FakeApiServer::Impl::serve_stream(Stream& stream, bool cert_verified, uint6
     auto query = parse_query(qpos == std::string::npos ? std::string_view()
                                                        : std::string_view(target).substr(qpos + 1));
     auto t = route(path);
+    if (t && t->resource_slices) {
+      std::lock_guard lock(mu);
+      if (!resource_slices) t.reset();  // as on a cluster without DRA: 404
+    }
     const bool is_watch =
         query.count("watch") && (query["watch"] == "1" || query["watch"] == "true");
     std::string verb(req.method_string());
@@ -402,6 +514,9 @@ void FakeApiServer::Impl::serve_stream(Stream& stream, bool cert_verified, uint6
       resp = error_response(400, "field label not supported: " + query["fieldSelector"]);
     } else if (auto failure = injected_failure(verb, path)) {
       resp = *failure;
+    } else if (verb == "WATCH" && t->resource_slices) {
+      resp = error_response(405, "the fake API server does not watch ResourceSlices",
+                            "MethodNotAllowed");
     } else if (verb == "WATCH") {
       watch(stream, *t, query, field_name);
       return;  // watch connections are not reused
@@ -423,6 +538,7 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
                                      const std::map<std::string, std::string>& query,
                                      const std::string& field_name) {
   const auto method = req.method();
+  if (t.resource_slices) return handle_resource_slices(req, t, query, field_name);
   if (method == http::verb::get && t.name.empty()) {
     std::function<void(const std::string&)> hook;
     {
@@ -431,84 +547,13 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
     }
     if (hook) hook(std::string(req.target()));
     auto listing = store.list(t.kind, t.namespace_);
-    if (auto m = query.find("resourceVersionMatch"); m != query.end() && m->second == "Exact") {
-      auto rv = query.find("resourceVersion");
-      if (rv == query.end() || rv->second != std::to_string(listing.resource_version)) {
-        return error_response(410, "The resourceVersion for the provided list is too old.");
-      }
-    }
-    // Paging as the real server does it: `limit` items per page, a continue token naming the
-    // list's resourceVersion and the last key, remainingItemCount without selectors, and 410
-    // Expired when the token's version has been compacted away.
-    int64_t limit = 0;
-    if (auto l = query.find("limit"); l != query.end()) {
-      try {
-        limit = std::max<int64_t>(0, std::stoll(l->second));
-      } catch (...) {
-      }
-    }
-    uint64_t list_rv = listing.resource_version;
-    std::string after_ns, after_name;
-    bool after = false;
-    if (auto c = query.find("continue"); c != query.end() && !c->second.empty()) {
-      std::string decoded;
-      json::error_code ec;
-      json::value token;
-      if (model::decode_base64(c->second, decoded)) token = json::parse(decoded, ec);
-      const json::object* o = token.is_object() ? &token.as_object() : nullptr;
-      if (o == nullptr || !o->contains("rv") || !(*o).at("rv").is_int64() || !o->contains("ns") ||
-          !o->contains("name") || !(*o).at("ns").is_string() || !(*o).at("name").is_string()) {
-        return error_response(400, "continue key is not valid: " + c->second, "BadRequest");
-      }
-      list_rv = uint64_t(o->at("rv").as_int64());
-      after_ns = std::string(o->at("ns").as_string());
-      after_name = std::string(o->at("name").as_string());
-      after = true;
-      if (!store.changes_since(t.kind, list_rv, t.namespace_)) {
-        return error_response(
-            410,
-            "The provided continue parameter is too old to display a consistent list result. You "
-            "can start a new list without the continue parameter, or use the continue token in "
-            "this response to retrieve the remainder of the results. Continuing with the "
-            "provided token results in an inconsistent list - objects that were created, "
-            "modified, or deleted between the time the first chunk was returned and now may "
-            "show up in the list.",
-            "Expired");
-      }
-    }
-    std::vector<const state::StoredObject*> items;
-    for (const auto& item : listing.items) {
-      if (!field_name.empty() && item.name != field_name) continue;
-      if (after && std::tie(item.namespace_, item.name) <= std::tie(after_ns, after_name)) continue;
-      items.push_back(&item);
-    }
-    std::string next;
-    int64_t remaining = 0;
-    if (limit > 0 && int64_t(items.size()) > limit) {
-      remaining = int64_t(items.size()) - limit;
-      items.resize(size_t(limit));
-      json::object token;
-      token["rv"] = int64_t(list_rv);
-      token["ns"] = items.back()->namespace_;
-      token["name"] = items.back()->name;
-      next = model::encode_base64(json::serialize(token));
-    }
-    std::string body = R"({"kind":")" + std::string(state::to_string(t.kind)) +
-                       R"(List","apiVersion":")" + api_version_of(t.kind) +
-                       R"(","metadata":{"resourceVersion":")" + std::to_string(list_rv) + "\"";
-    if (!next.empty()) {
-      body += R"(,"continue":")" + next + "\"";
-      if (field_name.empty()) body += R"(,"remainingItemCount":)" + std::to_string(remaining);
-    }
-    body += R"(},"items":[)";
-    bool first = true;
-    for (const auto* item : items) {
-      if (!first) body += ',';
-      first = false;
-      body += item->json;
-    }
-    body += "]}";
-    return Response{200, std::move(body)};
+    std::vector<ListItem> items;
+    items.reserve(listing.items.size());
+    for (const auto& item : listing.items) items.push_back({item.namespace_, item.name, item.json});
+    return list_response(items, listing.resource_version, state::to_string(t.kind),
+                         api_version_of(t.kind), query, field_name, [&](uint64_t rv) {
+                           return bool(store.changes_since(t.kind, rv, t.namespace_));
+                         });
   }
   if (method == http::verb::get) {
     auto got = store.get(t.kind, t.namespace_, t.name);
@@ -554,6 +599,40 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
   }
   return error_response(405, "the server does not allow this method on the requested resource",
                         "MethodNotAllowed");
+}
+
+Response FakeApiServer::Impl::handle_resource_slices(
+    const http::request<http::string_body>& req, const Target& t,
+    const std::map<std::string, std::string>& query, const std::string& field_name) {
+  if (req.method() != http::verb::get) {
+    return error_response(405, "the fake API server serves ResourceSlices read-only",
+                          "MethodNotAllowed");
+  }
+  std::map<std::string, std::string> slices;
+  uint64_t rv = 0;
+  {
+    std::lock_guard lock(mu);
+    if (resource_slices) slices = *resource_slices;
+    rv = resource_slices_rv;
+  }
+  if (!t.name.empty()) {
+    auto it = slices.find(t.name);
+    if (it == slices.end()) {
+      return error_response(404, "resourceslices.resource.k8s.io \"" + t.name + "\" not found");
+    }
+    return Response{200, it->second};
+  }
+  std::function<void(const std::string&)> hook;
+  {
+    std::lock_guard lock(mu);
+    hook = list_hook;
+  }
+  if (hook) hook(std::string(req.target()));
+  std::vector<ListItem> items;
+  for (const auto& [name, json] : slices) items.push_back({{}, name, json});
+  // The slices do not change once served, so every continue token stays good.
+  return list_response(items, rv, "ResourceSlice", "resource.k8s.io/v1", query, field_name,
+                       [](uint64_t) { return true; });
 }
 
 template <class Stream>
@@ -748,6 +827,30 @@ void FakeApiServer::set_delay(std::chrono::milliseconds delay) {
     impl_->delay = delay;
   }
   impl_->delay_changed.notify_all();
+}
+
+Status FakeApiServer::serve_resource_slices(const std::vector<std::string>& slices) {
+  std::map<std::string, std::string> by_name;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    json::error_code ec;
+    const json::value v = json::parse(slices[i], ec);
+    const json::value* name = nullptr;
+    if (!ec && v.is_object()) {
+      if (const auto* meta = v.as_object().if_contains("metadata"); meta && meta->is_object()) {
+        name = meta->as_object().if_contains("name");
+      }
+    }
+    if (name == nullptr || !name->is_string() || name->as_string().empty()) {
+      return make_error("slices[" + std::to_string(i) + "]: not an object with metadata.name");
+    }
+    if (!by_name.emplace(std::string(name->as_string()), slices[i]).second) {
+      return make_error("slices[" + std::to_string(i) + "]: name used twice");
+    }
+  }
+  std::lock_guard lock(impl_->mu);
+  impl_->resource_slices = std::move(by_name);
+  impl_->resource_slices_rv = impl_->store.resource_version();
+  return Ok{};
 }
 
 void FakeApiServer::set_list_hook(std::function<void(const std::string&)> hook) {

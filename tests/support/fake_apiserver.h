@@ -9,7 +9,9 @@
 //                   (fieldSelector=metadata.name=X on lists and watches; `limit` and
 //                   `continue` on lists, with remainingItemCount, and 410 Expired for a
 //                   continue token whose resourceVersion was compacted away)
-//   PATCH           any object above, application/merge-patch+json only
+//                   /apis/resource.k8s.io/v1/resourceslices[/NAME] (GET and LIST only, once
+//                   serve_resource_slices was called; 404 before, as without DRA)
+//   PATCH           any object above but ResourceSlices, application/merge-patch+json only
 //   POST            /api/v1/namespaces/NS/events, /api/v1/namespaces/NS/pods/NAME/binding
 //
 // with the real server's metav1.Status error bodies. A watch streams newline-delimited
@@ -59,6 +61,12 @@ class FakeApiServer {
   void stop();
   uint16_t port() const;
   std::string url() const;  // "http(s)://127.0.0.1:PORT"
+
+  // Serves these ResourceSlices (JSON objects, the items a LIST returns, sorted by name as the
+  // real server returns them) from now on; the group is not served (404) until then. Kept
+  // apart from the store: the live path does not watch them. An item without metadata.name,
+  // or two with one name, is an error.
+  Status serve_resource_slices(const std::vector<std::string>& slices);
 
   // ---- fault injection and observation ----
   // Closes every open watch connection without ending the stream properly.
