@@ -170,6 +170,16 @@ void Planner::planned_nodes(const GroupState& g) {
   std::map<std::string, std::vector<const estimator::Placement*>, std::less<>> by_node;
   for (const auto& p : g.estimate->placements) by_node[p.node].push_back(&p);
   for (const std::string& name : g.estimate->nodes_with_pods) {
+    if (snap_.node(name) != nullptr) {
+      // A hostname-spread pod the estimate put on an existing node: Cluster Autoscaler's
+      // estimator counts that node among the new ones (trackScheduledPod), so the node count
+      // keeps it, but it is not a node the scale-up adds.
+      plan_.warnings.push_back("node group " + g.spec->name +
+                               ": the estimate counts existing node " + name +
+                               " among its new nodes (a pod with hostname topology spread landed "
+                               "there), as Cluster Autoscaler's estimator does");
+      continue;
+    }
     PlannedNode pn;
     pn.name = name;
     pn.group = g.spec->name;

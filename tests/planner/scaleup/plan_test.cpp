@@ -463,5 +463,47 @@ TEST(Planner, Deterministic) {
   }
 }
 
+// Issue #30: Cluster Autoscaler's estimator may put a pod with hostname topology spread on an
+// existing node (when the last copy would break the skew, it tries every other node, real ones
+// included) and counts that node among the new ones. oldnode runs one pod of app spread; eight
+// pending pods spread over hostnames with maxSkew 1 and minDomains 3, so none fits oldnode
+// before the estimate adds copies (one domain < 3: the global minimum is 0, oldnode's skew 2).
+// During the estimate some land on oldnode. The node count keeps CA's arithmetic (existing
+// nodes counted), but the new nodes are the copies only, and a warning names oldnode.
+TEST(Planner, AnExistingNodeTheEstimateCountsIsNotANewNode) {
+  std::string cluster =
+      "apiVersion: v1\nkind: List\nitems:\n"
+      "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: oldnode\n"
+      "    labels: {pool: web, kubernetes.io/hostname: oldnode}\n  status:\n"
+      "    capacity: {cpu: '8', memory: 32Gi, pods: '110'}\n"
+      "    allocatable: {cpu: '8', memory: 32Gi, pods: '110'}\n"
+      "    conditions: [{type: Ready, status: 'True'}]\n"
+      "- apiVersion: v1\n  kind: Pod\n  metadata: {name: running, namespace: web, labels: {app: "
+      "spread}}\n  spec:\n    nodeName: oldnode\n    containers: [{name: c, resources: "
+      "{requests: {cpu: '1'}}}]\n  status: {phase: Running}\n";
+  for (int i = 0; i < 8; ++i) {
+    cluster += "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p-" + std::to_string(i) +
+               ", namespace: web, labels: {app: spread}}\n  spec:\n"
+               "    containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n"
+               "    topologySpreadConstraints: [{maxSkew: 1, minDomains: 3, topologyKey: "
+               "kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: "
+               "{matchLabels: {app: spread}}}]\n";
+  }
+  const std::string groups =
+      "apiVersion: hamisim.io/v1\nkind: NodeGroups\nnodeGroups:\n  - name: web\n    minSize: 1\n"
+      "    maxSize: 10\n    members: {pool: web}\n";
+  const Plan p = plan(from_yaml(cluster, groups));
+  ASSERT_EQ(p.decision, Plan::Decision::kScaleUp) << p.summary;
+  int on_oldnode = 0;
+  for (const auto& o : p.pods) on_oldnode += o.node == "oldnode";
+  EXPECT_GT(on_oldnode, 0);
+  for (const auto& n : p.new_nodes) EXPECT_NE(n.name, "oldnode");
+  // CA's count: every copy plus oldnode.
+  EXPECT_EQ(group(p, "web").estimated_nodes, static_cast<int64_t>(p.new_nodes.size()) + 1);
+  bool warned = false;
+  for (const auto& w : p.warnings) warned |= w.find("existing node oldnode") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 }  // namespace
 }  // namespace hamisim::planner::scaleup
