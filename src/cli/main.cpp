@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   CLI::App* plan_cmd = app.add_subcommand(
       "plan",
       "Which node group Cluster Autoscaler should grow for the pending pods, by how many nodes, "
-      "and why (no arguments: the bundled example)");
+      "and why (no input files: the bundled example)");
   hamisim::cli::add_plan_options(*plan_cmd, plan);
 
   hamisim::cli::ProfileCheckOptions check;
@@ -196,11 +196,10 @@ int main(int argc, char** argv) {
   if (*serve_cmd) return hamisim::cli::run_serve(serve);
   if (*scheduler_cmd) return hamisim::cli::run_serve(scheduler);
   if (*plan_cmd) {
-    const bool no_arguments = argc == 2;  // just `hamisim plan`
     // The process ends with the plan: it need not free the plan's state (sanitized builds
     // do, so their checks still see every destructor).
     plan.planner.keep_state_until_exit = !kSanitized;
-    return hamisim::cli::run_plan(std::move(plan), no_arguments);
+    return hamisim::cli::run_plan(std::move(plan));
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);
   if (*slices_cmd) return hamisim::cli::run_profile_slices(slices);

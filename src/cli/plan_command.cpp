@@ -106,29 +106,33 @@ std::string bundled_example_dir() {
   return std::string(source_examples_dir()) + "/plan";
 }
 
-int run_plan(PlanOptions o, bool no_arguments) {
+int run_plan(PlanOptions o) {
   // A large plan allocates and frees decoding buffers by the hundred thousand. With glibc's
   // defaults the heap top is trimmed and grown again between them, and each regrowth faults
   // in (and, with huge pages, zeroes 2 MiB of) fresh memory: a third of the estimate's time
   // (docs/performance.md). Freed memory stays in the process instead; it exits soon anyway.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  if (no_arguments) {
+  // No input file at all: the bundled example, in any output and with any CA option (issue
+  // #30: `hamisim plan -o html` shows the report of the example).
+  const bool no_inputs = o.cluster_paths.empty() && o.node_groups_path.empty() &&
+                         o.device_profiles_path.empty() && o.pods_path.empty();
+  if (no_inputs) {
     const std::string dir = bundled_example_dir();
     o.cluster_paths = {dir + "/cluster.yaml"};
     o.node_groups_path = dir + "/node-groups.yaml";
     o.device_profiles_path = dir + "/device-profiles.yaml";
     std::fprintf(stderr,
-                 "hamisim plan: no arguments; planning the bundled example in %s "
+                 "hamisim plan: no input files; planning the bundled example in %s "
                  "(see `hamisim plan --help`)\n",
                  dir.c_str());
   }
   if (o.output != "table" && o.output != "json" && o.output != "html") {
     return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
   }
-  if (o.cluster_paths.empty()) return fail(2, "--cluster is required (or no arguments at all)");
+  if (o.cluster_paths.empty()) return fail(2, "--cluster is required (or no input file at all)");
   if (o.node_groups_path.empty()) {
-    return fail(2, "--node-groups is required (or no arguments at all)");
+    return fail(2, "--node-groups is required (or no input file at all)");
   }
   for (auto [flag, text, target] :
        {std::tuple{"--max-nodegroup-binpacking-duration", &o.max_nodegroup_binpacking_duration,

@@ -36,6 +36,6 @@ std::string bundled_example_dir();
 
 // Exit code: 0 when a plan was made (including "no scale-up needed"), 2 on bad input, 1 on
 // an internal failure.
-int run_plan(PlanOptions options, bool no_arguments);
+int run_plan(PlanOptions options);
 
 }  // namespace hamisim::cli

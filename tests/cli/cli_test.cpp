@@ -113,7 +113,7 @@ TEST_F(CliTest, PlanWithoutArgumentsPlansTheBundledExample) {
   EXPECT_THAT(r.out, HasSubstr("rejects   ml/trainer-2  HAMi: node unregistered"));
   // Not a terminal: no colour escapes.
   EXPECT_EQ(r.out.find('\033'), std::string::npos);
-  EXPECT_THAT(r.err, HasSubstr("no arguments; planning the bundled example in"));
+  EXPECT_THAT(r.err, HasSubstr("no input files; planning the bundled example in"));
   EXPECT_THAT(r.err, HasSubstr(kPlanDir));
 }
 
@@ -129,14 +129,22 @@ TEST_F(CliTest, PlanWithTheExamplePathsGivenPrintsWhatTheNoArgumentRunPrints) {
   EXPECT_EQ(explicit_paths.err, "");
 }
 
-// Any argument at all (even only -o) leaves the no-argument mode: spec §6.1 "No arguments at
-// all: plans the bundled example"; the inputs are then required.
-TEST_F(CliTest, PlanWithOnlyAnOutputFormatAsksForTheInputs) {
-  const auto r = hamisim({"plan", "-o", "json"});
-  expect_ran(r);
-  EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_THAT(r.err, HasSubstr("--cluster is required (or no arguments at all)"));
-  EXPECT_EQ(r.out, "");
+// Issue #30: options without input files (an output format, CA's knobs) plan the bundled
+// example too; one input file makes the others required.
+TEST_F(CliTest, PlanWithOnlyAnOutputFormatPlansTheBundledExample) {
+  for (const char* format : {"json", "html", "table"}) {
+    const auto r = hamisim({"plan", "-o", format, "--expander", "price"});
+    expect_ran(r);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr("no input files; planning the bundled example in"));
+    EXPECT_THAT(r.out, HasSubstr("gpu-k80"));
+  }
+  const auto partial =
+      hamisim({"plan", "--node-groups", std::string(kPlanDir) + "/node-groups.yaml"});
+  expect_ran(partial);
+  EXPECT_EQ(partial.exit_code, 2) << describe(partial);
+  EXPECT_THAT(partial.err, HasSubstr("--cluster is required (or no input file at all)"));
+  EXPECT_EQ(partial.out, "");
 }
 
 TEST_F(CliTest, PlanJsonFollowsTheDocumentedSchema) {
