@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -285,6 +286,51 @@ std::vector<Option> Price::best_options(std::vector<Option> options, Warnings& w
 }
 
 // ---- chain ----
+
+namespace {
+
+std::string score_text(std::string_view name, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return std::string(name) + " score " + buf;
+}
+
+}  // namespace
+
+std::optional<std::string> LeastWaste::describe(const Option& o) const {
+  auto s = waste_score(o);
+  if (!s) return std::nullopt;
+  return score_text("least-waste", *s);
+}
+
+std::optional<std::string> Price::describe(const Option& o) const {
+  auto s = score(o);
+  if (!s) return "price: no score (no template or no node price)";
+  return score_text("price", *s);
+}
+
+std::optional<std::string> Priority::describe(const Option& o) const {
+  if (!config_.ok()) return std::nullopt;
+  auto p = config_->priority_of(o.node_group);
+  if (!p) return "priority: no match";
+  return "priority " + std::to_string(*p);
+}
+
+std::optional<std::string> MostPods::describe(const Option& o) const {
+  return "most-pods " + std::to_string(o.pods.size());
+}
+
+std::optional<std::string> LeastNodes::describe(const Option& o) const {
+  return "least-nodes " + std::to_string(o.node_count);
+}
+
+std::string Chain::describe(const Option& option) const {
+  std::string out;
+  for (const auto& f : filters_) {
+    if (auto d = f->describe(option)) out += (out.empty() ? "" : "; ") + *d;
+  }
+  return out;
+}
 
 Result<Chain> Chain::make(std::string_view spec, ChainConfig config) {
   std::vector<std::unique_ptr<Expander>> filters;

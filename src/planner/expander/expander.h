@@ -51,6 +51,12 @@ class Expander {
   virtual std::vector<Option> best_options(std::vector<Option> options, Warnings& w) = 0;
   // A strategy always returns at most one option; nothing may follow it in a chain.
   virtual bool is_strategy() const { return false; }
+  // What this expander judges the option by, for the plan's report ("price score 12.3456");
+  // nullopt when it keeps no score (random).
+  virtual std::optional<std::string> describe(const Option& option) const {
+    (void)option;
+    return std::nullopt;
+  }
 };
 
 // least-waste: wasted = (availCpu-reqCpu)/availCpu + (availMem-reqMem)/availMem with
@@ -63,6 +69,7 @@ class LeastWaste final : public Expander {
  public:
   std::string_view name() const override { return "least-waste"; }
   std::vector<Option> best_options(std::vector<Option> options, Warnings& w) override;
+  std::optional<std::string> describe(const Option& option) const override;
   static std::optional<double> waste_score(const Option& o);
 };
 
@@ -71,6 +78,7 @@ class MostPods final : public Expander {
  public:
   std::string_view name() const override { return "most-pods"; }
   std::vector<Option> best_options(std::vector<Option> options, Warnings& w) override;
+  std::optional<std::string> describe(const Option& option) const override;
 };
 
 // least-nodes: the options with the smallest node_count > 0; 0-node options are ignored.
@@ -78,6 +86,7 @@ class LeastNodes final : public Expander {
  public:
   std::string_view name() const override { return "least-nodes"; }
   std::vector<Option> best_options(std::vector<Option> options, Warnings& w) override;
+  std::optional<std::string> describe(const Option& option) const override;
 };
 
 // random: one option, uniformly: index = rng() % n with a std::mt19937_64 seeded once.
@@ -122,6 +131,7 @@ class Priority final : public Expander {
   explicit Priority(Result<PriorityConfig> config) : config_(std::move(config)) {}
   std::string_view name() const override { return "priority"; }
   std::vector<Option> best_options(std::vector<Option> options, Warnings& w) override;
+  std::optional<std::string> describe(const Option& option) const override;
 
  private:
   Result<PriorityConfig> config_;
@@ -155,6 +165,7 @@ class Price final : public Expander {
   explicit Price(PriceConfig config) : config_(std::move(config)) {}
   std::string_view name() const override { return "price"; }
   std::vector<Option> best_options(std::vector<Option> options, Warnings& w) override;
+  std::optional<std::string> describe(const Option& option) const override;
   std::optional<double> score(const Option& o) const;
   static int64_t preferred_cpu(int64_t cluster_node_count);
   bool node_has_gpu(const model::Node& node) const;
@@ -179,6 +190,9 @@ class Chain {
       : filters_(std::move(filters)), fallback_(seed) {}
 
   std::optional<Option> best_option(std::vector<Option> options, Warnings& w);
+  // What each expander of the chain judges the option by, in chain order, joined by "; "
+  // ("priority 10; least-waste score 1.7619"); empty when none keeps a score.
+  std::string describe(const Option& option) const;
 
  private:
   std::vector<std::unique_ptr<Expander>> filters_;

@@ -61,9 +61,6 @@ std::vector<expander::Option> Planner::estimate_groups() {
     opt.template_node = g.tmpl->node;
     opt.similar_node_groups = e.similar_groups;
     opt.node_price = g.spec->price;
-    if (auto waste = expander::LeastWaste::waste_score(opt)) {
-      e.expander_note = "least-waste score " + format_score(*waste);
-    }
     options.push_back(std::move(opt));
   }
   if (env_.progress) env_.progress(states_.size(), states_.size());

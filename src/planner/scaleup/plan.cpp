@@ -110,6 +110,11 @@ Result<Plan> Planner::decide() {
   if (stop_requested()) return cancelled_error();
   collect_warnings();
   if (options.empty()) return no_scale_up(remaining, "no node group can take any pending pod");
+  // The scores of the expanders in use, so the report explains the choice with its own
+  // numbers.
+  for (const expander::Option& opt : options) {
+    plan_.groups[index_of(opt.node_group)].expander_note = chain->describe(opt);
+  }
   expander::Warnings w;
   std::optional<expander::Option> best = chain->best_option(options, w);
   for (auto& m : w.messages) plan_.warnings.push_back("expander: " + m);

@@ -57,12 +57,6 @@ inline std::string pods_word(size_t n) {
   return n == 1 ? "1 pod" : std::to_string(n) + " pods";
 }
 
-inline std::string format_score(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", v);
-  return buf;
-}
-
 // Everything the planner keeps about one node group while planning.
 struct GroupState {
   const nodegroups::NodeGroupSpec* spec = nullptr;

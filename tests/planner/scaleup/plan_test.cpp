@@ -3,6 +3,7 @@
 
 #include "planner/scaleup/plan.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "device/catalog/device_config.h"
@@ -461,6 +462,30 @@ TEST(Planner, Deterministic) {
     EXPECT_EQ(a.pods[i].node, b.pods[i].node);
     EXPECT_EQ(a.pods[i].allocations, b.pods[i].allocations);
   }
+}
+
+// Issue #30: the expander note carries the scores of the expanders in use, not always
+// least-waste's.
+TEST(Planner, ExpanderNotesAreThoseOfTheChainInUse) {
+  const Scenario s = bundled_example();
+  PlannerOptions price;
+  price.expander = "price";
+  const Plan by_price = plan(s, price);
+  EXPECT_THAT(group(by_price, "gpu-k80").expander_note, ::testing::StartsWith("price score "));
+  EXPECT_THAT(group(by_price, "gpu-a100").expander_note, ::testing::StartsWith("price score "));
+  EXPECT_THAT(group(by_price, "gpu-k80").expander_note,
+              ::testing::Not(::testing::HasSubstr("least-waste")));
+
+  PlannerOptions priority;
+  priority.expander = "priority,least-waste";
+  priority.priority_config = "10:\n  - gpu-a100\n1:\n  - .*\n";
+  const Plan by_priority = plan(s, priority);
+  EXPECT_THAT(group(by_priority, "gpu-a100").expander_note,
+              ::testing::StartsWith("priority 10; least-waste score "));
+  EXPECT_THAT(group(by_priority, "gpu-k80").expander_note,
+              ::testing::StartsWith("priority 1; least-waste score "));
+  ASSERT_EQ(by_priority.scale_ups.size(), 1u);
+  EXPECT_EQ(by_priority.scale_ups[0].group, "gpu-a100");
 }
 
 // Issue #30: Cluster Autoscaler's estimator may put a pod with hostname topology spread on an
