@@ -73,6 +73,7 @@ void json_group(JsonWriter& w, const GroupEvaluation& g) {
 void json_pod(JsonWriter& w, const PodOutcome& p) {
   w.begin_object();
   w.key("pod").string(p.pod);
+  w.key("owner").string(p.owner);
   w.key("state").string(scaleup::to_string(p.state));
   w.key("node").string(p.node);
   w.key("allocations");
@@ -249,6 +250,7 @@ std::string render_json(const Plan& plan) {
   w.key("clusterNodes").number(plan.cluster_nodes);
   w.key("clusterPods").number(plan.cluster_pods);
   w.key("deviceStage").string(plan.device_stage);
+  w.key("expander").string(plan.expander);
   w.key("groups").begin_array();
   for (const GroupEvaluation& g : plan.groups) json_group(w, g);
   w.end_array();

@@ -30,6 +30,7 @@ std::vector<PodInfoPtr> Planner::filter_out_schedulable() {
     PodInfoPtr info = PodInfo::make(*pod);
     PodOutcome out;
     out.pod = info->key();
+    out.owner = owner_of(*pod);
     if (priority_of(*pod) < o_.expendable_pods_priority_cutoff) {
       out.state = PodOutcome::State::kIgnored;
       out.reason = "expendable: priority " + std::to_string(priority_of(*pod)) +

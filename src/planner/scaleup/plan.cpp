@@ -82,6 +82,7 @@ Result<Plan> Planner::decide() {
   auto chain = make_chain();
   if (!chain) return chain.error();
   plan_.device_stage = env_.devices->description();
+  plan_.expander = o_.expander;
   plan_.cluster_nodes = static_cast<int64_t>(in_.nodes.size());
   plan_.cluster_pods = static_cast<int64_t>(in_.pods.size());
   if (Status s = load_cluster(); !s) return s.error();

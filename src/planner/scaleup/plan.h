@@ -82,6 +82,9 @@ struct PodOutcome {
     kIgnored,           // expendable (priority below the cutoff), or a DaemonSet pod
   };
   std::string pod;  // namespace/name
+  // The pod's controller as "<kind>/<name>" (its controller owner reference, else its first
+  // one); empty for a bare pod. Reports group pods by it.
+  std::string owner;
   State state = State::kNoScaleUpHelps;
   std::string node;                                             // where it landed, if placed
   std::map<std::string, std::string, std::less<>> allocations;  // device allocation annotations
@@ -173,6 +176,7 @@ struct Plan {
   int64_t cluster_nodes = 0;
   int64_t cluster_pods = 0;
   std::string device_stage;  // "in-process" or "extenders: <urls>"
+  std::string expander;      // the expander chain used (--expander)
   // With PlannerOptions::compare_unpatched_ca: what a CA that does not send SimulatedPods
   // would decide instead, and what that leaves pending. Null otherwise.
   std::shared_ptr<const UnpatchedCaPlan> unpatched_ca;

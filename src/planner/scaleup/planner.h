@@ -50,6 +50,17 @@ inline std::string describe(const FilterStatus& st) {
   return out;
 }
 
+// "<kind>/<name>" of the pod's controller owner reference, else of its first; "" for none.
+inline std::string owner_of(const model::Pod& pod) {
+  const auto& refs = pod.metadata.owner_references;
+  if (refs.empty()) return {};
+  const model::OwnerReference* pick = &refs.front();
+  for (const auto& r : refs) {
+    if (r.controller) pick = &r;
+  }
+  return pick->kind + "/" + pick->name;
+}
+
 inline std::string nodes_word(int64_t n) {
   return n == 1 ? "1 node" : std::to_string(n) + " nodes";
 }
