@@ -92,6 +92,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "and show node counts, placements, pods that fit in one mode only, and what DRA "
                "mode does not model (docs/dra.md)");
   app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
+  app.add_flag("--verbose", o.verbose,
+               "Table: every pod and every new node on its own line and lists in full (without "
+               "it, pods of one owner and outcome are one row, identically packed nodes one "
+               "entry, lists show 5 names)");
 }
 
 std::string bundled_example_dir() {
@@ -256,6 +260,7 @@ int run_plan(PlanOptions o) {
   } else {
     planner::report::TableOptions t;
     t.color = isatty(STDOUT_FILENO) == 1;
+    t.verbose = o.verbose;
     out = planner::report::render_table(*plan, t);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

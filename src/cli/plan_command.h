@@ -27,6 +27,7 @@ struct PlanOptions {
   std::string output = "table";  // table | json | html
   planner::scaleup::PlannerOptions planner;
   bool compare_modes = false;  // --compare-modes (planner/modes)
+  bool verbose = false;        // --verbose: full lists in the table
 };
 
 void add_plan_options(CLI::App& app, PlanOptions& options);

@@ -208,7 +208,9 @@ TEST_F(CliInputs, PlanReadsTheBundledDraExample) {
                     dir + "node-groups.yaml", "--device-profiles", dir + "device-profiles.yaml"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, HasSubstr("Decision: scale up gpu-a100 by 1 node (0 -> 1)"));
-  EXPECT_THAT(r.out, HasSubstr("ml/chat-0   fits-existing-node  on l40-node-1"));
+  // The three chat pods that fit share one row.
+  EXPECT_THAT(r.out, HasSubstr("3 pods      fits-existing-node  on l40-node-1\n"));
+  EXPECT_THAT(r.out, HasSubstr("ml/chat-0, ml/chat-1, ml/chat-2\n"));
   EXPECT_THAT(r.out, HasSubstr("3 claims: ml/chat-3-gpu, ml/chat-4-gpu, ml/chat-5-gpu"));
   r = hamisim({"plan", "--cluster", dir + "cluster.yaml", "--node-groups", dir + "node-groups.yaml",
                "--device-profiles", dir + "device-profiles.yaml", "-o", "json"});

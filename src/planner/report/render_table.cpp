@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -244,7 +245,15 @@ class TableWriter {
     line();
     line("Snapshot: " + plural(plan_.cluster_nodes, "node", "nodes") + ", " +
          plural(plan_.cluster_pods, "pod", "pods") +
-         "; device stage: " + (plan_.device_stage.empty() ? "-" : printable(plan_.device_stage)));
+         "; device stage: " + (plan_.device_stage.empty() ? "-" : printable(plan_.device_stage)) +
+         (plan_.expander.empty() ? "" : "; expander: " + printable(plan_.expander)));
+    // The pending pods in one line: how many ended in each state.
+    std::string counts;
+    for (const auto& [state, n] : state_counts(plan_)) {
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " +
+                paint_(std::string(scaleup::to_string(state)), state_style(state));
+    }
+    if (!counts.empty()) line("Pending pods: " + counts);
   }
 
   void warnings() {
@@ -382,7 +391,9 @@ class TableWriter {
     }
     if (!g.device_profile.empty()) detail("profile", printable(g.device_profile));
     if (!g.skip_reason.empty()) detail("skipped", printable(g.skip_reason), ansi::kYellow);
-    if (!g.schedulable_pods.empty()) detail("fits", join(g.schedulable_pods, ", "));
+    if (!g.schedulable_pods.empty()) {
+      detail("fits", printable(first_of(g.schedulable_pods, list_limit())));
+    }
     if (g.estimated_nodes) {
       detail("estimate", plural(*g.estimated_nodes, "node", "nodes") + ", " +
                              plural(static_cast<int64_t>(g.estimated_pods.size()), "pod", "pods"));
@@ -395,9 +406,14 @@ class TableWriter {
                        const std::vector<std::pair<std::string, std::string>>& rows) {
       if (rows.empty()) return;
       Columns r({kLabelWidth});
-      for (size_t i = 0; i < rows.size(); ++i) {
+      const size_t shown = std::min(rows.size(), list_limit());
+      for (size_t i = 0; i < shown; ++i) {
         r.add({left(i == 0 ? std::string(label) : std::string()), left(printable(rows[i].first)),
                left(printable(rows[i].second), ansi::kRed)});
+      }
+      if (shown < rows.size()) {
+        r.add({left(""), left("and " + std::to_string(rows.size() - shown) + " more"),
+               left("(--verbose lists them)")});
       }
       lines(r.render(paint_), "      ");
     };
@@ -407,47 +423,99 @@ class TableWriter {
     reasons("unplaced", unplaced);
   }
 
+  // Without --verbose, pods of one owner with one outcome and one explanation are one row
+  // ("Deployment/web: 40 pods"), with the first pod names under it; a row of one pod reads as
+  // that pod.
   void pods() {
     heading("Pending pods", plan_.pods.size());
     if (plan_.pods.empty()) {
       line("  none");
       return;
     }
+    std::vector<PodRow> rows;
+    if (options_.verbose) {
+      for (const PodOutcome& p : plan_.pods) rows.push_back({p.owner, p.state, &p, {&p}});
+    } else {
+      rows = pod_rows(plan_);
+    }
     Columns t;
-    for (const PodOutcome& p : plan_.pods) {
+    for (const PodRow& r : rows) {
+      const PodOutcome& p = *r.first;
       std::string where;
-      if (!p.node.empty()) where = "on " + printable(p.node);
+      if (r.pods.size() == 1 && !p.node.empty()) where = "on " + printable(p.node);
+      if (r.pods.size() > 1 && !p.node.empty()) where = "on " + nodes_of(r);
       std::string reason = printable(p.reason);
       if (!where.empty() && !reason.empty()) where += ": ";
-      t.add({left(printable(p.pod)),
-             left(std::string(scaleup::to_string(p.state)), state_style(p.state)),
+      const std::string who = r.pods.size() == 1
+                                  ? printable(p.pod)
+                                  : (r.owner.empty() ? std::string() : printable(r.owner) + ": ") +
+                                        plural(static_cast<int64_t>(r.pods.size()), "pod", "pods");
+      t.add({left(who), left(std::string(scaleup::to_string(p.state)), state_style(p.state)),
              left(where + reason)});
     }
-    const std::vector<std::string> rows = t.render(paint_);
-    // Group reasons go under the reason column, indented one step, their group names aligned
-    // among themselves.
+    const std::vector<std::string> lines_out = t.render(paint_);
+    // Pod names and group reasons go under the reason column, indented one step, the group
+    // names aligned among themselves.
     const std::string reason_indent(2 + t.column_start(2) + 2, ' ');
-    for (size_t i = 0; i < rows.size(); ++i) {
-      line("  " + rows[i]);
-      const PodOutcome& p = plan_.pods[i];
-      if (p.group_reasons.empty()) continue;
+    for (size_t i = 0; i < lines_out.size(); ++i) {
+      line("  " + lines_out[i]);
+      const PodRow& r = rows[i];
+      if (r.pods.size() > 1) {
+        std::vector<std::string> names;
+        for (const PodOutcome* p : r.pods) names.push_back(p->pod);
+        line(reason_indent + printable(first_of(names, list_limit())));
+      }
+      if (r.first->group_reasons.empty()) continue;
       Columns g;
-      for (const auto& [group, why] : p.group_reasons) {
+      for (const auto& [group, why] : r.first->group_reasons) {
         g.add({left(printable(group) + ":"), left(printable(why), ansi::kRed)});
       }
       lines(g.render(paint_), reason_indent);
     }
   }
 
+  // "3 new nodes" or the one node the pods of a row landed on.
+  static std::string nodes_of(const PodRow& r) {
+    std::set<std::string_view> nodes;
+    for (const PodOutcome* p : r.pods) nodes.insert(p->node);
+    if (nodes.size() == 1) return printable(*nodes.begin());
+    return std::to_string(nodes.size()) + " nodes";
+  }
+
+  // How many names a list shows without --verbose.
+  size_t list_limit() const { return options_.verbose ? SIZE_MAX : 5; }
+
+  // Without --verbose, nodes packed identically are one entry ("12 × this packing").
   void new_nodes() {
     if (plan_.new_nodes.empty()) return;
     heading("New nodes", plan_.new_nodes.size());
-    for (const PlannedNode& n : plan_.new_nodes) {
-      line("  " + paint_(printable(n.name), ansi::kBold) + "  (group " + printable(n.group) + ", " +
-           plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") + ")");
+    std::vector<PackingGroup> groups;
+    if (options_.verbose) {
+      for (const PlannedNode& n : plan_.new_nodes) groups.push_back({&n, {&n}});
+    } else {
+      groups = packing_groups(plan_);
+    }
+    for (const PackingGroup& pg : groups) {
+      const PlannedNode& n = *pg.first;
+      const std::string each = pg.nodes.size() > 1 ? " each" : "";
+      line("  " +
+           paint_(pg.nodes.size() > 1 ? std::to_string(pg.nodes.size()) + " × this packing"
+                                      : printable(n.name),
+                  ansi::kBold) +
+           "  (group " + printable(n.group) + ", " +
+           plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") + each + ")");
       Columns d({kLabelWidth});
-      for (size_t i = 0; i < n.pods.size(); ++i) {
+      if (pg.nodes.size() > 1) {
+        std::vector<std::string> names;
+        for (const PlannedNode* m : pg.nodes) names.push_back(m->name);
+        d.add({left("nodes"), left(printable(first_of(names, list_limit())))});
+      }
+      const size_t shown = std::min(n.pods.size(), list_limit());
+      for (size_t i = 0; i < shown; ++i) {
         d.add({left(i == 0 ? "pods" : ""), left(printable(n.pods[i]))});
+      }
+      if (shown < n.pods.size()) {
+        d.add({left(""), left("and " + std::to_string(n.pods.size() - shown) + " more")});
       }
       if (n.pods.empty()) d.add({left("pods"), left("none")});
       d.add({left("cpu"), left(format_cores(n.cpu_requested_milli) + " / " +

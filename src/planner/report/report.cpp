@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string_view>
 
 #include "go/quote.h"
@@ -122,6 +123,102 @@ std::string_view group_status(const GroupEvaluation& g) {
   if (!g.schedulable_pods.empty()) return "no option";
   if (!g.rejected_pods.empty()) return "rejects all";
   return "not needed";
+}
+
+std::vector<std::pair<PodOutcome::State, int64_t>> state_counts(const Plan& plan) {
+  using State = PodOutcome::State;
+  std::map<State, int64_t> n;
+  for (const PodOutcome& p : plan.pods) ++n[p.state];
+  std::vector<std::pair<State, int64_t>> out;
+  for (State s : {State::kFitsExistingNode, State::kTriggersScaleUp, State::kAwaitsEvaluation,
+                  State::kNoScaleUpHelps, State::kBlocked, State::kIgnored}) {
+    if (auto it = n.find(s); it != n.end()) out.emplace_back(s, it->second);
+  }
+  return out;
+}
+
+std::vector<PodRow> pod_rows(const Plan& plan) {
+  std::vector<PodRow> rows;
+  std::map<std::string, size_t, std::less<>> index;  // row key -> index into rows
+  for (const PodOutcome& p : plan.pods) {
+    std::string key = p.owner + '\0' + std::to_string(static_cast<int>(p.state)) + '\0' + p.reason;
+    for (const auto& [group, reason] : p.group_reasons) key += '\0' + group + '\0' + reason;
+    auto [it, added] = index.try_emplace(std::move(key), rows.size());
+    if (added) rows.push_back({p.owner, p.state, &p, {}});
+    rows[it->second].pods.push_back(&p);
+  }
+  return rows;
+}
+
+namespace {
+
+// What makes two new nodes' pictures the same.
+std::string packing_key(const PlannedNode& n) {
+  std::string k = n.group + '\0' + std::to_string(n.pods.size()) + '\0' +
+                  std::to_string(n.cpu_requested_milli) + '/' +
+                  std::to_string(n.cpu_allocatable_milli) + '\0' +
+                  std::to_string(n.memory_requested) + '/' + std::to_string(n.memory_allocatable);
+  for (const DeviceUse& d : n.devices) {
+    k += '\0' + d.type + ':' + std::to_string(d.used_memory) + '/' +
+         std::to_string(d.total_memory) + ':' + std::to_string(d.used_cores) + '/' +
+         std::to_string(d.total_cores) + ':' + std::to_string(d.used_slots) + '/' +
+         std::to_string(d.total_slots);
+  }
+  for (const auto& d : n.dra_devices) {
+    k += '\0' + d.driver + '/' + d.device + ':' + std::to_string(d.claims.size());
+    for (const auto& c : d.capacity) {
+      k += ':' + c.name + '=' + c.consumed.to_string() + '/' + c.total.to_string();
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+std::vector<PackingGroup> packing_groups(const Plan& plan) {
+  std::vector<PackingGroup> out;
+  std::map<std::string, size_t, std::less<>> index;
+  for (const PlannedNode& n : plan.new_nodes) {
+    auto [it, added] = index.try_emplace(packing_key(n), out.size());
+    if (added) out.push_back({&n, {}});
+    out[it->second].nodes.push_back(&n);
+  }
+  return out;
+}
+
+std::optional<std::pair<std::string, int64_t>> dominant_rejection(const GroupEvaluation& g) {
+  std::map<std::string_view, int64_t> n;
+  for (const auto& [pod, reason] : g.rejected_pods) ++n[reason];
+  std::optional<std::pair<std::string, int64_t>> best;
+  for (const auto& [reason, count] : n) {
+    if (!best || count > best->second) best.emplace(std::string(reason), count);
+  }
+  return best;
+}
+
+std::string group_line(const GroupEvaluation& g) {
+  if (!g.skip_reason.empty()) return "skipped: " + g.skip_reason;
+  std::string out;
+  if (g.estimated_nodes) {
+    out = plural(*g.estimated_nodes, "node", "nodes") + " for " +
+          plural(static_cast<int64_t>(g.estimated_pods.size()), "pod", "pods");
+    if (!g.expander_note.empty()) out += "; " + g.expander_note;
+  }
+  if (auto r = dominant_rejection(g)) {
+    const auto total = static_cast<int64_t>(g.rejected_pods.size());
+    out += (out.empty() ? "" : "; ") + std::string("rejects ") +
+           plural(total, "pod group", "pod groups") +
+           (total > r->second ? ", " + std::to_string(r->second) + " of them" : std::string()) +
+           ": " + r->first;
+  }
+  return out.empty() ? std::string(group_status(g)) : out;
+}
+
+std::string first_of(const std::vector<std::string>& items, size_t shown) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > shown) out += " and " + std::to_string(items.size() - shown) + " more";
+  return out;
 }
 
 }  // namespace hamisim::planner::report

@@ -23,6 +23,9 @@ struct TableOptions {
   bool color = false;
   // Characters of the memory bar in the per-device lines.
   int bar_width = 20;
+  // Every pod and every new node on its own, and lists in full. Without it pods of one owner
+  // and outcome are one row, identically packed nodes one entry, and lists show 5 names.
+  bool verbose = false;
 };
 
 std::string render_table(const scaleup::Plan& plan, const TableOptions& options = {});

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "planner/scaleup/plan.h"
 
@@ -41,5 +43,38 @@ double fraction(int64_t used, int64_t total);
 std::string_view template_source_word(std::optional<nodegroups::GroupTemplate::Source> s);
 // "chosen", "skipped", "option", "no option", "rejects all" or "not needed".
 std::string_view group_status(const GroupEvaluation& g);
+
+// ---- Aggregates: what a report shows first, so it reads the same at 2 nodes and at 500. ----
+
+// Pending pods per state, in the states' declaration order, states with no pod left out.
+std::vector<std::pair<PodOutcome::State, int64_t>> state_counts(const Plan& plan);
+
+// Pending pods with one owner, one state and one explanation (reason and per-group reasons):
+// the rows of the grouped pod list. Pods in plan order; rows in the order of their first pod.
+struct PodRow {
+  std::string owner;  // "" for bare pods
+  PodOutcome::State state = PodOutcome::State::kNoScaleUpHelps;
+  const PodOutcome* first = nullptr;  // reason and group_reasons are the first pod's
+  std::vector<const PodOutcome*> pods;
+};
+std::vector<PodRow> pod_rows(const Plan& plan);
+
+// New nodes packed identically (group, requests, devices and their use, pod count): one
+// picture stands for all of them. In the order of their first node.
+struct PackingGroup {
+  const PlannedNode* first = nullptr;
+  std::vector<const PlannedNode*> nodes;
+};
+std::vector<PackingGroup> packing_groups(const Plan& plan);
+
+// A group's most common rejection (the reason and how many exemplar pods give it); nullopt
+// when it rejects none.
+std::optional<std::pair<std::string, int64_t>> dominant_rejection(const GroupEvaluation& g);
+
+// One line per node group for a summary: what happened to it and why, in numbers.
+std::string group_line(const GroupEvaluation& g);
+
+// "a, b, c and 17 more": at most `shown` items.
+std::string first_of(const std::vector<std::string>& items, size_t shown);
 
 }  // namespace hamisim::planner::report

@@ -296,7 +296,9 @@ TEST(Table, GroupsShowSizesTemplateStatusAndReasons) {
 }
 
 TEST(Table, PodsShowStateReasonAndIndentedGroupReasons) {
-  const std::string t = render_table(scale_up_plan());
+  TableOptions verbose;
+  verbose.verbose = true;
+  const std::string t = render_table(scale_up_plan(), verbose);
   EXPECT_EQ(line_with(t, "ml/train-0  triggers"),
             "  ml/train-0  triggers-scale-up  on template-node-for-gpu-a100-0-e-0");
   const std::vector<std::string> ls = lines_of(t);
@@ -308,6 +310,15 @@ TEST(Table, PodsShowStateReasonAndIndentedGroupReasons) {
   const std::string indent(2 + 10 + 2 + 17 + 2 + 2, ' ');
   EXPECT_EQ(ls[i + 1], indent + "cpu-pool:  HAMi: node unregistered");
   EXPECT_EQ(ls[i + 2], indent + "gpu-a100:  HAMi: 2/2 CardInsufficientMemory");
+
+  // Without --verbose the three train pods (no owner, one state, no reason) are one row, the
+  // pod names under it; ml/huge keeps its own row.
+  const std::string grouped = render_table(scale_up_plan());
+  EXPECT_THAT(grouped, HasSubstr("  3 pods   triggers-scale-up  on 2 nodes\n"
+                                 "                                ml/train-0, ml/train-1, "
+                                 "ml/train-2\n"));
+  EXPECT_THAT(grouped, HasSubstr("  ml/huge  no-scale-up-helps  no node group's template"));
+  EXPECT_THAT(grouped, HasSubstr("Pending pods: 3 triggers-scale-up, 1 no-scale-up-helps\n"));
 
   const std::string n = render_table(no_scale_up_possible_plan());
   EXPECT_THAT(n, HasSubstr("team/over-quota  blocked            device quota exceeded"));
