@@ -199,6 +199,8 @@ int main(int argc, char** argv) {
     // The process ends with the plan: it need not free the plan's state (sanitized builds
     // do, so their checks still see every destructor).
     plan.planner.keep_state_until_exit = !kSanitized;
+    plan.command.assign(argv, argv + argc);
+    plan.version = HAMISIM_VERSION " (" HAMISIM_REVISION ")";
     return hamisim::cli::run_plan(std::move(plan));
   }
   if (*check_cmd) return hamisim::cli::run_profile_check(check);

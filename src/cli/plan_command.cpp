@@ -1,12 +1,18 @@
 #include "cli/plan_command.h"
 
+#include <fmt/format.h>
 #include <malloc.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 
 #include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
@@ -52,6 +58,73 @@ class Progress {
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;
 };
+
+// Hex SHA-256 of the file's bytes; of a directory, of its files' names and bytes in name
+// order (what --cluster reads of it); "" for stdin or what cannot be read.
+std::string digest_of(const std::string& path) {
+  if (path == "-") return "";
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+      if (e.is_regular_file(ec)) files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.emplace_back(path);
+  }
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return "";
+  std::vector<char> buf(1 << 16);
+  for (const auto& f : files) {
+    if (files.size() > 1 || f != std::filesystem::path(path)) {
+      const std::string name = f.filename().string();
+      EVP_DigestUpdate(ctx.get(), name.data(), name.size() + 1);  // with its NUL: unambiguous
+    }
+    std::ifstream in(f, std::ios::binary);
+    if (!in) return "";
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+      EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+    }
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return "";
+  std::string hex;
+  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+// The argument as a POSIX shell reads it back.
+std::string shell_quoted(std::string_view arg) {
+  const bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_./=:,@%+-") == std::string_view::npos;
+  if (plain) return std::string(arg);
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+planner::report::Provenance provenance(const PlanOptions& o,
+                                       const std::vector<model::FlagInput>& inputs) {
+  planner::report::Provenance p;
+  p.version = o.version;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  p.time = when;
+  for (const auto& in : inputs) {
+    if (in.path.empty()) continue;
+    p.inputs.push_back({in.flag, in.path, digest_of(in.path)});
+  }
+  for (const std::string& arg : o.command) {
+    p.command += (p.command.empty() ? "" : " ") + shell_quoted(arg);
+  }
+  return p;
+}
 
 }  // namespace
 
@@ -256,7 +329,8 @@ int run_plan(PlanOptions o) {
   if (o.output == "json") {
     out = planner::report::render_json(*plan);
   } else if (o.output == "html") {
-    out = planner::report::render_html(*plan);
+    const planner::report::Provenance p = provenance(o, inputs);
+    out = planner::report::render_html(*plan, &p);
   } else {
     planner::report::TableOptions t;
     t.color = isatty(STDOUT_FILENO) == 1;

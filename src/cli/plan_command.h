@@ -28,6 +28,8 @@ struct PlanOptions {
   planner::scaleup::PlannerOptions planner;
   bool compare_modes = false;  // --compare-modes (planner/modes)
   bool verbose = false;        // --verbose: full lists in the table
+  std::vector<std::string> command;  // argv, for the HTML report's provenance
+  std::string version;               // hamisim's version and revision, for the same
 };
 
 void add_plan_options(CLI::App& app, PlanOptions& options);

@@ -1,8 +1,11 @@
 #include "planner/report/report.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,11 +101,24 @@ svg.device .cores{fill:var(--cores)}
 .node ul.pods{margin:4px 0 0;padding-left:18px}
 .alloc{color:var(--muted)}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
+footer dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:6px 0}
+footer dd{margin:0;overflow-wrap:anywhere}
+.names{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;
+color:var(--muted);margin:4px 0}
+td.mono,code{overflow-wrap:normal;word-break:keep-all}
+nav{font-size:13px;margin:4px 0 8px}nav a{margin-right:12px;color:var(--info)}
+svg.chart text{font-size:11px;fill:var(--fg)}svg.chart .axis{fill:var(--muted)}
+svg.chart .nodes{fill:var(--ok)}svg.chart .pods{fill:var(--mem)}svg.chart .track{fill:var(--track)}
+.count{font-weight:600;margin-right:4px}
+@media print{body{max-width:none;padding:0;font-size:12px}nav{display:none}
+details:not([open])>:not(summary){display:none}.node,tr{break-inside:avoid}
+h2{break-after:avoid}}
 )css";
 
 class HtmlWriter {
  public:
-  explicit HtmlWriter(const Plan& plan) : plan_(plan) {}
+  HtmlWriter(const Plan& plan, const Provenance* provenance)
+      : plan_(plan), provenance_(provenance) {}
 
   std::string run() {
     const std::string decision(scaleup::to_string(plan_.decision));
@@ -111,14 +127,15 @@ class HtmlWriter {
     out_ += "<title>hamisim plan: " + html(plan_.summary.empty() ? decision : plan_.summary) +
             "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
     header();
+    summary();
     warnings();
     unpatched_ca();
     mode_comparison();
     groups();
     pods();
     new_nodes();
-    out_ += "<footer>hamisim plan &middot; apiVersion " + std::string(kPlanApiVersion) +
-            "</footer>\n</body>\n</html>\n";
+    footer();
+    out_ += "</body>\n</html>\n";
     return std::move(out_);
   }
 
@@ -150,9 +167,130 @@ class HtmlWriter {
             html(plan_.device_stage) + "</code></p>\n";
   }
 
+  // Where each section starts, so a long report can be walked.
+  void nav() {
+    out_ += "<nav><a href=\"#summary\">summary</a>";
+    if (!plan_.warnings.empty()) out_ += "<a href=\"#warnings\">warnings</a>";
+    if (plan_.unpatched_ca) out_ += "<a href=\"#unpatched-ca\">unpatched CA</a>";
+    if (plan_.mode_comparison) out_ += "<a href=\"#mode-comparison\">DRA mode</a>";
+    out_ += "<a href=\"#groups\">node groups</a><a href=\"#pods\">pending pods</a>";
+    if (!plan_.new_nodes.empty()) out_ += "<a href=\"#new-nodes\">new nodes</a>";
+    out_ += "<a href=\"#provenance\">provenance</a></nav>\n";
+  }
+
+  // What the report says in one screen: the pending pods per state (a bar), each node group in
+  // one line, and the options side by side (a chart of nodes and pods per option).
+  void summary() {
+    nav();
+    out_ += "<h2 id=\"summary\">Summary</h2>\n";
+    const auto counts = state_counts(plan_);
+    int64_t total = 0;
+    for (const auto& [state, n] : counts) total += n;
+    out_ += "<p>Pending pods: ";
+    if (counts.empty()) out_ += "none";
+    for (const auto& [state, n] : counts) {
+      out_ += "<span class=\"count\">" + std::to_string(n) + "</span>";
+      badge(scaleup::to_string(state));
+      out_ += " ";
+    }
+    out_ += "</p>\n";
+    if (total > 0) {
+      // One stacked bar, a segment per state in the states' colours.
+      constexpr double kWidth = 600;
+      out_ +=
+          "<svg class=\"chart\" width=\"600\" height=\"14\" viewBox=\"0 0 600 14\" role=\"img\">";
+      double x = 0;
+      for (const auto& [state, n] : counts) {
+        const double w = kWidth * static_cast<double>(n) / static_cast<double>(total);
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"14\" class=\"", x, w);
+        out_ += buf + css_class(scaleup::to_string(state)) +
+                "\" style=\"fill:currentColor\"><title>" + std::to_string(n) + " " +
+                std::string(scaleup::to_string(state)) + "</title></rect>";
+        x += w;
+      }
+      out_ += "</svg>\n";
+    }
+    if (!plan_.groups.empty()) {
+      out_ += "<table class=\"compact\"><tbody>\n";
+      for (const GroupEvaluation& g : plan_.groups) {
+        out_ += "<tr><td><strong>" + html(g.name) + "</strong></td><td>";
+        badge(group_status(g));
+        out_ += "</td><td>" + html(group_line(g)) + "</td></tr>\n";
+      }
+      out_ += "</tbody></table>\n";
+    }
+    options_chart();
+    if (!plan_.expander.empty()) {
+      out_ += "<p class=\"meta\">Expander: <code>" + html(plan_.expander) +
+              "</code>; each option's scores are those of this chain.</p>\n";
+    }
+  }
+
+  // Nodes and pods of every expansion option, two bars per group on one scale each.
+  void options_chart() {
+    std::vector<const GroupEvaluation*> options;
+    int64_t max_nodes = 1, max_pods = 1;
+    for (const GroupEvaluation& g : plan_.groups) {
+      if (!g.option || !g.estimated_nodes) continue;
+      options.push_back(&g);
+      max_nodes = std::max(max_nodes, *g.estimated_nodes);
+      max_pods = std::max(max_pods, static_cast<int64_t>(g.estimated_pods.size()));
+    }
+    if (options.size() < 2) return;
+    constexpr int kRow = 34, kLabel = 160, kBar = 360;
+    const int height = static_cast<int>(options.size()) * kRow + 18;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                  "role=\"img\"><title>nodes and pods per option</title>"
+                  "<text class=\"axis\" x=\"%d\" y=\"11\">nodes (green) and pods (blue) per "
+                  "option</text>",
+                  kLabel + kBar + 120, height, kLabel + kBar + 120, height, kLabel);
+    out_ += buf;
+    for (size_t i = 0; i < options.size(); ++i) {
+      const GroupEvaluation& g = *options[i];
+      const int y = 18 + static_cast<int>(i) * kRow;
+      const auto pods = static_cast<int64_t>(g.estimated_pods.size());
+      const double wn = kBar * static_cast<double>(*g.estimated_nodes) / max_nodes;
+      const double wp = kBar * static_cast<double>(pods) / max_pods;
+      std::snprintf(buf, sizeof buf,
+                    "<rect class=\"nodes\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"12\"/>"
+                    "<text x=\"%.1f\" y=\"%d\">%lld %s</text>"
+                    "<rect class=\"pods\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"12\"/>"
+                    "<text x=\"%.1f\" y=\"%d\">%lld %s</text>",
+                    kLabel, y, wn, kLabel + wn + 4, y + 10,
+                    static_cast<long long>(*g.estimated_nodes),
+                    *g.estimated_nodes == 1 ? "node" : "nodes", kLabel, y + 14, wp, kLabel + wp + 4,
+                    y + 24, static_cast<long long>(pods), pods == 1 ? "pod" : "pods");
+      out_ += "<text x=\"0\" y=\"" + std::to_string(y + 16) + "\">" +
+              html(g.name.size() > 24 ? g.name.substr(0, 23) + "…" : g.name) +
+              (g.chosen ? " (chosen)" : "") + "</text>" + buf;
+    }
+    out_ += "</svg>\n";
+  }
+
+  // Where the report came from: hamisim's version, when, the inputs (with digests) and the
+  // command line, so a shared report can be traced back.
+  void footer() {
+    out_ += "<footer id=\"provenance\">hamisim plan &middot; apiVersion " +
+            std::string(kPlanApiVersion);
+    if (provenance_ != nullptr) {
+      out_ += "<dl><dt>version</dt><dd>" + html(provenance_->version) + "</dd><dt>made</dt><dd>" +
+              html(provenance_->time) + "</dd>";
+      for (const auto& in : provenance_->inputs) {
+        out_ += "<dt>" + html(in.flag) + "</dt><dd><code>" + html(in.path) + "</code>" +
+                (in.sha256.empty() ? std::string() : " sha256:" + html(in.sha256)) + "</dd>";
+      }
+      out_ += "<dt>command</dt><dd><code>" + html(provenance_->command) + "</code></dd></dl>";
+    }
+    out_ += "</footer>\n";
+  }
+
   void warnings() {
     if (plan_.warnings.empty()) return;
-    out_ += "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";
+    out_ += "<h2 id=\"warnings\">Warnings</h2>\n<ul class=\"warnings\">\n";
     for (const auto& w : plan_.warnings) out_ += "<li>" + html(w) + "</li>\n";
     out_ += "</ul>\n";
   }
@@ -257,7 +395,7 @@ class HtmlWriter {
   }
 
   void groups() {
-    out_ += "<h2>Node groups</h2>\n";
+    out_ += "<h2 id=\"groups\">Node groups</h2>\n";
     if (plan_.groups.empty()) {
       out_ += "<p class=\"meta\">none</p>\n";
       return;
@@ -290,12 +428,8 @@ class HtmlWriter {
       if (!g.skip_reason.empty())
         out_ += "<div class=\"skipped\">" + html(g.skip_reason) + "</div>";
       if (!g.schedulable_pods.empty()) {
-        out_ += "<div>fits: ";
-        for (size_t i = 0; i < g.schedulable_pods.size(); ++i) {
-          out_ += (i ? ", " : "") + std::string("<span class=\"mono\">") +
-                  html(g.schedulable_pods[i]) + "</span>";
-        }
-        out_ += "</div>";
+        out_ += "<div>fits: <span class=\"mono\">" + html(first_of(g.schedulable_pods, 3)) +
+                "</span></div>";
       }
       if (!g.rejected_pods.empty()) {
         out_ +=
@@ -327,19 +461,38 @@ class HtmlWriter {
     out_ += "</tbody></table>\n";
   }
 
+  // One row per owner, outcome and explanation, the pods folded under it.
   void pods() {
-    out_ += "<h2>Pending pods</h2>\n";
+    out_ += "<h2 id=\"pods\">Pending pods</h2>\n";
     if (plan_.pods.empty()) {
       out_ += "<p class=\"meta\">none</p>\n";
       return;
     }
     out_ +=
-        "<table><thead><tr><th>pod</th><th>state</th><th>node</th><th>reason</th></tr></thead>"
+        "<table><thead><tr><th>pods</th><th>state</th><th>node</th><th>reason</th></tr></thead>"
         "<tbody>\n";
-    for (const PodOutcome& p : plan_.pods) {
-      out_ += "<tr><td class=\"mono\">" + html(p.pod) + "</td><td>";
+    for (const PodRow& r : pod_rows(plan_)) {
+      const PodOutcome& p = *r.first;
+      out_ += "<tr><td>";
+      if (r.pods.size() == 1) {
+        out_ += "<span class=\"mono\">" + html(p.pod) + "</span>";
+      } else {
+        out_ += "<details><summary>" + (r.owner.empty() ? std::string() : html(r.owner) + ": ") +
+                plural(static_cast<int64_t>(r.pods.size()), "pod", "pods") +
+                "</summary><p class=\"names\">";
+        for (size_t i = 0; i < r.pods.size(); ++i) out_ += (i ? ", " : "") + html(r.pods[i]->pod);
+        out_ += "</p></details>";
+      }
+      out_ += "</td><td>";
       badge(scaleup::to_string(p.state));
-      out_ += "</td><td class=\"mono\">" + html(p.node) + "</td><td>" + html(p.reason);
+      out_ += "</td><td class=\"mono\">";
+      std::set<std::string_view> nodes;
+      for (const PodOutcome* q : r.pods) {
+        if (!q->node.empty()) nodes.insert(q->node);
+      }
+      if (nodes.size() == 1) out_ += html(*nodes.begin());
+      if (nodes.size() > 1) out_ += std::to_string(nodes.size()) + " nodes";
+      out_ += "</td><td>" + html(p.reason);
       if (!p.group_reasons.empty()) {
         pod_reason_list({p.group_reasons.begin(), p.group_reasons.end()});
       }
@@ -402,14 +555,69 @@ class HtmlWriter {
             " of " + std::to_string(d.total_cores) + " %</title></svg>";
   }
 
+  // Memory fill of every GPU of the new nodes, in tenths: how full the scale-up packs them.
+  void fill_chart() {
+    std::array<int64_t, 11> bins{};  // 0-9 %, 10-19 %, ... 90-99 %, 100 %
+    int64_t devices = 0;
+    for (const PlannedNode& n : plan_.new_nodes) {
+      for (const DeviceUse& d : n.devices) {
+        ++bins[static_cast<size_t>(std::min(10.0, 10 * fraction(d.used_memory, d.total_memory)))];
+        ++devices;
+      }
+    }
+    if (devices == 0) return;
+    const int64_t most = *std::max_element(bins.begin(), bins.end());
+    constexpr int kCol = 40, kHeight = 70;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                  "role=\"img\"><title>GPU memory fill of the new nodes</title>",
+                  kCol * 11, kHeight + 30, kCol * 11, kHeight + 30);
+    out_ += "<p class=\"meta\">GPU memory fill of the new nodes (" +
+            plural(devices, "GPU", "GPUs") + "):</p>" + buf;
+    for (size_t i = 0; i < bins.size(); ++i) {
+      const double h = kHeight * static_cast<double>(bins[i]) / static_cast<double>(most);
+      std::snprintf(buf, sizeof buf,
+                    "<rect class=\"pods\" x=\"%zu\" y=\"%.1f\" width=\"%d\" height=\"%.1f\"/>"
+                    "<text x=\"%zu\" y=\"%.1f\">%lld</text><text class=\"axis\" x=\"%zu\" "
+                    "y=\"%d\">%s</text>",
+                    i * kCol + 4, 14 + kHeight - h, kCol - 8, h, i * kCol + 6, 12 + kHeight - h,
+                    static_cast<long long>(bins[i]), i * kCol + 6, kHeight + 28,
+                    i == 10 ? "100%" : (std::to_string(i * 10) + "%").c_str());
+      out_ += buf;
+    }
+    out_ += "</svg>\n";
+  }
+
+  // One card per distinct packing ("92 × this packing"), its nodes and pods folded.
   void new_nodes() {
     if (plan_.new_nodes.empty()) return;
     std::map<std::string_view, const PodOutcome*> outcome;
     for (const PodOutcome& p : plan_.pods) outcome.emplace(p.pod, &p);
-    out_ += "<h2>New nodes</h2>\n<div class=\"nodes\">\n";
-    for (const PlannedNode& n : plan_.new_nodes) {
-      out_ += "<section class=\"node\"><h3><code>" + html(n.name) + "</code> <small>group " +
-              html(n.group) + "</small></h3>\n<div class=\"res\">";
+    out_ += "<h2 id=\"new-nodes\">New nodes</h2>\n";
+    fill_chart();
+    out_ += "<div class=\"nodes\">\n";
+    for (const PackingGroup& pg : packing_groups(plan_)) {
+      const PlannedNode& n = *pg.first;
+      out_ += "<section class=\"node\"><h3>";
+      if (pg.nodes.size() == 1) {
+        out_ += "<code>" + html(n.name) + "</code>";
+      } else {
+        out_ += std::to_string(pg.nodes.size()) + " &times; this packing";
+      }
+      out_ += " <small>group " + html(n.group) + ", " +
+              plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
+              (pg.nodes.size() > 1 ? " each" : "") + "</small></h3>\n";
+      if (pg.nodes.size() > 1) {
+        out_ += "<details><summary>" +
+                plural(static_cast<int64_t>(pg.nodes.size()), "node", "nodes") +
+                "</summary><p class=\"names\">";
+        for (size_t i = 0; i < pg.nodes.size(); ++i) {
+          out_ += (i ? ", " : "") + html(pg.nodes[i]->name);
+        }
+        out_ += "</p></details>\n";
+      }
+      out_ += "<div class=\"res\">";
       meter("cpu", n.cpu_requested_milli, n.cpu_allocatable_milli,
             format_cores(n.cpu_requested_milli) + " / " + format_cores(n.cpu_allocatable_milli) +
                 " cores");
@@ -435,8 +643,12 @@ class HtmlWriter {
         }
         out_ += "</tbody></table>\n";
       }
-      out_ += "<div>" + plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
-              "</div><ul class=\"pods\">";
+      // Long pod lists fold; the pictures above are what the card is for.
+      const bool fold = n.pods.size() > 10;
+      out_ += std::string(fold ? "<details><summary>" : "<div>") +
+              plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
+              (pg.nodes.size() > 1 ? " on <code>" + html(n.name) + "</code>" : std::string()) +
+              (fold ? "</summary>" : "</div>") + "<ul class=\"pods\">";
       for (const std::string& pod : n.pods) {
         out_ += "<li><span class=\"mono\">" + html(pod) + "</span>";
         // The allocation says which device slice the pod got; folded, as the values are long.
@@ -449,19 +661,20 @@ class HtmlWriter {
         }
         out_ += "</li>";
       }
-      out_ += "</ul></section>\n";
+      out_ += std::string("</ul>") + (fold ? "</details>" : "") + "</section>\n";
     }
     out_ += "</div>\n";
   }
 
   const Plan& plan_;
+  const Provenance* provenance_;
   std::string out_;
 };
 
 }  // namespace
 
-std::string render_html(const Plan& plan) {
-  return HtmlWriter(plan).run();
+std::string render_html(const Plan& plan, const Provenance* provenance) {
+  return HtmlWriter(plan, provenance).run();
 }
 
 }  // namespace hamisim::planner::report

@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "planner/scaleup/plan.h"
 
@@ -28,9 +29,24 @@ struct TableOptions {
   bool verbose = false;
 };
 
+// Where a report came from (the HTML report's footer): a shared report must be traceable to
+// its inputs. Not part of the plan, which is the same for the same inputs.
+struct Provenance {
+  std::string version;  // hamisim's
+  std::string time;     // when the report was made, RFC 3339 UTC
+  struct Input {
+    std::string flag;    // "--cluster"
+    std::string path;    // as given
+    std::string sha256;  // hex digest of its bytes (a directory: of its files); "" for stdin
+  };
+  std::vector<Input> inputs;
+  std::string command;  // the command line, each argument shell-quoted where needed
+};
+
 std::string render_table(const scaleup::Plan& plan, const TableOptions& options = {});
 std::string render_json(const scaleup::Plan& plan);
-std::string render_html(const scaleup::Plan& plan);
+// `provenance` may be null (no footer details).
+std::string render_html(const scaleup::Plan& plan, const Provenance* provenance = nullptr);
 
 // The apiVersion and kind of render_json's document.
 inline constexpr std::string_view kPlanApiVersion = "hamisim.io/v1";

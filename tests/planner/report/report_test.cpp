@@ -714,9 +714,11 @@ TEST(Html, IsOneSelfContainedDocument) {
     EXPECT_THAT(h, HasSubstr("<style>"));
     EXPECT_TRUE(h.ends_with("</html>\n"));
     for (std::string_view ref :
-         {"http://", "https://", "<script", "<link", "src=", "href=", "@import", "url("}) {
+         {"http://", "https://", "<script", "<link", "src=", "@import", "url("}) {
       EXPECT_EQ(h.find(ref), std::string::npos) << ref;
     }
+    // Links only within the page.
+    EXPECT_EQ(count(h, "href="), count(h, "href=\"#"));
     // Elements open and close in pairs.
     for (std::string_view tag : {"table", "tr", "td", "ul", "li", "details", "section", "svg"}) {
       EXPECT_EQ(count(h, "<" + std::string(tag) + ">") + count(h, "<" + std::string(tag) + " "),
@@ -766,7 +768,38 @@ TEST(Html, OneDevicePicturePerDevice) {
   EXPECT_THAT(h, HasSubstr("50 / 100 %"));
   EXPECT_THAT(h, HasSubstr("<td class=\"num\">2 / 10</td>"));  // slots
   EXPECT_THAT(h, HasSubstr("3.5 / 8 cores"));
-  EXPECT_EQ(count(render_html(no_scale_up_possible_plan()), "<svg"), 0u);
+  EXPECT_EQ(count(render_html(no_scale_up_possible_plan()), "<svg class=\"device\""), 0u);
+}
+
+// Issue #30: summary first (pods per state, a line per group, the options side by side),
+// identical packings as one card, and the provenance footer when given.
+TEST(Html, SummaryGroupingAndProvenance) {
+  const std::string h = render_html(scale_up_plan());
+  EXPECT_THAT(h, HasSubstr("<h2 id=\"summary\">Summary</h2>"));
+  EXPECT_THAT(h,
+              HasSubstr("<span class=\"count\">3</span><span class=\"badge triggers-scale-up\">"));
+  // The three train pods share a row, their names folded under it.
+  EXPECT_THAT(h, HasSubstr("<details><summary>3 pods</summary><p class=\"names\">ml/train-0, "
+                           "ml/train-1, ml/train-2</p></details>"));
+  EXPECT_THAT(h, HasSubstr("<td class=\"mono\">2 nodes</td>"));
+  // Two nodes packed identically are one card.
+  Plan twins = scale_up_plan();
+  twins.new_nodes[1] = twins.new_nodes[0];
+  twins.new_nodes[1].name = "template-node-for-gpu-a100-0-e-1";
+  const std::string t = render_html(twins);
+  EXPECT_THAT(t, HasSubstr("2 &times; this packing"));
+  EXPECT_EQ(count(t, "<section class=\"node\">"), 1u);
+
+  Provenance p;
+  p.version = "1.2.3";
+  p.time = "2026-12-05T17:00:00Z";
+  p.inputs = {{"--cluster", "c<1>.json", "abc123"}};
+  p.command = "hamisim plan --cluster 'c<1>.json'";
+  const std::string f = render_html(scale_up_plan(), &p);
+  EXPECT_THAT(f, HasSubstr("<dt>version</dt><dd>1.2.3</dd>"));
+  EXPECT_THAT(f,
+              HasSubstr("<dt>--cluster</dt><dd><code>c&lt;1&gt;.json</code> sha256:abc123</dd>"));
+  EXPECT_THAT(f, HasSubstr("hamisim plan --cluster &#39;c&lt;1&gt;.json&#39;"));
 }
 
 TEST(Html, EscapesEveryPlanString) {
