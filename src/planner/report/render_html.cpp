@@ -461,44 +461,68 @@ class HtmlWriter {
     out_ += "</tbody></table>\n";
   }
 
-  // One row per owner, outcome and explanation, the pods folded under it.
+  // One row per owner (bare pods together): how many pods and their outcomes in counts, the
+  // first reason a pod of it was not placed; folded under it, a line per outcome and
+  // explanation with the pods' names.
   void pods() {
     out_ += "<h2 id=\"pods\">Pending pods</h2>\n";
     if (plan_.pods.empty()) {
       out_ += "<p class=\"meta\">none</p>\n";
       return;
     }
+    std::vector<std::pair<std::string_view, std::vector<const PodRow*>>> owners;
+    const std::vector<PodRow> rows = pod_rows(plan_);
+    for (const PodRow& r : rows) {
+      auto it = std::find_if(owners.begin(), owners.end(),
+                             [&](const auto& o) { return o.first == r.owner; });
+      if (it == owners.end()) it = owners.insert(owners.end(), {r.owner, {}});
+      it->second.push_back(&r);
+    }
     out_ +=
-        "<table><thead><tr><th>pods</th><th>state</th><th>node</th><th>reason</th></tr></thead>"
-        "<tbody>\n";
-    for (const PodRow& r : pod_rows(plan_)) {
-      const PodOutcome& p = *r.first;
-      out_ += "<tr><td>";
-      if (r.pods.size() == 1) {
-        out_ += "<span class=\"mono\">" + html(p.pod) + "</span>";
-      } else {
-        out_ += "<details><summary>" + (r.owner.empty() ? std::string() : html(r.owner) + ": ") +
-                plural(static_cast<int64_t>(r.pods.size()), "pod", "pods") +
-                "</summary><p class=\"names\">";
-        for (size_t i = 0; i < r.pods.size(); ++i) out_ += (i ? ", " : "") + html(r.pods[i]->pod);
-        out_ += "</p></details>";
+        "<table><thead><tr><th>owner</th><th class=\"num\">pods</th><th>outcome</th>"
+        "<th>why not placed</th></tr></thead><tbody>\n";
+    for (const auto& [owner, its] : owners) {
+      std::map<PodOutcome::State, int64_t> counts;
+      int64_t total = 0;
+      const PodRow* unplaced = nullptr;
+      for (const PodRow* r : its) {
+        counts[r->state] += static_cast<int64_t>(r->pods.size());
+        total += static_cast<int64_t>(r->pods.size());
+        if (!unplaced && r->first->node.empty()) unplaced = r;
+      }
+      out_ += "<tr><td><details><summary>" +
+              (owner.empty() ? std::string("(no owner)") : html(owner)) + "</summary>";
+      for (const PodRow* r : its) pod_row_detail(*r);
+      out_ += "</details></td><td class=\"num\">" + std::to_string(total) + "</td><td>";
+      for (const auto& [state, n] : counts) {
+        out_ += "<span class=\"count\">" + std::to_string(n) + "</span>";
+        badge(scaleup::to_string(state));
+        out_ += " ";
       }
       out_ += "</td><td>";
-      badge(scaleup::to_string(p.state));
-      out_ += "</td><td class=\"mono\">";
-      std::set<std::string_view> nodes;
-      for (const PodOutcome* q : r.pods) {
-        if (!q->node.empty()) nodes.insert(q->node);
-      }
-      if (nodes.size() == 1) out_ += html(*nodes.begin());
-      if (nodes.size() > 1) out_ += std::to_string(nodes.size()) + " nodes";
-      out_ += "</td><td>" + html(p.reason);
-      if (!p.group_reasons.empty()) {
-        pod_reason_list({p.group_reasons.begin(), p.group_reasons.end()});
-      }
+      if (unplaced) out_ += html(unplaced->first->reason);
       out_ += "</td></tr>\n";
     }
     out_ += "</tbody></table>\n";
+  }
+
+  // One outcome of an owner's pods: the state, where they landed or why not, and the names.
+  void pod_row_detail(const PodRow& r) {
+    const PodOutcome& p = *r.first;
+    out_ += "<div>";
+    badge(scaleup::to_string(p.state));
+    std::set<std::string_view> nodes;
+    for (const PodOutcome* q : r.pods) {
+      if (!q->node.empty()) nodes.insert(q->node);
+    }
+    out_ += " " + plural(static_cast<int64_t>(r.pods.size()), "pod", "pods");
+    if (nodes.size() == 1) out_ += " on <code>" + html(*nodes.begin()) + "</code>";
+    if (nodes.size() > 1) out_ += " on " + std::to_string(nodes.size()) + " nodes";
+    if (!p.reason.empty()) out_ += ": " + html(p.reason);
+    if (!p.group_reasons.empty()) pod_reason_list({p.group_reasons.begin(), p.group_reasons.end()});
+    std::vector<std::string_view> names;
+    for (const PodOutcome* q : r.pods) names.push_back(q->pod);
+    out_ += "<p class=\"names\">" + html(compressed_names(names)) + "</p></div>";
   }
 
   void meter(std::string_view label, int64_t used, int64_t total, const std::string& text) {
@@ -534,25 +558,36 @@ class HtmlWriter {
     out_ += "</tbody></table>\n";
   }
 
-  // One small SVG per device: a memory bar and a cores bar on the same scale.
-  void device_svg(const DeviceUse& d) {
-    constexpr double kBar = 170;
-    char buf[512];
-    std::snprintf(
-        buf, sizeof buf,
-        "<svg class=\"device\" width=\"210\" height=\"32\" viewBox=\"0 0 210 32\" role=\"img\">"
-        "<text x=\"0\" y=\"11\">mem</text>"
-        "<rect class=\"track\" x=\"38\" y=\"3\" width=\"%.0f\" height=\"10\" rx=\"3\"/>"
-        "<rect class=\"mem\" x=\"38\" y=\"3\" width=\"%.1f\" height=\"10\" rx=\"3\"/>"
-        "<text x=\"0\" y=\"27\">cores</text>"
-        "<rect class=\"track\" x=\"38\" y=\"19\" width=\"%.0f\" height=\"10\" rx=\"3\"/>"
-        "<rect class=\"cores\" x=\"38\" y=\"19\" width=\"%.1f\" height=\"10\" rx=\"3\"/>",
-        kBar, kBar * fraction(d.used_memory, d.total_memory), kBar,
-        kBar * fraction(d.used_cores, d.total_cores));
+  // The node's devices side by side in one small SVG: per device a memory column (blue) and a
+  // cores column (green), filled from the bottom; each column's title has its position and
+  // numbers (the device table under it has the ids).
+  void device_strip(const std::vector<DeviceUse>& devices) {
+    constexpr int kCol = 22, kHeight = 40;
+    const int width = kCol * static_cast<int>(devices.size());
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "<svg class=\"device\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                  "role=\"img\"><rect class=\"track\" x=\"0\" y=\"0\" width=\"%d\" "
+                  "height=\"%d\"/>",
+                  width, kHeight, width, kHeight, width, kHeight);
     out_ += buf;
-    out_ += "<title>" + html(d.id) + ": memory " + std::to_string(d.used_memory) + " of " +
-            std::to_string(d.total_memory) + " MiB, cores " + std::to_string(d.used_cores) +
-            " of " + std::to_string(d.total_cores) + " %</title></svg>";
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const DeviceUse& d = devices[i];
+      const double m = kHeight * fraction(d.used_memory, d.total_memory);
+      const double c = kHeight * fraction(d.used_cores, d.total_cores);
+      const int x = static_cast<int>(i) * kCol;
+      std::snprintf(buf, sizeof buf,
+                    "<g><title>%zu: %d/%d MiB, %d/%d %% cores, %d/%d slots</title>"
+                    "<rect class=\"mem\" x=\"%d\" y=\"%.1f\" width=\"9\" height=\"%.1f\"/>"
+                    "<rect class=\"cores\" x=\"%d\" y=\"%.1f\" width=\"9\" "
+                    "height=\"%.1f\"/></g>",
+                    i, static_cast<int>(d.used_memory), static_cast<int>(d.total_memory),
+                    static_cast<int>(d.used_cores), static_cast<int>(d.total_cores),
+                    static_cast<int>(d.used_slots), static_cast<int>(d.total_slots), x + 1,
+                    kHeight - m, m, x + 11, kHeight - c, c);
+      out_ += buf;
+    }
+    out_ += "</svg>";
   }
 
   // Memory fill of every GPU of the new nodes, in tenths: how full the scale-up packs them.
@@ -612,10 +647,9 @@ class HtmlWriter {
         out_ += "<details><summary>" +
                 plural(static_cast<int64_t>(pg.nodes.size()), "node", "nodes") +
                 "</summary><p class=\"names\">";
-        for (size_t i = 0; i < pg.nodes.size(); ++i) {
-          out_ += (i ? ", " : "") + html(pg.nodes[i]->name);
-        }
-        out_ += "</p></details>\n";
+        std::vector<std::string_view> names;
+        for (const PlannedNode* m : pg.nodes) names.push_back(m->name);
+        out_ += html(compressed_names(names)) + "</p></details>\n";
       }
       out_ += "<div class=\"res\">";
       meter("cpu", n.cpu_requested_milli, n.cpu_allocatable_milli,
@@ -628,40 +662,47 @@ class HtmlWriter {
       if (n.devices.empty() && n.dra_devices.empty()) {
         out_ += "<p class=\"meta\">No devices described by the template.</p>\n";
       } else if (!n.devices.empty()) {
+        // The picture first; the numbers per device folded under it.
+        device_strip(n.devices);
         out_ +=
-            "<table><thead><tr><th>device</th><th>type</th><th>usage</th><th class=\"num\">"
-            "memory</th><th class=\"num\">cores</th><th class=\"num\">slots</th></tr></thead>"
-            "<tbody>\n";
+            "<details><summary>devices</summary><table><thead><tr><th>device</th><th>type</th>"
+            "<th class=\"num\">memory MiB</th><th class=\"num\">cores %</th>"
+            "<th class=\"num\">slots</th></tr></thead><tbody>\n";
         for (const DeviceUse& d : n.devices) {
-          out_ += "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) + "</td><td>";
-          device_svg(d);
-          out_ += "</td><td class=\"num\">" + std::to_string(d.used_memory) + " / " +
-                  std::to_string(d.total_memory) + " MiB</td><td class=\"num\">" +
+          out_ += "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) +
+                  "</td><td class=\"num\">" + std::to_string(d.used_memory) + " / " +
+                  std::to_string(d.total_memory) + "</td><td class=\"num\">" +
                   std::to_string(d.used_cores) + " / " + std::to_string(d.total_cores) +
-                  " %</td><td class=\"num\">" + std::to_string(d.used_slots) + " / " +
+                  "</td><td class=\"num\">" + std::to_string(d.used_slots) + " / " +
                   std::to_string(d.total_slots) + "</td></tr>\n";
         }
-        out_ += "</tbody></table>\n";
+        out_ += "</tbody></table></details>\n";
       }
-      // Long pod lists fold; the pictures above are what the card is for.
-      const bool fold = n.pods.size() > 10;
-      out_ += std::string(fold ? "<details><summary>" : "<div>") +
-              plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
+      // The pods by name, folded; with few pods, each with the allocation it would get (which
+      // device slice), itself folded as the values are long.
+      out_ += "<details><summary>" + plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
               (pg.nodes.size() > 1 ? " on <code>" + html(n.name) + "</code>" : std::string()) +
-              (fold ? "</summary>" : "</div>") + "<ul class=\"pods\">";
-      for (const std::string& pod : n.pods) {
-        out_ += "<li><span class=\"mono\">" + html(pod) + "</span>";
-        // The allocation says which device slice the pod got; folded, as the values are long.
-        if (auto it = outcome.find(pod); it != outcome.end() && !it->second->allocations.empty()) {
-          out_ += "<details><summary>allocation</summary><ul class=\"reasons\">";
-          for (const auto& [k, v] : it->second->allocations) {
-            out_ += "<li class=\"mono\">" + html(k) + ": " + html(v) + "</li>";
+              "</summary>";
+      if (n.pods.size() > 10) {
+        out_ +=
+            "<p class=\"names\">" + html(compressed_names({n.pods.begin(), n.pods.end()})) + "</p>";
+      } else {
+        out_ += "<ul class=\"pods\">";
+        for (const std::string& pod : n.pods) {
+          out_ += "<li><span class=\"mono\">" + html(pod) + "</span>";
+          if (auto it = outcome.find(pod);
+              it != outcome.end() && !it->second->allocations.empty()) {
+            out_ += "<ul class=\"reasons\">";
+            for (const auto& [k, v] : it->second->allocations) {
+              out_ += "<li class=\"mono\">" + html(k) + ": " + html(v) + "</li>";
+            }
+            out_ += "</ul>";
           }
-          out_ += "</ul></details>";
+          out_ += "</li>";
         }
-        out_ += "</li>";
+        out_ += "</ul>";
       }
-      out_ += std::string("</ul>") + (fold ? "</details>" : "") + "</section>\n";
+      out_ += "</details></section>\n";
     }
     out_ += "</div>\n";
   }

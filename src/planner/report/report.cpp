@@ -214,6 +214,31 @@ std::string group_line(const GroupEvaluation& g) {
   return out.empty() ? std::string(group_status(g)) : out;
 }
 
+std::string compressed_names(const std::vector<std::string_view>& names) {
+  // The part of a name up to its last separator: a pod's owner, a node's template.
+  auto stem = [](std::string_view n) {
+    const size_t cut = n.find_last_of("-/.");
+    return cut == std::string_view::npos ? std::string_view() : n.substr(0, cut + 1);
+  };
+  std::string out;
+  for (size_t i = 0; i < names.size();) {
+    const std::string_view key = stem(names[i]);
+    size_t j = i + 1;
+    while (j < names.size() && stem(names[j]) == key) ++j;
+    out += i ? ", " : "";
+    if (j - i >= 3 && key.size() >= 8) {
+      out += std::string(key) + "{";
+      for (size_t k = i; k < j; ++k)
+        out += (k > i ? ", " : "") + std::string(names[k].substr(key.size()));
+      out += "}";
+    } else {
+      for (size_t k = i; k < j; ++k) out += (k > i ? ", " : "") + std::string(names[k]);
+    }
+    i = j;
+  }
+  return out;
+}
+
 std::string first_of(const std::vector<std::string>& items, size_t shown) {
   std::string out;
   for (size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? ", " : "") + items[i];

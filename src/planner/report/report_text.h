@@ -74,6 +74,11 @@ std::optional<std::pair<std::string, int64_t>> dominant_rejection(const GroupEva
 // One line per node group for a summary: what happened to it and why, in numbers.
 std::string group_line(const GroupEvaluation& g);
 
+// Names joined by ", ", each run of three or more that share a stem (up to the last '-', '/'
+// or '.', at least 8 characters: a pod's owner, a node's template) written once:
+// "ml/web-7d9f-{a1b2c, d3e4f, 9z8y7}, ml/db-0".
+std::string compressed_names(const std::vector<std::string_view>& names);
+
 // "a, b, c and 17 more": at most `shown` items.
 std::string first_of(const std::vector<std::string>& items, size_t shown);
 

@@ -758,14 +758,17 @@ TEST(Html, ShowsTheUnpatchedCaComparison) {
   EXPECT_THAT(h, HasSubstr("<span class=\"mono\">ml/train-2</span>: no &lt;room&gt;"));
 }
 
-TEST(Html, OneDevicePicturePerDevice) {
+TEST(Html, OneDevicePicturePerNode) {
   const std::string h = render_html(scale_up_plan());
-  EXPECT_EQ(count(h, "<svg class=\"device\""), 4u);
-  // 60000 of 81920 MiB on a 170-unit bar; cores 50 of 100.
-  EXPECT_THAT(h, HasSubstr("<rect class=\"mem\" x=\"38\" y=\"3\" width=\"124.5\""));
-  EXPECT_THAT(h, HasSubstr("<rect class=\"cores\" x=\"38\" y=\"19\" width=\"85.0\""));
-  EXPECT_THAT(h, HasSubstr("60000 / 81920 MiB"));
-  EXPECT_THAT(h, HasSubstr("50 / 100 %"));
+  // One strip per new node, a memory and a cores column per device.
+  EXPECT_EQ(count(h, "<svg class=\"device\""), 2u);
+  EXPECT_EQ(count(h, "<rect class=\"mem\""), 4u);
+  // 60000 of 81920 MiB on a 40-unit column: 29.3 high; cores 50 of 100: 20.
+  EXPECT_THAT(h, HasSubstr("<rect class=\"mem\" x=\"1\" y=\"10.7\" width=\"9\" height=\"29.3\"/>"));
+  EXPECT_THAT(h,
+              HasSubstr("<rect class=\"cores\" x=\"11\" y=\"20.0\" width=\"9\" height=\"20.0\"/>"));
+  EXPECT_THAT(h, HasSubstr("<title>0: 60000/81920 MiB, 50/100 % cores, 2/10 slots</title>"));
+  EXPECT_THAT(h, HasSubstr("<td class=\"num\">60000 / 81920</td>"));
   EXPECT_THAT(h, HasSubstr("<td class=\"num\">2 / 10</td>"));  // slots
   EXPECT_THAT(h, HasSubstr("3.5 / 8 cores"));
   EXPECT_EQ(count(render_html(no_scale_up_possible_plan()), "<svg class=\"device\""), 0u);
@@ -778,10 +781,11 @@ TEST(Html, SummaryGroupingAndProvenance) {
   EXPECT_THAT(h, HasSubstr("<h2 id=\"summary\">Summary</h2>"));
   EXPECT_THAT(h,
               HasSubstr("<span class=\"count\">3</span><span class=\"badge triggers-scale-up\">"));
-  // The three train pods share a row, their names folded under it.
-  EXPECT_THAT(h, HasSubstr("<details><summary>3 pods</summary><p class=\"names\">ml/train-0, "
-                           "ml/train-1, ml/train-2</p></details>"));
-  EXPECT_THAT(h, HasSubstr("<td class=\"mono\">2 nodes</td>"));
+  // The pods without owner are one row: 3 placed on 2 nodes, 1 no node group helps, whose
+  // reason the row shows; the names folded under it, the common stem once.
+  EXPECT_THAT(h, HasSubstr("<td class=\"num\">4</td><td><span class=\"count\">3</span>"));
+  EXPECT_THAT(h, HasSubstr("3 pods on 2 nodes<p class=\"names\">ml/train-{0, 1, 2}</p>"));
+  EXPECT_THAT(h, HasSubstr("</td><td>no node group&#39;s template can take it</td></tr>"));
   // Two nodes packed identically are one card.
   Plan twins = scale_up_plan();
   twins.new_nodes[1] = twins.new_nodes[0];
