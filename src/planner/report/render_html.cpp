@@ -490,7 +490,8 @@ class HtmlWriter {
         total += static_cast<int64_t>(r->pods.size());
         if (!unplaced && r->first->node.empty()) unplaced = r;
       }
-      out_ += "<tr><td><details><summary>" +
+      // A few owners are shown unfolded; many, folded (they would fill pages).
+      out_ += std::string("<tr><td><details") + (owners.size() <= 5 ? " open" : "") + "><summary>" +
               (owner.empty() ? std::string("(no owner)") : html(owner)) + "</summary>";
       for (const PodRow* r : its) pod_row_detail(*r);
       out_ += "</details></td><td class=\"num\">" + std::to_string(total) + "</td><td>";
@@ -562,7 +563,7 @@ class HtmlWriter {
   // cores column (green), filled from the bottom; each column's title has its position and
   // numbers (the device table under it has the ids).
   void device_strip(const std::vector<DeviceUse>& devices) {
-    constexpr int kCol = 22, kHeight = 40;
+    constexpr int kCol = 26, kHeight = 48;
     const int width = kCol * static_cast<int>(devices.size());
     char buf[320];
     std::snprintf(buf, sizeof buf,
@@ -578,13 +579,13 @@ class HtmlWriter {
       const int x = static_cast<int>(i) * kCol;
       std::snprintf(buf, sizeof buf,
                     "<g><title>%zu: %d/%d MiB, %d/%d %% cores, %d/%d slots</title>"
-                    "<rect class=\"mem\" x=\"%d\" y=\"%.1f\" width=\"9\" height=\"%.1f\"/>"
-                    "<rect class=\"cores\" x=\"%d\" y=\"%.1f\" width=\"9\" "
+                    "<rect class=\"mem\" x=\"%d\" y=\"%.1f\" width=\"11\" height=\"%.1f\"/>"
+                    "<rect class=\"cores\" x=\"%d\" y=\"%.1f\" width=\"11\" "
                     "height=\"%.1f\"/></g>",
                     i, static_cast<int>(d.used_memory), static_cast<int>(d.total_memory),
                     static_cast<int>(d.used_cores), static_cast<int>(d.total_cores),
                     static_cast<int>(d.used_slots), static_cast<int>(d.total_slots), x + 1,
-                    kHeight - m, m, x + 11, kHeight - c, c);
+                    kHeight - m, m, x + 13, kHeight - c, c);
       out_ += buf;
     }
     out_ += "</svg>";
@@ -632,7 +633,10 @@ class HtmlWriter {
     out_ += "<h2 id=\"new-nodes\">New nodes</h2>\n";
     fill_chart();
     out_ += "<div class=\"nodes\">\n";
-    for (const PackingGroup& pg : packing_groups(plan_)) {
+    const std::vector<PackingGroup> packings = packing_groups(plan_);
+    // A few cards show their devices and pods unfolded; many, folded.
+    const std::string details = packings.size() <= 3 ? "<details open>" : "<details>";
+    for (const PackingGroup& pg : packings) {
       const PlannedNode& n = *pg.first;
       out_ += "<section class=\"node\"><h3>";
       if (pg.nodes.size() == 1) {
@@ -664,10 +668,10 @@ class HtmlWriter {
       } else if (!n.devices.empty()) {
         // The picture first; the numbers per device folded under it.
         device_strip(n.devices);
-        out_ +=
-            "<details><summary>devices</summary><table><thead><tr><th>device</th><th>type</th>"
-            "<th class=\"num\">memory MiB</th><th class=\"num\">cores %</th>"
-            "<th class=\"num\">slots</th></tr></thead><tbody>\n";
+        out_ += details +
+                "<summary>devices</summary><table><thead><tr><th>device</th><th>type</th>"
+                "<th class=\"num\">memory MiB</th><th class=\"num\">cores %</th>"
+                "<th class=\"num\">slots</th></tr></thead><tbody>\n";
         for (const DeviceUse& d : n.devices) {
           out_ += "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) +
                   "</td><td class=\"num\">" + std::to_string(d.used_memory) + " / " +
@@ -680,7 +684,7 @@ class HtmlWriter {
       }
       // The pods by name, folded; with few pods, each with the allocation it would get (which
       // device slice), itself folded as the values are long.
-      out_ += "<details><summary>" + plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
+      out_ += details + "<summary>" + plural(static_cast<int64_t>(n.pods.size()), "pod", "pods") +
               (pg.nodes.size() > 1 ? " on <code>" + html(n.name) + "</code>" : std::string()) +
               "</summary>";
       if (n.pods.size() > 10) {
