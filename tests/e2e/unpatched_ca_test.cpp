@@ -167,22 +167,30 @@ void expect_a100_comparison(const UnpatchedCaPlan& u) {
   EXPECT_EQ(u.left_pending[0].pod, "ml/job-32");
 }
 
-TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
-  Example e;
-  Serve serve(e.registry, e.profiles);
+// A /v1/plan body: the A100 workload of 40 pods as pendingPods, the example's node groups,
+// an empty cluster and `options`.
+boost::json::object a100_plan_body(const Example& e, boost::json::object options) {
   PlanInput input = a100_workload(e, 40);
   boost::json::array pending;
   for (const model::Pod& p : *input.pending) {
     pending.push_back(boost::json::parse(model::encode_pod_json(p)));
   }
   auto groups = model::yaml_to_json(read_example("node-groups.yaml"));
+  EXPECT_TRUE(groups);
+  return {{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},
+          {"nodeGroups", boost::json::parse(groups.value_or("{}"))},
+          {"pendingPods", pending},
+          {"options", std::move(options)}};
+}
+
+TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  auto groups = model::yaml_to_json(read_example("node-groups.yaml"));
   ASSERT_TRUE(groups);
   auto body = [&](bool compare) {
-    boost::json::object o{{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},
-                          {"nodeGroups", boost::json::parse(*groups)},
-                          {"pendingPods", pending}};
-    if (compare) o["options"] = boost::json::object{{"compareUnpatchedCa", true}};
-    return boost::json::serialize(o);
+    return boost::json::serialize(a100_plan_body(
+        e, compare ? boost::json::object{{"compareUnpatchedCa", true}} : boost::json::object{}));
   };
   auto plain = http_request(serve.client(), "POST", "/v1/plan", body(false));
   ASSERT_TRUE(plain) << plain.error().message;
@@ -221,17 +229,7 @@ TEST(UnpatchedCa, PlanRouteComparesWhenAsked) {
 TEST(ModeComparison, PlanRouteComparesModesWhenAsked) {
   Example e;
   Serve serve(e.registry, e.profiles);
-  PlanInput input = a100_workload(e, 40);
-  boost::json::array pending;
-  for (const model::Pod& p : *input.pending) {
-    pending.push_back(boost::json::parse(model::encode_pod_json(p)));
-  }
-  auto groups = model::yaml_to_json(read_example("node-groups.yaml"));
-  ASSERT_TRUE(groups);
-  boost::json::object o{{"cluster", boost::json::parse(R"({"kind":"List","items":[]})")},
-                        {"nodeGroups", boost::json::parse(*groups)},
-                        {"pendingPods", pending},
-                        {"options", boost::json::object{{"compareModes", true}}}};
+  boost::json::object o = a100_plan_body(e, {{"compareModes", true}});
   auto r = http_request(serve.client(), "POST", "/v1/plan", boost::json::serialize(o));
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->status, 200) << r->body;

@@ -123,14 +123,22 @@ void json_group_counts(JsonWriter& w, const std::vector<scaleup::GroupCounts>& g
   w.end_array();
 }
 
-void json_mode_comparison(JsonWriter& w, const scaleup::ModeComparison& m) {
+// The keys a plan compared with this one starts with: its decision, summary, scale-ups and the
+// groups' counts in both (the other's under the keys given). Opens the object.
+template <class Other>
+void json_other_plan(JsonWriter& w, const Other& o, std::string_view other_estimated_key,
+                     std::string_view other_new_key) {
   w.begin_object();
-  w.key("decision").string(scaleup::to_string(m.decision));
-  w.key("summary").string(m.summary);
+  w.key("decision").string(scaleup::to_string(o.decision));
+  w.key("summary").string(o.summary);
   w.key("scaleUps");
-  json_scale_ups(w, m.scale_ups);
+  json_scale_ups(w, o.scale_ups);
   w.key("groups");
-  json_group_counts(w, m.groups, "draEstimatedNodes", "draNewNodes");
+  json_group_counts(w, o.groups, other_estimated_key, other_new_key);
+}
+
+void json_mode_comparison(JsonWriter& w, const scaleup::ModeComparison& m) {
+  json_other_plan(w, m, "draEstimatedNodes", "draNewNodes");
   w.key("converted")
       .begin_object()
       .key("nodes")
@@ -168,13 +176,7 @@ void json_mode_comparison(JsonWriter& w, const scaleup::ModeComparison& m) {
 }
 
 void json_unpatched_ca(JsonWriter& w, const UnpatchedCaPlan& u) {
-  w.begin_object();
-  w.key("decision").string(scaleup::to_string(u.decision));
-  w.key("summary").string(u.summary);
-  w.key("scaleUps");
-  json_scale_ups(w, u.scale_ups);
-  w.key("groups");
-  json_group_counts(w, u.groups, "unpatchedEstimatedNodes", "unpatchedNewNodes");
+  json_other_plan(w, u, "unpatchedEstimatedNodes", "unpatchedNewNodes");
   w.key("leftPending").begin_array();
   for (const auto& l : u.left_pending) {
     w.begin_object().key("pod").string(l.pod).key("reason").string(l.reason).end_object();
