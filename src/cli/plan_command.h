@@ -26,8 +26,8 @@ struct PlanOptions {
   std::string max_binpacking_time = "5m";
   std::string output = "table";  // table | json | html
   planner::scaleup::PlannerOptions planner;
-  bool compare_modes = false;  // --compare-modes (planner/modes)
-  bool verbose = false;        // --verbose: full lists in the table
+  bool compare_modes = false;        // --compare-modes (planner/modes)
+  bool verbose = false;              // --verbose: full lists in the table
   std::vector<std::string> command;  // argv, for the HTML report's provenance
   std::string version;               // hamisim's version and revision, for the same
 };

@@ -6,7 +6,6 @@
 #include <set>
 #include <tuple>
 
-
 namespace hamisim::planner::framework {
 namespace {
 
@@ -130,8 +129,6 @@ std::vector<ExtendedResourceRequest> extended_resource_requests(const model::Pod
             [](const auto& a, const auto& b) { return a.request < b.request; });
   return out;
 }
-
-
 
 NodeSlices slices_for_copy(const NodeSlices& slices, std::string_view node,
                            std::string_view suffix) {

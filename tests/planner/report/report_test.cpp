@@ -764,9 +764,10 @@ TEST(Html, OneDevicePicturePerNode) {
   EXPECT_EQ(count(h, "<svg class=\"device\""), 2u);
   EXPECT_EQ(count(h, "<rect class=\"mem\""), 4u);
   // 60000 of 81920 MiB on a 48-unit column: 35.2 high; cores 50 of 100: 24.
-  EXPECT_THAT(h, HasSubstr("<rect class=\"mem\" x=\"1\" y=\"12.8\" width=\"11\" height=\"35.2\"/>"));
   EXPECT_THAT(h,
-              HasSubstr("<rect class=\"cores\" x=\"13\" y=\"24.0\" width=\"11\" height=\"24.0\"/>"));
+              HasSubstr("<rect class=\"mem\" x=\"1\" y=\"12.8\" width=\"11\" height=\"35.2\"/>"));
+  EXPECT_THAT(
+      h, HasSubstr("<rect class=\"cores\" x=\"13\" y=\"24.0\" width=\"11\" height=\"24.0\"/>"));
   EXPECT_THAT(h, HasSubstr("<title>0: 60000/81920 MiB, 50/100 % cores, 2/10 slots</title>"));
   EXPECT_THAT(h, HasSubstr("<td class=\"num\">60000 / 81920</td>"));
   EXPECT_THAT(h, HasSubstr("<td class=\"num\">2 / 10</td>"));  // slots
