@@ -64,7 +64,11 @@ int main(int argc, char** argv) {
   options.register_interval = std::chrono::hours(1);
   live::LiveScheduler scheduler(registry, *source, std::move(options));
   scheduler.start();
-  while (!scheduler.readiness().ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Until the first registration pass has finished: the nodes' devices are then registered,
+  // which is part of the live state (readiness().ready comes as soon as the lists are in).
+  while (!scheduler.readiness().filtering) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   const auto t2 = std::chrono::steady_clock::now();
   const long live = settled_rss_kib();
   const size_t pods = scheduler.pods().list().size();
