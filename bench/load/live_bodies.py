@@ -21,6 +21,8 @@ pod = dict(pending[0])
 pod["metadata"] = {k: v for k, v in pod["metadata"].items()
                    if k not in ("uid", "resourceVersion", "creationTimestamp")}
 pod.pop("status", None)
+# As the API server hands it to a mutating webhook: defaulted, not yet given to HAMi.
+pod["spec"] = dict(pod["spec"], schedulerName="default-scheduler")
 review = {
     "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
     "request": {
