@@ -77,10 +77,14 @@ struct Cluster {
     options.register_interval = std::chrono::hours(1);
     scheduler = std::make_unique<live::LiveScheduler>(registry, *source, std::move(options));
     scheduler->start();
-    for (int i = 0; i < 6000 && !scheduler->readiness().ready; ++i) {
+    // Filtering, not just ready: a replica is ready once its lists are in, and answers /filter
+    // after its first registration pass.
+    for (int i = 0; i < 6000 && !scheduler->readiness().filtering; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (!scheduler->readiness().ready) error = "not ready: " + scheduler->readiness().detail;
+    if (!scheduler->readiness().filtering) {
+      error = "not filtering: " + scheduler->readiness().detail;
+    }
   }
   ~Cluster() { scheduler->stop(); }
 };

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -373,6 +374,11 @@ struct FakeApiServer::Impl {
   // not served.
   std::optional<std::map<std::string, std::string>> resource_slices;
   uint64_t resource_slices_rv = 0;
+  // The last listing of each kind and namespace, reused while the store has not changed since
+  // (it is then exactly what a new listing would be): a paged LIST of 150,000 pods would
+  // otherwise copy every object's JSON once per page of 500 (bench/run-all's readiness run).
+  std::map<std::pair<state::Kind, std::string>, std::shared_ptr<const state::ObjectStore::Listing>>
+      listings;
 
   Impl(state::ObjectStore& s, FakeApiServerOptions o) : store(s), options(std::move(o)) {
     token = options.bearer_token;
@@ -546,7 +552,22 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
       hook = list_hook;
     }
     if (hook) hook(std::string(req.target()));
-    auto listing = store.list(t.kind, t.namespace_);
+    std::shared_ptr<const state::ObjectStore::Listing> cached;
+    const auto key = std::make_pair(t.kind, t.namespace_);
+    {
+      std::lock_guard lock(mu);
+      if (auto c = listings.find(key);
+          c != listings.end() && c->second->resource_version == store.resource_version()) {
+        cached = c->second;
+      }
+    }
+    if (!cached) {
+      cached =
+          std::make_shared<const state::ObjectStore::Listing>(store.list(t.kind, t.namespace_));
+      std::lock_guard lock(mu);
+      listings[key] = cached;
+    }
+    const auto& listing = *cached;
     std::vector<ListItem> items;
     items.reserve(listing.items.size());
     for (const auto& item : listing.items) items.push_back({item.namespace_, item.name, item.json});
