@@ -1,7 +1,6 @@
 #include "server/hami_metrics.h"
 
 #include <cmath>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,13 +36,8 @@ struct Family {
   void add(Labels labels, double value) { samples.push_back({std::move(labels), value}); }
   void publish() {
     // A (pod, device) seen under two vendors adds up, as HAMi's collector would fail instead.
-    std::map<Labels, double> merged;
-    for (auto& s : samples) merged[std::move(s.labels)] += s.value;
-    Samples out;
-    out.reserve(merged.size());
-    for (auto& [labels, value] : merged) out.push_back({labels, value});
-    family->replace(std::move(out));
-    samples.clear();
+    family->replace_summing(std::move(samples));
+    samples = {};
   }
 };
 

@@ -256,8 +256,11 @@ SnapshotFamily::SnapshotFamily(std::string name, std::string help, Type type,
 
 void SnapshotFamily::replace(std::vector<Sample> samples) {
   for (const Sample& sample : samples) check_arity(sample.labels.size());
-  std::sort(samples.begin(), samples.end(),
-            [](const Sample& a, const Sample& b) { return a.labels < b.labels; });
+  const auto by_labels = [](const Sample& a, const Sample& b) { return a.labels < b.labels; };
+  // Collectors that merge their samples hand them over sorted already.
+  if (!std::is_sorted(samples.begin(), samples.end(), by_labels)) {
+    std::sort(samples.begin(), samples.end(), by_labels);
+  }
   for (size_t i = 1; i < samples.size(); ++i) {
     if (samples[i - 1].labels == samples[i].labels) {
       throw std::invalid_argument(
@@ -266,6 +269,24 @@ void SnapshotFamily::replace(std::vector<Sample> samples) {
   }
   std::lock_guard lock(mu_);
   samples_ = std::move(samples);
+}
+
+void SnapshotFamily::replace_summing(std::vector<Sample> samples) {
+  // Sorted and summed in place: at 30,000 pods a HAMi scrape holds ~120,000 samples, and
+  // summing through a map of copied label vectors was most of its time and transient memory.
+  std::sort(samples.begin(), samples.end(),
+            [](const Sample& a, const Sample& b) { return a.labels < b.labels; });
+  size_t kept = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (kept > 0 && samples[kept - 1].labels == samples[i].labels) {
+      samples[kept - 1].value += samples[i].value;
+    } else {
+      if (kept != i) samples[kept] = std::move(samples[i]);
+      ++kept;
+    }
+  }
+  samples.resize(kept);
+  replace(std::move(samples));
 }
 
 void SnapshotFamily::render(std::string& out) const {
@@ -358,9 +379,13 @@ std::string MetricsRegistry::render() const {
     std::lock_guard collecting(collectors_mu_);
     for (const auto& collect : collectors_) collect();
   }
+  // Sized by the last scrape: at 30,000 pods the text is ~26 MB, and growing it by doubling
+  // copied it several times and left blocks of every size behind in the heap.
   std::string out;
+  out.reserve(last_render_size_.load(std::memory_order_relaxed) * 9 / 8);
   std::shared_lock lock(mu_);
   for (const auto& [name, family] : families_) family->render(out);
+  last_render_size_.store(out.size(), std::memory_order_relaxed);
   return out;
 }
 

@@ -181,6 +181,8 @@ class SnapshotFamily : public detail::FamilyBase {
   // Replaces every series. Samples in any order; two with the same label values are a
   // programming error (the scrape would be invalid) and so is a wrong number of labels.
   void replace(std::vector<Sample> samples);
+  // The same, with samples of equal label values added up into one series.
+  void replace_summing(std::vector<Sample> samples);
   void render(std::string& out) const override;
 
  private:
@@ -225,6 +227,7 @@ class MetricsRegistry {
   std::map<std::string, std::unique_ptr<detail::FamilyBase>, std::less<>> families_;
   mutable std::mutex collectors_mu_;  // also serializes collection between concurrent scrapes
   std::vector<std::function<void()>> collectors_;
+  mutable std::atomic<size_t> last_render_size_{0};
 };
 
 // --- template implementation ---

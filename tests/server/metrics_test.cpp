@@ -301,6 +301,19 @@ TEST(MetricsRegistry, SnapshotFamiliesRejectDuplicateSeriesAndWrongArity) {
   EXPECT_THROW(reg.gauge("x", "x", {"a"}), std::invalid_argument);  // another kind of family
 }
 
+TEST(MetricsRegistry, SnapshotFamiliesCanSumSamplesWithTheSameLabels) {
+  MetricsRegistry reg;
+  auto& f = reg.snapshot("x", "x", MetricType::kGauge, {"a", "b"});
+  f.replace_summing(
+      {{{"2", "y"}, 1}, {{"1", "x"}, 2}, {{"2", "y"}, 3}, {{"1", "xx"}, 4}, {{"2", "y"}, 5}});
+  EXPECT_EQ(reg.render(),
+            "# HELP x x\n# TYPE x gauge\n"
+            "x{a=\"1\",b=\"x\"} 2\n"
+            "x{a=\"1\",b=\"xx\"} 4\n"
+            "x{a=\"2\",b=\"y\"} 9\n");
+  EXPECT_THROW(f.replace_summing({{{"1"}, 1}}), std::invalid_argument);  // wrong arity
+}
+
 TEST(MetricsRegistry, ValuesPrintAsGosClientPrintsThem) {
   MetricsRegistry reg;
   auto& g = reg.gauge("v", "v", {"k"});
