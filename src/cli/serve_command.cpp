@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -309,8 +310,11 @@ int run_serve(const ServeOptions& o) {
   // threads, a /metrics scrape of a large cluster (~120 MB of transient memory at 30,000 pods)
   // landed in a different arena each time, and RSS grew by that much per scrape until every
   // arena held one: 310 MB became 1.5 GB at 1,000 nodes, 4.9 GB at 5,000 (docs/performance.md).
-  // One arena per core bounds that and costs the request paths nothing measurable.
-  mallopt(M_ARENA_MAX, static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 8u)));
+  // One arena per core bounds that. An operator's own GLIBC_TUNABLES arena_max is kept.
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables == nullptr || std::strstr(tunables, "glibc.malloc.arena_max") == nullptr) {
+    mallopt(M_ARENA_MAX, static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 8u)));
+  }
   auto format = server::parse_log_format(o.log_format);
   if (!format) {
     std::fprintf(stderr, "hamisim serve: --log-format: %s\n", format.error().message.c_str());
