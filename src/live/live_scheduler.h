@@ -154,9 +154,11 @@ class LiveScheduler final : public state::ClusterHandler {
   void notify_registration();
   void register_pass();
   // HAMi CheckHealth in the backend's flavour; `found` is the node's decoded registration.
+  // A handshake to request is added to `handshakes`, which the pass patches once per node.
   Health check_health(const device::DeviceBackend& backend, const model::Node& node,
-                      const device::NodeDevices& found);
-  Health handshake(const device::DeviceBackend& backend, const model::Node& node);
+                      const device::NodeDevices& found, state::MetadataPatch& handshakes);
+  Health handshake(const device::DeviceBackend& backend, const model::Node& node,
+                   state::MetadataPatch& requests);
   void node_cleanup(const std::string& node, const device::DeviceBackend& backend);
   bool selected(const model::Node& node) const;
   // Patches the role labels that differ from what they should be (the pass, while leading).

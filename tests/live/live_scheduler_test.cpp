@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+
 #include "live_fixtures.h"
 
 namespace hamisim::live {
@@ -117,11 +120,10 @@ TEST(LiveScheduler, ARepeatedBindOfABoundPodIsRefusedAndKeepsItsLock) {
   EXPECT_EQ(h.pod("p1").spec.node_name, "gpu-1");
 }
 
-// A cluster source whose Bindings apply but are answered with an error, as when the API
-// server's answer is lost (a timeout, a reset connection).
-class BindingAnswersLost final : public state::ClusterSource {
+// A cluster source that forwards everything to another; tests override what they change.
+class ForwardingSource : public state::ClusterSource {
  public:
-  explicit BindingAnswersLost(state::ClusterSource& inner) : inner_(inner) {}
+  explicit ForwardingSource(state::ClusterSource& inner) : inner_(inner) {}
   void start(state::ClusterHandler& handler) override { inner_.start(handler); }
   void stop() override { inner_.stop(); }
   std::string describe() const override { return inner_.describe(); }
@@ -143,14 +145,44 @@ class BindingAnswersLost final : public state::ClusterSource {
   }
   state::ApiStatus bind_pod(std::string_view ns, std::string_view name, std::string_view uid,
                             std::string_view node) override {
+    return inner_.bind_pod(ns, name, uid, node);
+  }
+  void record_event(state::PodEvent event) override { inner_.record_event(std::move(event)); }
+
+ protected:
+  state::ClusterSource& inner_;
+};
+
+// Bindings apply but are answered with an error, as when the API server's answer is lost (a
+// timeout, a reset connection).
+class BindingAnswersLost final : public ForwardingSource {
+ public:
+  using ForwardingSource::ForwardingSource;
+  state::ApiStatus bind_pod(std::string_view ns, std::string_view name, std::string_view uid,
+                            std::string_view node) override {
     if (auto bound = inner_.bind_pod(ns, name, uid, node); !bound) return bound;
     return state::ApiError{state::ApiCode::kUnavailable,
                            "POST binding: context deadline exceeded (answer lost)"};
   }
-  void record_event(state::PodEvent event) override { inner_.record_event(std::move(event)); }
+};
 
- private:
-  state::ClusterSource& inner_;
+// Records the annotation keys of every node patch.
+class NodePatchRecorder final : public ForwardingSource {
+ public:
+  using ForwardingSource::ForwardingSource;
+  state::ApiStatus patch_node_annotations(std::string_view name,
+                                          const state::MetadataPatch& annotations,
+                                          std::string_view resource_version) override {
+    {
+      std::lock_guard lock(mu);
+      std::set<std::string> keys;
+      for (const auto& [key, value] : annotations) keys.insert(key);
+      patches.emplace_back(std::string(name), std::move(keys));
+    }
+    return inner_.patch_node_annotations(name, annotations, resource_version);
+  }
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::set<std::string>>> patches;
 };
 
 // A bind whose Binding applied although its answer was an error failed for kube-scheduler,
@@ -350,6 +382,41 @@ TEST(LiveScheduler, RegistrationRequestsAHandshake) {
   EXPECT_TRUE(hs->starts_with("Requesting_")) << *hs;
   EXPECT_TRUE(parse_handshake_time(hs->substr(11)).has_value()) << *hs;
   EXPECT_EQ(h.scheduler->nodes().snapshot()->at("gpu-1")->inventory.devices.size(), 2u);
+}
+
+// One patch per node carries the handshake request of every vendor that has one, where HAMi
+// sends a patch per vendor (five times the API requests of a pass over a large cluster).
+TEST(LiveScheduler, ARegistrationPassRequestsEveryHandshakeOfANodeInOnePatch) {
+  auto loaded = state::SnapshotSource::load(
+      {testing::write_temp("cluster.json", testing::list_json({node_json("gpu-1")}))}, {});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  auto& snapshot = *loaded.value();
+  NodePatchRecorder source(snapshot);
+  const device::DeviceRegistry registry = device::build_registry({});
+  std::set<std::string> handshakes;
+  for (const auto& backend : registry.backends()) {
+    if (backend->health_check() == device::HealthCheck::kHandshake &&
+        !backend->handshake_annotation().empty()) {
+      handshakes.insert(std::string(backend->handshake_annotation()));
+    }
+  }
+  ASSERT_GE(handshakes.size(), 2u);
+  LiveOptions options;
+  options.register_interval = std::chrono::hours(1);
+  LiveScheduler scheduler(registry, source, std::move(options));
+  scheduler.start();
+  ASSERT_TRUE(eventually([&] { return scheduler.readiness().filtering; }));
+  scheduler.stop();
+  std::lock_guard lock(source.mu);
+  ASSERT_EQ(source.patches.size(), 1u);
+  EXPECT_EQ(source.patches[0].first, "gpu-1");
+  EXPECT_EQ(source.patches[0].second, handshakes);
+  const model::Node node = *snapshot.get_node("gpu-1");
+  for (const std::string& key : handshakes) {
+    const std::string* value = model::find_annotation(node.metadata, key);
+    ASSERT_NE(value, nullptr) << key;
+    EXPECT_TRUE(value->starts_with("Requesting_")) << key << ": " << *value;
+  }
 }
 
 std::string stale_handshake() {
