@@ -385,8 +385,7 @@ void LiveScheduler::release_vanished_reservations() {
   // filtered and deleted while the source's watch was down (and never bound) has no delete
   // event coming, so its reservation would otherwise hold its devices and quota for good.
   std::unordered_set<std::string> still;
-  for (const PodRecord& r : pods_.list()) {
-    if (!r.unconfirmed) continue;
+  for (const PodManager::Reservation& r : pods_.unconfirmed()) {
     if (unconfirmed_seen_.contains(r.uid)) {
       auto current = source_.get_pod(r.namespace_, r.name);
       const bool gone =

@@ -205,4 +205,13 @@ std::vector<PodRecord> PodManager::list() const {
   return out;
 }
 
+std::vector<PodManager::Reservation> PodManager::unconfirmed() const {
+  std::vector<Reservation> out;
+  std::shared_lock lock(mutex_);
+  for (const auto& [uid, record] : pods_) {
+    if (record.unconfirmed) out.push_back({uid, record.namespace_, record.name, record.node});
+  }
+  return out;
+}
+
 }  // namespace hamisim::live
