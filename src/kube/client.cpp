@@ -253,6 +253,7 @@ struct KubeClient::Impl {
   ServerUrl url;
   ClientOptions options;
   std::unique_ptr<TokenBucket> limiter;
+  std::unique_ptr<TokenBucket> event_limiter;
   std::unique_ptr<http::ClientTransport> transport;
 
   mutable std::mutex mu;
@@ -387,6 +388,7 @@ Result<std::unique_ptr<KubeClient>> KubeClient::create(const KubeConfig& config,
   impl->config = config;
   impl->options = options;
   impl->limiter = std::make_unique<TokenBucket>(options.qps, options.burst);
+  impl->event_limiter = std::make_unique<TokenBucket>(options.qps, options.burst);
   std::optional<http::Proxy> proxy;
   if (!config.proxy_url.empty()) {
     auto parsed = parse_proxy_url(config.proxy_url);
@@ -452,7 +454,7 @@ ApiResult<std::string> KubeClient::call(const Request& request) {
   if (cancelled(request.cancel)) return ApiError{ApiCode::kUnavailable, prefix + "cancelled"};
 
   // Client-side rate limit.
-  auto wait = im.limiter->reserve(deadline - Clock::now());
+  auto wait = (request.event ? im.event_limiter : im.limiter)->reserve(deadline - Clock::now());
   if (!wait) {
     return ApiError{ApiCode::kUnavailable,
                     prefix + "client rate limiter: the wait would exceed the request timeout"};

@@ -572,6 +572,7 @@ void KubeSource::Impl::send_events(std::vector<QueuedEvent> batch, Clock::time_p
     req.timeout = std::min(options.event_timeout,
                            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
     req.cancel = &events_cancel;
+    req.event = true;
     auto result = client.call(req);
     if (result) {
       bump([](KubeSourceStats& s) { ++s.events_sent; });

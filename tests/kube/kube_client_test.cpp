@@ -185,6 +185,18 @@ TEST_F(ClientTest, RateLimiterRefusesAWaitBeyondTheTimeout) {
   EXPECT_EQ(r.code(), ApiCode::kUnavailable);
   EXPECT_THAT(r.error().message, HasSubstr("rate limiter"));
   EXPECT_EQ(server->request_count("GET", "/api/v1/nodes/gpu-1"), 1);
+  // Events have a budget of their own, as kube-scheduler's event client does.
+  Request event;
+  event.verb = "POST";
+  event.path = "/api/v1/namespaces/default/events";
+  event.body = R"({"metadata":{"name":"e1","namespace":"default"},"reason":"Scheduled"})";
+  event.event = true;
+  auto sent = c->call(event);
+  EXPECT_TRUE(sent) << sent.error().message;
+  event.body = R"({"metadata":{"name":"e2","namespace":"default"},"reason":"Scheduled"})";
+  auto refused = c->call(event);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("rate limiter"));
   // Watches are not rate limited.
   std::atomic<bool> cancel{false};
   WatchRequest w;
