@@ -19,7 +19,7 @@ const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const 
 }
 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
-  auto it = pods_.find(pod.get());
+  auto it = pods_.find(pod->serial());
   if (it == pods_.end()) {
     auto decoded = engine_.allocation(pod->pod());
     fit::PodAllocation allocation;
@@ -29,10 +29,9 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
       warnings_.push_back("pod " + pod->key() +
                           ": device allocation ignored: " + decoded.error().message);
     }
-    // The entry keeps the pod alive, so the pointer key cannot be reused by another pod.
-    it = pods_.emplace(pod.get(), std::make_pair(pod, std::move(allocation))).first;
+    it = pods_.emplace(pod->serial(), std::move(allocation)).first;
   }
-  return it->second.second;
+  return it->second;
 }
 
 DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
@@ -45,7 +44,7 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
   // added since); anything else (a pod removed, a fork reverted) starts over.
   bool prefix = cached.pods.size() <= pods.size() && !cached.state.usage.devices.empty();
   for (size_t i = 0; prefix && i < cached.pods.size(); ++i)
-    prefix = cached.pods[i] == pods[i].get();
+    prefix = cached.pods[i] == pods[i]->serial();
   if (!prefix) {
     cached.pods.clear();
     cached.state.usage = fit::fresh_usage(inventory);
@@ -55,7 +54,7 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
   for (size_t i = cached.pods.size(); i < pods.size(); ++i) {
     const fit::PodAllocation& a = allocation(pods[i]);
     if (!a.empty()) fit::add_pod_usage(cached.state.usage, a);
-    cached.pods.push_back(pods[i].get());
+    cached.pods.push_back(pods[i]->serial());
   }
   return cached.state;
 }

@@ -99,13 +99,13 @@ class DeviceCache {
  private:
   const engine::Engine& engine_;
   model::StringHashMap<std::shared_ptr<const fit::InventoryResult>> nodes_;
-  std::unordered_map<const framework::PodInfo*,
-                     std::pair<framework::PodInfoPtr, fit::PodAllocation>>
-      pods_;
+  // By PodInfo::serial(), which no other pod ever gets: the cache does not keep the pods
+  // alive, so the pods an estimation places are freed when it reverts (holding them kept a
+  // copy of every pod placed in every estimate until the end of the plan).
+  std::unordered_map<uint64_t, fit::PodAllocation> pods_;
   struct CachedState {
-    // The pods counted, in the node's order. Every one is kept alive by pods_, so an address
-    // always denotes the same pod within a run.
-    std::vector<const framework::PodInfo*> pods;
+    // The serials of the pods counted, in the node's order.
+    std::vector<uint64_t> pods;
     NodeState state;
   };
   model::StringHashMap<CachedState> states_;  // references stay valid as it grows
