@@ -14,7 +14,10 @@ using framework::PodInfoPtr;
 
 const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const model::Node& node) {
   auto it = nodes_.find(node.metadata.name);
-  if (it == nodes_.end()) it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
+  if (it == nodes_.end()) {
+    it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
+    if (scoped_) scoped_nodes_.push_back(node.metadata.name);
+  }
   return it->second;
 }
 
@@ -30,6 +33,7 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
                           ": device allocation ignored: " + decoded.error().message);
     }
     it = pods_.emplace(pod->serial(), std::move(allocation)).first;
+    if (scoped_) scoped_pods_.push_back(pod->serial());
   }
   return it->second;
 }
@@ -38,7 +42,10 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
                                            const fit::NodeInventory& inventory) {
   const std::vector<PodInfoPtr>& pods = node.pods();
   auto it = states_.find(node.name());
-  if (it == states_.end()) it = states_.emplace(node.name(), CachedState{}).first;
+  if (it == states_.end()) {
+    it = states_.emplace(node.name(), CachedState{}).first;
+    if (scoped_) scoped_states_.push_back(node.name());
+  }
   CachedState& cached = it->second;
   // Reusable when the counted pods are a prefix of the node's pods (the same pods, or pods
   // added since); anything else (a pod removed, a fork reverted) starts over.
@@ -57,6 +64,16 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
     cached.pods.push_back(pods[i]->serial());
   }
   return cached.state;
+}
+
+void DeviceCache::end_scope() {
+  for (const std::string& name : scoped_nodes_) nodes_.erase(name);
+  for (const std::string& name : scoped_states_) states_.erase(name);
+  for (uint64_t serial : scoped_pods_) pods_.erase(serial);
+  scoped_nodes_.clear();
+  scoped_states_.clear();
+  scoped_pods_.clear();
+  scoped_ = false;
 }
 
 // ---- InProcessDeviceStage ----
