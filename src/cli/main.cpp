@@ -51,10 +51,13 @@ uintmax_t input_bytes(const char* path) {
     return ec ? 0 : size;
   }
   uintmax_t total = 0;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (!e.is_regular_file(ec)) continue;
-    const uintmax_t size = e.file_size(ec);
+  // increment(ec), not ++: nothing here may throw (this runs before main's error handling).
+  std::filesystem::directory_iterator it(path, ec);
+  for (const std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const uintmax_t size = it->file_size(ec);
     if (!ec) total += size;
+    ec.clear();
   }
   return total;
 }
