@@ -124,7 +124,8 @@ TEST(DecodeObjectsInPlaceTest, AgreesWithDecodeObjects) {
        {list, list.substr(0, list.size() - 3), std::string("kind: Node\nmetadata: {name: n2}\n")}) {
     std::string padded = text;
     padded.reserve(text.size() + kJsonPadding);
-    for (const std::string* t : {&padded, &text}) {
+    const std::string* both[] = {&padded, &text};
+    for (const std::string* t : both) {
       auto in_place = decode_objects_in_place(*t);
       auto copied = decode_objects(std::string_view(*t));
       ASSERT_EQ(in_place.ok(), copied.ok()) << text;
