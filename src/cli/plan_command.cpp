@@ -126,6 +126,17 @@ planner::report::Provenance provenance(const PlanOptions& o,
   return p;
 }
 
+// Appends `from` to `to`. The first --cluster takes the vector whole: moving 35,000 Pods of
+// 1 KB each one by one cost a fresh 35 MB of memory.
+template <class T>
+void append_moved(std::vector<T>& to, std::vector<T>& from) {
+  if (to.empty()) {
+    to = std::move(from);
+  } else {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  }
+}
+
 }  // namespace
 
 void add_plan_options(CLI::App& app, PlanOptions& o) {
@@ -280,12 +291,9 @@ int run_plan(PlanOptions o) {
     if (Status s = dra::decode_objects(objects->dra_objects, dra_objects); !s) {
       return fail(2, s.error().message);
     }
-    input.nodes.insert(input.nodes.end(), std::make_move_iterator(objects->nodes.begin()),
-                       std::make_move_iterator(objects->nodes.end()));
-    input.pods.insert(input.pods.end(), std::make_move_iterator(objects->pods.begin()),
-                      std::make_move_iterator(objects->pods.end()));
-    input.quotas.insert(input.quotas.end(), std::make_move_iterator(objects->quotas.begin()),
-                        std::make_move_iterator(objects->quotas.end()));
+    append_moved(input.nodes, objects->nodes);
+    append_moved(input.pods, objects->pods);
+    append_moved(input.quotas, objects->quotas);
   }
   input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   if (!o.pods_path.empty()) {

@@ -1203,12 +1203,16 @@ Result<Node> decode_node_json(std::string_view json) {
   return decode_node_json_in_buffer(padded);
 }
 
-Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds) {
-  const simdjson::padded_string padded(json);
+Result<ObjectSet> decode_objects_json_in_buffer(std::string_view json, const DecodeKinds& kinds) {
   ObjectSet out;
-  auto st = decode_objects_into(padded, ItemDefaults{}, 0, "", kinds, out);
+  auto st = decode_objects_into(json, ItemDefaults{}, 0, "", kinds, out);
   if (!st) return st.error();
   return out;
+}
+
+Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds) {
+  const simdjson::padded_string padded(json);
+  return decode_objects_json_in_buffer(padded, kinds);
 }
 
 }  // namespace hamisim::model

@@ -96,6 +96,10 @@ struct ObjectSet {
   void append(ObjectSet&& other);
 };
 Result<ObjectSet> decode_objects_json(std::string_view json, const DecodeKinds& kinds = {});
+// The same on a view with kJsonPadding readable bytes past its end: no copy (a cluster file
+// is tens of MiB; its copy was a fifth of a large plan's peak memory).
+Result<ObjectSet> decode_objects_json_in_buffer(std::string_view json,
+                                                const DecodeKinds& kinds = {});
 
 // YAML documents (one or many, `---` separated) converted to JSON text, then decoded as above.
 // One document converts to itself, several (or none) to {"kind":"List","items":[...]}; empty
@@ -104,13 +108,17 @@ Result<std::string> yaml_to_json(std::string_view yaml);
 // Detects JSON vs YAML by the first non-space character ('{' or '[' is JSON). decode_pod and
 // decode_node require exactly one YAML document.
 Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds = {});
+// The same, decoding JSON text in place when the string has kJsonPadding bytes of spare
+// capacity (as read_file's have).
+Result<ObjectSet> decode_objects_in_place(const std::string& text, const DecodeKinds& kinds = {});
 // True when the text holds no YAML document and no JSON value (only space and comments).
 bool is_empty_document(std::string_view text);
 Result<Pod> decode_pod(std::string_view text);
 Result<Node> decode_node(std::string_view text);
 
 // Reads a file, or every *.json/*.yaml/*.yml regular file of a directory (not recursive,
-// sorted by name); errors start with the file's path. read_file refuses files over 256 MiB.
+// sorted by name); errors start with the file's path. read_file refuses files over 256 MiB;
+// its text has kJsonPadding bytes of spare capacity.
 // "-" is standard input for both (named "<stdin>" in errors). Skipped items' and DRA objects'
 // paths are prefixed with the file they came from ("dir/a.yaml: items[2]").
 Result<ObjectSet> load_objects(const std::string& path, const DecodeKinds& kinds = {});

@@ -479,7 +479,7 @@ Result<ObjectSet> load_checked_objects(const std::string& path, const ObjectKind
       return make_error(name + ": empty, want " + plural_kinds(kinds.decode) + " for " +
                         kinds.flag + " (a List, or the objects themselves)");
     }
-    auto set = decode_objects(*text, kinds.decode);
+    auto set = decode_objects_in_place(*text, kinds.decode);
     if (!set) return make_error(name + ": " + set.error().message);
     auto checked = check_skipped_items(std::move(set->skipped), kinds, name, from_directory);
     if (!checked) return checked.error();

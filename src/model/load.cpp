@@ -41,7 +41,8 @@ Result<std::string> read_file(const std::string& given) {
                       std::to_string(kMaxFileBytes >> 20) + " MiB");
   }
   std::string out;
-  out.reserve(static_cast<size_t>(st.st_size));
+  // Room for simdjson's padding: decode_objects reads JSON in place instead of copying it.
+  out.reserve(static_cast<size_t>(st.st_size) + kJsonPadding);
   char buf[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -57,6 +58,10 @@ Result<std::string> read_file(const std::string& given) {
                         std::to_string(kMaxFileBytes >> 20) + " MiB");
     }
   }
+  // The padding's bytes are zeroes, as in simdjson's own padded strings.
+  const size_t size = out.size();
+  out.append(kJsonPadding, '\0');
+  out.resize(size);
   return out;
 }
 

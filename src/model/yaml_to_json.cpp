@@ -382,6 +382,14 @@ Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds
   return decode_objects_json(*json, kinds);
 }
 
+Result<ObjectSet> decode_objects_in_place(const std::string& text, const DecodeKinds& kinds) {
+  // The bytes past the end are the string's own (read_file zeroed them).
+  if (text.capacity() - text.size() >= kJsonPadding && looks_like_json(text)) {
+    return decode_objects_json_in_buffer(text, kinds);
+  }
+  return decode_objects(std::string_view(text), kinds);
+}
+
 bool is_empty_document(std::string_view text) {
   if (looks_like_json(text)) return false;
   auto docs = convert_yaml(text);

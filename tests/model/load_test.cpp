@@ -105,6 +105,44 @@ TEST(ReadFileTest, ReadsWholeFile) {
   EXPECT_EQ(*got, text);
 }
 
+// The text carries simdjson's padding as spare capacity, so decode_objects_in_place reads
+// it where it lies.
+TEST(ReadFileTest, LeavesRoomForTheJsonPadding) {
+  TempDir dir;
+  auto got = read_file(dir.write("f.json", R"({"kind":"List","items":[]})"));
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_GE(got->capacity() - got->size(), kJsonPadding);
+}
+
+// In place or copied, the same objects and the same errors; text without spare capacity and
+// YAML take the copying path.
+TEST(DecodeObjectsInPlaceTest, AgreesWithDecodeObjects) {
+  const std::string list =
+      R"({"kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}},)"
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"d"}}]})";
+  for (const std::string& text :
+       {list, list.substr(0, list.size() - 3), std::string("kind: Node\nmetadata: {name: n2}\n")}) {
+    std::string padded = text;
+    padded.reserve(text.size() + kJsonPadding);
+    const std::string* both[] = {&padded, &text};
+    for (const std::string* t : both) {
+      auto in_place = decode_objects_in_place(*t);
+      auto copied = decode_objects(std::string_view(*t));
+      ASSERT_EQ(in_place.ok(), copied.ok()) << text;
+      if (!copied.ok()) {
+        EXPECT_EQ(in_place.error().message, copied.error().message);
+        continue;
+      }
+      ASSERT_EQ(in_place->nodes.size(), copied->nodes.size());
+      ASSERT_EQ(in_place->pods.size(), copied->pods.size());
+      for (size_t i = 0; i < copied->nodes.size(); ++i)
+        EXPECT_EQ(in_place->nodes[i].metadata.name, copied->nodes[i].metadata.name);
+      for (size_t i = 0; i < copied->pods.size(); ++i)
+        EXPECT_EQ(in_place->pods[i].metadata.name, copied->pods[i].metadata.name);
+    }
+  }
+}
+
 TEST(ReadFileTest, MissingFileErrorNamesPath) {
   auto got = read_file("/nonexistent/dir/file.json");
   ASSERT_FALSE(got.ok());

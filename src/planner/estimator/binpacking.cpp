@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "planner/framework/resources.h"
@@ -296,9 +297,11 @@ class Run {
 
   // tryToScheduleOnExistingNodes: only copies added by this estimation are acceptable.
   bool on_existing(const std::vector<framework::PodInfoPtr>& pods, size_t& next) {
-    auto acceptable = [this](const NodeInfo& n) { return new_names_.count(n.name()) > 0; };
+    // By address, not name: the walk asks about every node of the cluster for each pod, and
+    // copy names share long prefixes (comparing them was a tenth of a large plan).
+    auto acceptable = [this](const NodeInfo& n) { return new_copies_.count(&n) > 0; };
     for (; next < pods.size(); ++next) {
-      if (new_names_.empty()) {
+      if (new_copies_.empty()) {
         why_ = "no template copy yet";
         return true;
       }
@@ -436,8 +439,9 @@ class Run {
         return false;
       }
     }
+    // Nodes are only added during an estimation, so the copy's NodeInfo stays where it is.
+    new_copies_.insert(s_.node(name));
     last_ = name;
-    new_names_.insert(name);
     return true;
   }
 
@@ -446,7 +450,7 @@ class Run {
   ClusterSnapshot& s_;
   const EstimateInput& in_;
   Estimate out_;
-  std::set<std::string, std::less<>> new_names_;
+  std::unordered_set<const NodeInfo*> new_copies_;  // the copies this estimation added
   std::set<std::string, std::less<>> with_pods_;
   std::string last_;
   int64_t index_ = 0;

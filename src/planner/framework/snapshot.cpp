@@ -120,10 +120,17 @@ bool AffinityTerm::matches(const model::Pod& pod, const model::StringMap* namesp
   return in_namespace && selector.matches(pod.metadata.labels);
 }
 
-std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
+namespace {
+// Serials of make() and with_annotations(); with_claim_allocations() counts apart.
+uint64_t next_make_serial() {
   static std::atomic<uint64_t> next_serial{1};
+  return next_serial.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
   std::shared_ptr<PodInfo> info(new PodInfo());
-  info->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
+  info->serial_ = next_make_serial();
   info->key_ = pod.metadata.namespace_ + "/" + pod.metadata.name;
   // What the API server would have stored: what-if pods are often written with limits only.
   model::default_requests_from_limits(pod.spec);
@@ -147,6 +154,14 @@ std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
                        info->parse_error_);
   }
   info->pod_ = std::move(pod);
+  return info;
+}
+
+std::shared_ptr<const PodInfo> PodInfo::with_annotations(
+    const PodInfo& pod, const std::map<std::string, std::string, std::less<>>& annotations) {
+  std::shared_ptr<PodInfo> info(new PodInfo(pod));
+  info->serial_ = next_make_serial();
+  for (const auto& [k, v] : annotations) info->pod_.metadata.annotations[k] = v;
   return info;
 }
 

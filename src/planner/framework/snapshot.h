@@ -85,6 +85,10 @@ class PodInfo {
   // The same pod carrying the allocations of the claims it allocates where it is placed.
   static std::shared_ptr<const PodInfo> with_claim_allocations(
       const PodInfo& pod, std::vector<ClaimAllocation> allocations);
+  // The same pod with these annotations set (a placed pod carrying its device allocation).
+  // Nothing make() derives reads annotations, so it is copied rather than derived again.
+  static std::shared_ptr<const PodInfo> with_annotations(
+      const PodInfo& pod, const std::map<std::string, std::string, std::less<>>& annotations);
 
   const model::Pod& pod() const { return pod_; }
   const std::string& name() const { return pod_.metadata.name; }

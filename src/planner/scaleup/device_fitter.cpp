@@ -14,9 +14,7 @@ using framework::NodeInfo;
 using framework::PodInfo;
 
 framework::PodInfoPtr with_allocations(const PodInfo& pod, const Annotations& annotations) {
-  model::Pod copy = pod.pod();
-  for (const auto& [k, v] : annotations) copy.metadata.annotations[k] = v;
-  return PodInfo::make(std::move(copy));
+  return PodInfo::with_annotations(pod, annotations);
 }
 
 namespace {

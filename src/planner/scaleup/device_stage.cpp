@@ -14,12 +14,15 @@ using framework::PodInfoPtr;
 
 const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const model::Node& node) {
   auto it = nodes_.find(node.metadata.name);
-  if (it == nodes_.end()) it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
+  if (it == nodes_.end()) {
+    it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
+    if (scoped_) scoped_nodes_.push_back(node.metadata.name);
+  }
   return it->second;
 }
 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
-  auto it = pods_.find(pod.get());
+  auto it = pods_.find(pod->serial());
   if (it == pods_.end()) {
     auto decoded = engine_.allocation(pod->pod());
     fit::PodAllocation allocation;
@@ -29,23 +32,26 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
       warnings_.push_back("pod " + pod->key() +
                           ": device allocation ignored: " + decoded.error().message);
     }
-    // The entry keeps the pod alive, so the pointer key cannot be reused by another pod.
-    it = pods_.emplace(pod.get(), std::make_pair(pod, std::move(allocation))).first;
+    it = pods_.emplace(pod->serial(), std::move(allocation)).first;
+    if (scoped_) scoped_pods_.push_back(pod->serial());
   }
-  return it->second.second;
+  return it->second;
 }
 
 DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
                                            const fit::NodeInventory& inventory) {
   const std::vector<PodInfoPtr>& pods = node.pods();
   auto it = states_.find(node.name());
-  if (it == states_.end()) it = states_.emplace(node.name(), CachedState{}).first;
+  if (it == states_.end()) {
+    it = states_.emplace(node.name(), CachedState{}).first;
+    if (scoped_) scoped_states_.push_back(node.name());
+  }
   CachedState& cached = it->second;
   // Reusable when the counted pods are a prefix of the node's pods (the same pods, or pods
   // added since); anything else (a pod removed, a fork reverted) starts over.
   bool prefix = cached.pods.size() <= pods.size() && !cached.state.usage.devices.empty();
   for (size_t i = 0; prefix && i < cached.pods.size(); ++i)
-    prefix = cached.pods[i] == pods[i].get();
+    prefix = cached.pods[i] == pods[i]->serial();
   if (!prefix) {
     cached.pods.clear();
     cached.state.usage = fit::fresh_usage(inventory);
@@ -55,9 +61,19 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
   for (size_t i = cached.pods.size(); i < pods.size(); ++i) {
     const fit::PodAllocation& a = allocation(pods[i]);
     if (!a.empty()) fit::add_pod_usage(cached.state.usage, a);
-    cached.pods.push_back(pods[i].get());
+    cached.pods.push_back(pods[i]->serial());
   }
   return cached.state;
+}
+
+void DeviceCache::end_scope() {
+  for (const std::string& name : scoped_nodes_) nodes_.erase(name);
+  for (const std::string& name : scoped_states_) states_.erase(name);
+  for (uint64_t serial : scoped_pods_) pods_.erase(serial);
+  scoped_nodes_.clear();
+  scoped_states_.clear();
+  scoped_pods_.clear();
+  scoped_ = false;
 }
 
 // ---- InProcessDeviceStage ----

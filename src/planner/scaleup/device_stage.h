@@ -96,20 +96,32 @@ class DeviceCache {
   const engine::Engine& engine() const { return engine_; }
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
+  // What is cached between begin_scope() and end_scope() is forgotten at end_scope(): an
+  // estimate's template copies and the pods it placed are gone once it reverts, and their
+  // entries (a description, a usage and an allocation each) held tens of MB in a 1,000-node
+  // plan. Forgetting is always safe: an entry asked for again is made again.
+  void begin_scope() { scoped_ = true; }
+  void end_scope();
+
  private:
   const engine::Engine& engine_;
   model::StringHashMap<std::shared_ptr<const fit::InventoryResult>> nodes_;
-  std::unordered_map<const framework::PodInfo*,
-                     std::pair<framework::PodInfoPtr, fit::PodAllocation>>
-      pods_;
+  // By PodInfo::serial(), which no other pod ever gets: the cache does not keep the pods
+  // alive, so the pods an estimation places are freed when it reverts (holding them kept a
+  // copy of every pod placed in every estimate until the end of the plan).
+  std::unordered_map<uint64_t, fit::PodAllocation> pods_;
   struct CachedState {
-    // The pods counted, in the node's order. Every one is kept alive by pods_, so an address
-    // always denotes the same pod within a run.
-    std::vector<const framework::PodInfo*> pods;
+    // The serials of the pods counted, in the node's order.
+    std::vector<uint64_t> pods;
     NodeState state;
   };
   model::StringHashMap<CachedState> states_;  // references stay valid as it grows
   std::vector<std::string> warnings_;
+  // Entries made since begin_scope(): keys of nodes_, states_ and pods_.
+  bool scoped_ = false;
+  std::vector<std::string> scoped_nodes_;
+  std::vector<std::string> scoped_states_;
+  std::vector<uint64_t> scoped_pods_;
 };
 
 class InProcessDeviceStage final : public DeviceStage {

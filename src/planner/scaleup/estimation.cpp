@@ -42,7 +42,9 @@ std::vector<expander::Option> Planner::estimate_groups() {
       ctx.similar_groups.push_back({name, h.target, h.spec->max_size});
     }
     ei.context = ctx;
+    env_.cache->begin_scope();  // the estimate's copies and placed pods go with its revert
     estimator::Estimate result = est.estimate(snap_, ei);
+    env_.cache->end_scope();
     if (result.internal_error) {
       plan_.warnings.push_back("node group " + e.name +
                                ": estimation failed: " + result.internal_error->message);

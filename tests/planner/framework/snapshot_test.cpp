@@ -272,5 +272,27 @@ TEST(PodInfo, RequestsDefaultToLimits) {
   EXPECT_EQ(info->pod().spec.containers[0].resources.requests.size(), 2u);
 }
 
+// A placed pod carrying its device allocation: the same pod with the annotations set, a serial
+// of its own, and what make() derived unchanged; the original keeps its annotations.
+TEST(PodInfo, WithAnnotationsCopiesTheDerivedFieldsAndSetsTheAnnotations) {
+  model::Pod pod = PodBuilder("p", "ns1")
+                       .container(res({{"cpu", "2"}}))
+                       .pod_anti_affinity(affinity_term({{"app", "x"}}, kHostname));
+  pod.metadata.annotations["keep"] = "1";
+  pod.metadata.annotations["hami.io/vgpu-devices-to-allocate"] = "old";
+  auto info = PodInfo::make(pod);
+  auto placed =
+      PodInfo::with_annotations(*info, {{"hami.io/vgpu-devices-to-allocate", "GPU-1,NVIDIA"}});
+  EXPECT_NE(placed->serial(), info->serial());
+  EXPECT_EQ(placed->key(), "ns1/p");
+  EXPECT_EQ(placed->requests().milli_cpu, info->requests().milli_cpu);
+  ASSERT_EQ(placed->required_anti_affinity_terms().size(), 1u);
+  EXPECT_EQ(placed->required_anti_affinity_terms()[0].topology_key, kHostname);
+  EXPECT_EQ(placed->pod().metadata.annotations.at("keep"), "1");
+  EXPECT_EQ(placed->pod().metadata.annotations.at("hami.io/vgpu-devices-to-allocate"),
+            "GPU-1,NVIDIA");
+  EXPECT_EQ(info->pod().metadata.annotations.at("hami.io/vgpu-devices-to-allocate"), "old");
+}
+
 }  // namespace
 }  // namespace hamisim::planner::framework

@@ -118,5 +118,37 @@ TEST(InProcessDeviceStage, EachPodIsFittedWithItsOwnRequestWhenAddressesAreReuse
   }
 }
 
+// The cache remembers a pod's allocation by serial and does not keep the pod: the pods an
+// estimation placed are freed when it reverts (a large plan kept every one until its end).
+TEST(InProcessDeviceStage, PlacedPodsAreFreedWhenTheForkReverts) {
+  Stage s;
+  std::weak_ptr<const PodInfo> placed;
+  s.snapshot.fork();
+  {
+    PodInfoPtr pod = PodInfo::make(pod_with_memory("a", 6000));
+    s.place(pod);
+    placed = s.snapshot.node("gpu-1")->pods().at(0);
+  }
+  EXPECT_EQ(s.verdict(*PodInfo::make(pod_with_memory("b", 6000))), "1/1 CardInsufficientMemory");
+  ASSERT_TRUE(s.snapshot.revert().ok());
+  EXPECT_TRUE(placed.expired());
+  EXPECT_EQ(s.verdict(*PodInfo::make(pod_with_memory("c", 6000))), "");
+}
+
+// What an estimate cached is forgotten at the end of its scope; the node's answers stay the
+// same, made again from the snapshot.
+TEST(InProcessDeviceStage, AnEndedScopeForgetsItsEntriesAndAnswersAlike) {
+  Stage s;
+  s.place(PodInfo::make(pod_with_memory("a", 3000)));
+  s.cache.begin_scope();
+  s.snapshot.fork();
+  s.place(PodInfo::make(pod_with_memory("b", 3000)));
+  EXPECT_EQ(s.verdict(*PodInfo::make(pod_with_memory("c", 6000))), "1/1 CardInsufficientMemory");
+  ASSERT_TRUE(s.snapshot.revert().ok());
+  s.cache.end_scope();
+  EXPECT_EQ(s.verdict(*PodInfo::make(pod_with_memory("d", 6000))), "");
+  EXPECT_EQ(s.verdict(*PodInfo::make(pod_with_memory("e", 8000))), "1/1 CardInsufficientMemory");
+}
+
 }  // namespace
 }  // namespace hamisim::planner::scaleup
