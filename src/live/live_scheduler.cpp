@@ -331,7 +331,7 @@ void LiveScheduler::register_pass() {
     }
     // The handshake requests of every vendor go out in one patch per node: HAMi sends one per
     // vendor, five times the API requests, and at serve's default --kube-qps 300 the first pass
-    // over 5,000 nodes (before which /filter cannot answer) took 83 s for them alone.
+    // over 5,000 nodes (before which /filter cannot answer) took at least 83 s for them.
     state::MetadataPatch handshakes;
     for (const auto& backend : registry_.backends()) {
       const std::string_view vendor = backend->vendor();
