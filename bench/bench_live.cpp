@@ -120,7 +120,7 @@ void BM_LiveFilter(benchmark::State& state) {
   }
   state.SetLabel(fits ? "chosen" : "no node fits");
   state.counters["nodes"] = static_cast<double>(c.node_names.size());
-  state.counters["running_pods"] = static_cast<double>(c.scheduler->pods().list().size());
+  state.counters["running_pods"] = static_cast<double>(c.scheduler->pods().size());
 }
 BENCHMARK(BM_LiveFilter)
     ->ArgName("nofit")
