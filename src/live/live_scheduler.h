@@ -164,6 +164,10 @@ class LiveScheduler final : public state::ClusterHandler {
   // Evicts reservations unconfirmed for a whole pass whose pod the API no longer has.
   void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
+  // The Warning Events of a filter that found no node.
+  void record_no_fit_events(const model::Pod& pod,
+                            const std::map<std::string, std::string>& failed_nodes,
+                            size_t node_count);
   // Sleeps unless stopping; false when stopping.
   bool sleep_unless_stopping(std::chrono::milliseconds d);
   LockStatus lock_with_pod_group_retry(const model::Pod& pod, const std::string& node);
