@@ -520,7 +520,6 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   pods_.evict(pod.metadata.uid);
 
   const auto table = nodes_.snapshot();
-  if (usage_cache_.size() > 2 * table->size() + 64) usage_cache_.clear();  // deleted nodes
   // Without a limit in the namespace every quota check passes: skip them all.
   const device::QuotaView* quota = quota_.has_limits(pod.metadata.namespace_) ? &quota_ : nullptr;
   // Every fitting node's name and score (for the Event), and the fit of the node chosen so
@@ -546,11 +545,10 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       continue;
     }
     const fit::NodeInventory& inventory = it->second->inventory;
-    CachedUsage& cached = usage_cache_[it->second.get()];
-    if (!cached.node) {
-      cached.node = it->second;
-      cached.version_slot = &pods_.version_slot(name);
-    }
+    // Reused while neither the node's registered inventory (a new LiveNode) nor its pods (the
+    // pod manager's version) changed.
+    FilterUsage& cached = it->second->filter_usage;
+    if (cached.version_slot == nullptr) cached.version_slot = &pods_.version_slot(name);
     if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
       cached.usage = fit::fresh_usage(inventory);
       cached.version = pods_.add_node_usage(name, cached.usage);
