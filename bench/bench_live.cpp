@@ -84,6 +84,13 @@ struct Cluster {
     }
     if (!scheduler->readiness().filtering) {
       error = "not filtering: " + scheduler->readiness().detail;
+      return;
+    }
+    // One filter of each pod before measuring: the first builds every node's usage, which
+    // later filters reuse, so no repetition's first iteration pays for it.
+    for (const model::Pod* pod : {&fitting, &too_big}) {
+      auto prepared = fit::prepare_pod(*pod, registry, {});
+      if (prepared) scheduler->filter(*prepared, node_names);
     }
   }
   ~Cluster() { scheduler->stop(); }
@@ -113,7 +120,7 @@ void BM_LiveFilter(benchmark::State& state) {
   }
   state.SetLabel(fits ? "chosen" : "no node fits");
   state.counters["nodes"] = static_cast<double>(c.node_names.size());
-  state.counters["running_pods"] = static_cast<double>(c.scheduler->pods().list().size());
+  state.counters["running_pods"] = static_cast<double>(c.scheduler->pods().size());
 }
 BENCHMARK(BM_LiveFilter)
     ->ArgName("nofit")
@@ -124,4 +131,13 @@ BENCHMARK(BM_LiveFilter)
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // The cluster is built before any benchmark runs, so a profile of BM_LiveFilter alone
+  // (callgrind --toggle-collect) holds the filters and nothing of the setup.
+  cluster();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

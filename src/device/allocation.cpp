@@ -61,14 +61,30 @@ ChargeTotals total_charges(const std::vector<DeviceCharge>& charges) {
 }
 
 std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons, size_t cards) {
-  std::vector<std::string> parts;
-  parts.reserve(reasons.size());
+  // Every node a pod does not fit on formats its reasons: the pieces are built in per-thread
+  // strings that keep their memory, and only the result is allocated.
+  thread_local std::vector<std::string> parts;
+  if (parts.size() < reasons.size()) parts.resize(reasons.size());
+  char number[24];
+  const auto digits = [&](size_t n) {
+    return std::string_view(number, std::to_chars(number, number + sizeof number, n).ptr);
+  };
+  size_t n = 0;
+  size_t length = 0;
   for (const auto& [name, count] : reasons) {
-    parts.push_back(std::to_string(count) + "/" + std::to_string(cards) + " " + name);
+    std::string& part = parts[n++];
+    part.clear();
+    part += std::to_string(count);  // negative counts keep their sign
+    part += '/';
+    part += digits(cards);
+    part += ' ';
+    part += name;
+    length += part.size() + 2;
   }
-  std::sort(parts.begin(), parts.end());
+  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(n));
   std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
+  out.reserve(length);
+  for (size_t i = 0; i < n; ++i) {
     if (i) out += ", ";
     out += parts[i];
   }
@@ -106,21 +122,22 @@ std::string join_indexes(const ContainerDevices& devices) {
   return out;
 }
 
+namespace detail {
+std::string_view trim_ascii_space(std::string_view item) {
+  while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+    item.remove_prefix(1);
+  while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+    item.remove_suffix(1);
+  return item;
+}
+}  // namespace detail
+
 std::vector<std::string> split_comma_list(std::string_view text) {
   std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view item = text.substr(pos, end - pos);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
-      item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
-      item.remove_suffix(1);
-    if (!item.empty()) out.emplace_back(item);
-    if (end == text.size()) break;
-    pos = end + 1;
-  }
+  any_comma_item(text, [&](std::string_view item) {
+    out.emplace_back(item);
+    return false;
+  });
   return out;
 }
 

@@ -46,6 +46,28 @@ std::string join_indexes(const ContainerDevices& devices);
 
 // Splits a comma list, trimming ASCII whitespace around items and dropping empty ones.
 std::vector<std::string> split_comma_list(std::string_view text);
+// The same items, visited in place without copying them: true as soon as `visit` returns true.
+template <class Visit>
+bool any_comma_item(std::string_view text, Visit&& visit);
 bool contains_ignore_case(std::string_view haystack, std::string_view needle);
+
+namespace detail {
+// `text` without the ASCII whitespace around it (std::isspace in the C locale).
+std::string_view trim_ascii_space(std::string_view text);
+}  // namespace detail
+
+template <class Visit>
+bool any_comma_item(std::string_view text, Visit&& visit) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = detail::trim_ascii_space(text.substr(pos, end - pos));
+    if (!item.empty() && visit(item)) return true;
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  return false;
+}
 
 }  // namespace hamisim::device

@@ -44,7 +44,7 @@ UuidSelection UuidSelection::read(const model::ObjectMeta& meta, std::string_vie
   return {SelectionList::read(meta, use_key), SelectionList::read(meta, nouse_key)};
 }
 
-bool UuidSelection::allows(std::string_view uuid) const {
+bool UuidSelection::allows_listed(std::string_view uuid) const {
   if (use.constrains() && !use.has_equal(uuid)) return false;
   return !nouse.has_equal(uuid);
 }
@@ -54,7 +54,7 @@ TypeSelection TypeSelection::read(const model::ObjectMeta& meta, std::string_vie
   return {SelectionList::read(meta, use_key), SelectionList::read(meta, nouse_key)};
 }
 
-bool TypeSelection::allows(std::string_view type) const {
+bool TypeSelection::allows_listed(std::string_view type) const {
   if (use.constrains() && !use.has_substring_of(type)) return false;
   return !nouse.has_substring_of(type);
 }

@@ -56,7 +56,13 @@ struct UuidSelection {
   SelectionList nouse;
   static UuidSelection read(const model::ObjectMeta& meta, std::string_view use_key,
                             std::string_view nouse_key);
-  bool allows(std::string_view uuid) const;
+  // Inline for a pod that selects nothing, the common case: asked for every device of every
+  // node a pod is fitted on.
+  bool allows(std::string_view uuid) const {
+    return (!use.constrains() && nouse.items().empty()) || allows_listed(uuid);
+  }
+  // The same, against the lists.
+  bool allows_listed(std::string_view uuid) const;
 };
 
 // device.CheckType: case-insensitive substrings of the device type.
@@ -65,7 +71,13 @@ struct TypeSelection {
   SelectionList nouse;
   static TypeSelection read(const model::ObjectMeta& meta, std::string_view use_key,
                             std::string_view nouse_key);
-  bool allows(std::string_view type) const;
+  // Inline for a pod that selects nothing, the common case: asked for every device of every
+  // node a pod is fitted on.
+  bool allows(std::string_view type) const {
+    return (!use.constrains() && nouse.items().empty()) || allows_listed(type);
+  }
+  // The same, against the lists.
+  bool allows_listed(std::string_view type) const;
 };
 
 }  // namespace hamisim::device

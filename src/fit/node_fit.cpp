@@ -1,6 +1,7 @@
 #include "fit/node_fit.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "device/allocation.h"
 #include "go/strconv.h"
@@ -14,29 +15,60 @@ std::string effective_policy(const model::Pod& pod, std::string_view annotation,
   return v && !v->empty() ? *v : fallback;
 }
 
+// The class of a backend's failure, from its reason counts (what classify_failure reads back
+// from their text).
+FitClass classify_reasons(const std::map<std::string, int, std::less<>>& reasons) {
+  static constexpr std::string_view kCapacity[] = {
+      "CardInsufficientMemory",
+      "CardInsufficientCore",
+      "CardTimeSlicingExhausted",
+      "CardComputeUnitsExhausted",
+      "ExclusiveDeviceAllocateConflict",
+      "AllocatedCardsInsufficientRequest",
+      "ResourceQuotaNotFit",
+  };
+  if (reasons.empty()) return FitClass::kInternal;
+  for (const auto& [name, count] : reasons) {
+    if (std::find(std::begin(kCapacity), std::end(kCapacity), name) != std::end(kCapacity)) {
+      return FitClass::kInsufficientCapacity;
+    }
+  }
+  return FitClass::kConstraintMismatch;
+}
+
 // Fits one container's requests on `usage` (HAMi fitInDevices), recording the chosen devices
 // in `allocated` at `container_index`. With `commit`, the chosen devices' usage is added to
 // `usage` (a working copy: later requests of the pod see it); without, `usage` is the
 // caller's and is not written: the usage is added to scratch copies of the chosen devices,
 // for add_usage's checks and MIG placements, since no later request reads it.
-// Returns the failure string, empty on success.
+// Returns the failure string, empty on success; `failure_class` is set when the failure's class
+// is known without reading the string back.
 std::string fit_container(const PreparedPod& pod, size_t container_index, const NodeUsage& usage,
                           bool commit, std::vector<device::DeviceUsage*>& order,
                           const NodeInventory& inventory, const device::DeviceRegistry& registry,
                           const device::QuotaView* quota, device::PodDevices& allocated,
-                          std::vector<device::DeviceVerdict>& verdicts) {
+                          std::vector<device::DeviceVerdict>& verdicts,
+                          std::optional<FitClass>& failure_class) {
   const device::ContainerRequests& requests = pod.requests[container_index];
   thread_local std::vector<float> score_values;
   score_values.clear();
+  // A node's devices mostly share one vendor: what the requests add to a device is worked out
+  // once per run of devices of one vendor.
+  const std::string* demand_vendor = nullptr;
+  DeviceDemand demand;
   for (const device::DeviceUsage& d : usage.devices) {
-    score_values.push_back(device_score(d, requests, pod.weights));
+    if (demand_vendor == nullptr || demand.per_device || *demand_vendor != d.vendor) {
+      demand_vendor = &d.vendor;
+      demand = device_demand(d, requests);
+    }
+    score_values.push_back(demand_score(d, demand, pod.weights));
   }
   const DeviceScores scores{usage.devices.data(), score_values};
   // Without commit: copies of the chosen devices, by the device they copy (add_usage also
-  // places MIG instances, so two instances on one GPU must see each other).
+  // places MIG instances, so two instances on one GPU must see each other). The copies are
+  // assigned over those of earlier fits, whose strings and vectors keep their memory.
   thread_local std::vector<device::DeviceUsage> scratch;
   thread_local std::vector<const device::DeviceUsage*> scratch_of;
-  scratch.clear();
   scratch_of.clear();
 
   for (const auto& [vendor, request] : requests) {
@@ -47,8 +79,15 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
 
     thread_local std::vector<device::DeviceUsage*> candidates;
     candidates.clear();
+    // A node's devices mostly share one type: it is matched once per run of equal types.
+    const std::string* matched_type = nullptr;
+    bool matches = false;
     for (device::DeviceUsage* d : order) {
-      if (device::contains_ignore_case(d->type, request.type)) candidates.push_back(d);
+      if (matched_type == nullptr || *matched_type != d->type) {
+        matched_type = &d->type;
+        matches = device::contains_ignore_case(d->type, request.type);
+      }
+      if (matches) candidates.push_back(d);
     }
     if (static_cast<size_t>(request.nums) > candidates.size() &&
         !backend->is_mig_request(*state->second, candidates)) {
@@ -69,6 +108,7 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
     device::FitOutcome outcome = backend->fit(candidates, request, ctx);
     if (!outcome.fits) {
       verdicts = std::move(outcome.verdicts);
+      failure_class = classify_reasons(outcome.reasons);
       return device::format_reasons(outcome.reasons,
                                     outcome.reason_cards.value_or(candidates.size()));
     }
@@ -84,7 +124,11 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
         auto copy = std::find(scratch_of.begin(), scratch_of.end(), &*dev);
         if (copy == scratch_of.end()) {
           scratch_of.push_back(&*dev);
-          scratch.push_back(*dev);
+          if (scratch.size() < scratch_of.size()) {
+            scratch.push_back(*dev);
+          } else {
+            scratch[scratch_of.size() - 1] = *dev;
+          }
           copy = scratch_of.end() - 1;
         }
         target = &scratch[static_cast<size_t>(copy - scratch_of.begin())];
@@ -125,14 +169,12 @@ std::vector<const device::DeviceBackend*> unrequested_vendors(
   return out;
 }
 
-// The devices in registration order, as the backends take them. DeviceBackend::fit never
-// writes through these pointers; only fit_container's committed add_usage does, and only on
-// the working copy.
-std::vector<device::DeviceUsage*> pointers(const NodeUsage& usage) {
-  std::vector<device::DeviceUsage*> out;
-  out.reserve(usage.devices.size());
+// The devices in registration order, as the backends take them, into `out` (a per-thread
+// vector that keeps its memory). DeviceBackend::fit never writes through these pointers; only
+// fit_container's committed add_usage does, and only on the working copy.
+void pointers(const NodeUsage& usage, std::vector<device::DeviceUsage*>& out) {
+  out.clear();
   for (const auto& d : usage.devices) out.push_back(const_cast<device::DeviceUsage*>(&d));
-  return out;
 }
 
 }  // namespace
@@ -192,23 +234,7 @@ Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegis
 FitClass classify_failure(std::string_view reason) {
   if (reason == kNodeInsufficientDevice) return FitClass::kInsufficientCapacity;
   if (reason == kDeviceTypeNotFound) return FitClass::kConstraintMismatch;
-  static constexpr std::string_view kCapacity[] = {
-      "CardInsufficientMemory",
-      "CardInsufficientCore",
-      "CardTimeSlicingExhausted",
-      "CardComputeUnitsExhausted",
-      "ExclusiveDeviceAllocateConflict",
-      "AllocatedCardsInsufficientRequest",
-      "ResourceQuotaNotFit",
-  };
-  const auto reasons = device::parse_reasons(reason);
-  if (reasons.empty()) return FitClass::kInternal;
-  for (const auto& [name, count] : reasons) {
-    if (std::find(std::begin(kCapacity), std::end(kCapacity), name) != std::end(kCapacity)) {
-      return FitClass::kInsufficientCapacity;
-    }
-  }
-  return FitClass::kConstraintMismatch;
+  return classify_reasons(device::parse_reasons(reason));
 }
 
 void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
@@ -235,10 +261,11 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   const size_t total = pod.requests.size();
   device::PodDevices allocated;
 
+  std::optional<FitClass> failure_class;
   auto failed = [&](std::string reason, size_t container) {
     out.fits = false;
     out.failed_container = static_cast<int>(container);
-    out.fit_class = classify_failure(reason);
+    out.fit_class = failure_class ? *failure_class : classify_failure(reason);
     out.reason = std::move(reason);
     out.devices.clear();
     return out;
@@ -250,15 +277,16 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   // reuses its memory); a pod with a single request, the common case, needs no copy at all
   // (copying was 40% of a live filter's fits).
   thread_local NodeUsage working;
+  thread_local std::vector<device::DeviceUsage*> order;
   // Init containers run one after another: each is fitted against the pod-less usage.
   for (size_t i = 0; i < pod.init_count && i < total; ++i) {
     if (pod.requests[i].empty()) continue;
     const bool accumulate = pod.requests[i].size() > 1;
     if (accumulate) working = base;
     const NodeUsage& usage = accumulate ? working : base;
-    std::vector<device::DeviceUsage*> order = pointers(usage);
+    pointers(usage, order);
     std::string reason = fit_container(pod, i, usage, accumulate, order, inventory, registry, quota,
-                                       allocated, out.verdicts);
+                                       allocated, out.verdicts, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
   // App containers run together.
@@ -268,11 +296,11 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   if (accumulate) working = base;
   const NodeUsage& app = accumulate ? working : base;
   out.node_score = node_default_score(base.devices);
-  std::vector<device::DeviceUsage*> order = pointers(app);
+  pointers(app, order);
   for (size_t i = pod.init_count; i < total; ++i) {
     if (pod.requests[i].empty()) continue;
     std::string reason = fit_container(pod, i, app, accumulate, order, inventory, registry, quota,
-                                       allocated, out.verdicts);
+                                       allocated, out.verdicts, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
 
@@ -298,12 +326,14 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   return out;
 }
 
+bool better_node_score(float score, float best, std::string_view node_policy) {
+  return node_policy == "spread" ? score < best : score > best;
+}
+
 size_t choose_node(const std::vector<float>& scores, std::string_view node_policy) {
   size_t best = 0;
   for (size_t i = 1; i < scores.size(); ++i) {
-    const bool better =
-        node_policy == "spread" ? scores[i] < scores[best] : scores[i] > scores[best];
-    if (better) best = i;
+    if (better_node_score(scores[i], scores[best], node_policy)) best = i;
   }
   return best;
 }

@@ -104,5 +104,8 @@ FitClass classify_failure(std::string_view reason);
 // the highest. Ties go to the earliest candidate (deterministic; HAMi's order is random).
 // Returns the index into `scores`.
 size_t choose_node(const std::vector<float>& scores, std::string_view node_policy);
+// Whether a node scoring `score` beats the best so far, `best`, under choose_node's rule (a
+// tie does not: the earlier node stays), for a caller that chooses as the nodes come.
+bool better_node_score(float score, float best, std::string_view node_policy);
 
 }  // namespace hamisim::fit

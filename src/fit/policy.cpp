@@ -17,6 +17,24 @@ std::string_view trim(std::string_view s) {
 
 enum class SortKey { kBinpack, kSpread, kNuma };
 
+// std::stable_sort's order without its buffer: a node has a handful of devices, and the
+// buffer std::stable_sort allocates for every sort was a tenth of sorting them. Insertion
+// sort is stable, so it yields the same order.
+template <class Less>
+void stable_sort_devices(std::vector<device::DeviceUsage*>& devices, Less less) {
+  constexpr size_t kInsertionMax = 32;
+  if (devices.size() > kInsertionMax) {
+    std::stable_sort(devices.begin(), devices.end(), less);
+    return;
+  }
+  for (size_t i = 1; i < devices.size(); ++i) {
+    device::DeviceUsage* d = devices[i];
+    size_t j = i;
+    for (; j > 0 && less(d, devices[j - 1]); --j) devices[j] = devices[j - 1];
+    devices[j] = d;
+  }
+}
+
 }  // namespace
 
 Result<ScoringWeights> parse_scoring_weights(std::string_view text) {
@@ -69,28 +87,40 @@ Result<ScoringWeights> parse_scoring_weights(std::string_view text) {
   return w;
 }
 
-float device_score(const device::DeviceUsage& d, const device::ContainerRequests& requests,
-                   const ScoringWeights& weights) {
-  if (d.count == 0 || d.totalcore == 0 || d.totalmem == 0) return 0;
-  int64_t request = 0, core = 0, mem = 0;
+DeviceDemand device_demand(const device::DeviceUsage& d,
+                           const device::ContainerRequests& requests) {
+  DeviceDemand out;
   for (const auto& [vendor, r] : requests) {
     if (r.type != d.vendor) continue;
-    request += 1;  // once per container, not per GPU requested
-    core += r.coresreq;
+    out.request += 1;  // once per container, not per GPU requested
+    out.core += r.coresreq;
     if (r.mem_percentagereq != 0 && r.mem_percentagereq != device::kNoMemPercentage) {
-      mem += int64_t{d.totalmem} * r.mem_percentagereq / 100;
+      out.mem += int64_t{d.totalmem} * r.mem_percentagereq / 100;
+      out.per_device = true;
     } else {
-      mem += r.memreq;
+      out.mem += r.memreq;
     }
   }
-  const float slot = static_cast<float>(request + d.used) / static_cast<float>(d.count);
-  const float cores = static_cast<float>(core + d.usedcores) / static_cast<float>(d.totalcore);
-  const float memory = static_cast<float>(mem + d.usedmem) / static_cast<float>(d.totalmem);
+  return out;
+}
+
+float demand_score(const device::DeviceUsage& d, const DeviceDemand& demand,
+                   const ScoringWeights& weights) {
+  if (d.count == 0 || d.totalcore == 0 || d.totalmem == 0) return 0;
+  const float slot = static_cast<float>(demand.request + d.used) / static_cast<float>(d.count);
+  const float cores =
+      static_cast<float>(demand.core + d.usedcores) / static_cast<float>(d.totalcore);
+  const float memory = static_cast<float>(demand.mem + d.usedmem) / static_cast<float>(d.totalmem);
   const float ws = static_cast<float>(weights.slot);
   const float wc = static_cast<float>(weights.core);
   const float wm = static_cast<float>(weights.memory);
   const float sum = ws * slot + wc * cores + wm * memory;
   return 10.0f * sum;
+}
+
+float device_score(const device::DeviceUsage& d, const device::ContainerRequests& requests,
+                   const ScoringWeights& weights) {
+  return demand_score(d, device_demand(d, requests), weights);
 }
 
 float node_default_score(std::span<const device::DeviceUsage> devices) {
@@ -117,28 +147,27 @@ void sort_devices(std::vector<device::DeviceUsage*>& devices, const DeviceScores
   if (!chain) {
     const bool mutex = policy == "mutex";
     const bool binpack = policy == "binpack";
-    std::stable_sort(devices.begin(), devices.end(),
-                     [&](const DeviceUsage* a, const DeviceUsage* b) {
-                       if (mutex) {
-                         if (a->used != b->used) return a->used > b->used;
-                         return a->numa < b->numa;
-                       }
-                       const float sa = scores.of(a), sb = scores.of(b);
-                       if (numa_bind) {
-                         if (binpack) {
-                           if (a->numa != b->numa) return a->numa > b->numa;
-                           return sa < sb;
-                         }
-                         if (a->numa != b->numa) return a->numa < b->numa;
-                         return sa > sb;
-                       }
-                       if (binpack) {
-                         if (sa != sb) return sa < sb;
-                         return a->numa < b->numa;
-                       }
-                       if (sa != sb) return sa > sb;
-                       return a->numa < b->numa;
-                     });
+    stable_sort_devices(devices, [&](const DeviceUsage* a, const DeviceUsage* b) {
+      if (mutex) {
+        if (a->used != b->used) return a->used > b->used;
+        return a->numa < b->numa;
+      }
+      const float sa = scores.of(a), sb = scores.of(b);
+      if (numa_bind) {
+        if (binpack) {
+          if (a->numa != b->numa) return a->numa > b->numa;
+          return sa < sb;
+        }
+        if (a->numa != b->numa) return a->numa < b->numa;
+        return sa > sb;
+      }
+      if (binpack) {
+        if (sa != sb) return sa < sb;
+        return a->numa < b->numa;
+      }
+      if (sa != sb) return sa > sb;
+      return a->numa < b->numa;
+    });
     return;
   }
   std::vector<SortKey> keys;
@@ -160,7 +189,7 @@ void sort_devices(std::vector<device::DeviceUsage*>& devices, const DeviceScores
     keys.erase(std::remove(keys.begin(), keys.end(), SortKey::kNuma), keys.end());
     keys.insert(keys.begin(), SortKey::kNuma);
   }
-  std::stable_sort(devices.begin(), devices.end(), [&](const DeviceUsage* a, const DeviceUsage* b) {
+  stable_sort_devices(devices, [&](const DeviceUsage* a, const DeviceUsage* b) {
     for (SortKey k : keys) {
       switch (k) {
         case SortKey::kBinpack:

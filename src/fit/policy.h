@@ -26,6 +26,18 @@ Result<ScoringWeights> parse_scoring_weights(std::string_view text);
 // counted it).
 float device_score(const device::DeviceUsage& d, const device::ContainerRequests& requests,
                    const ScoringWeights& weights);
+// The same in two steps, for a caller scoring many devices: what the requests add to device
+// `d`, which is the same for every device of d's vendor unless `per_device` (a memory
+// percentage, taken of each device's memory), and the score of a device given that.
+struct DeviceDemand {
+  int64_t request = 0;
+  int64_t core = 0;
+  int64_t mem = 0;
+  bool per_device = false;
+};
+DeviceDemand device_demand(const device::DeviceUsage& d, const device::ContainerRequests& requests);
+float demand_score(const device::DeviceUsage& d, const DeviceDemand& demand,
+                   const ScoringWeights& weights);
 
 // Node score over all devices, usage before the pod (float32).
 float node_default_score(std::span<const device::DeviceUsage> devices);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <set>
 
 #include "device/allocation.h"
@@ -444,6 +445,66 @@ void LiveScheduler::event(const model::Pod& pod, std::string type, std::string r
                                        std::move(type), std::move(reason), std::move(message)});
 }
 
+namespace {
+
+// A node score as the Events print it ("8.00"). Nodes share a few distinct scores, and
+// formatting a float was most of building the Event that lists every fitting node: the text
+// of each distinct score (by its bits) is made once.
+class ScoreTexts {
+ public:
+  std::string_view format(float score) {
+    const auto bits = std::bit_cast<uint32_t>(score);
+    for (const auto& [b, text] : texts_) {
+      if (b == bits) return text;
+    }
+    if (texts_.size() == kMax) texts_.clear();
+    return texts_.emplace_back(bits, fmt::format("{:.2f}", score)).second;
+  }
+
+ private:
+  static constexpr size_t kMax = 32;
+  std::vector<std::pair<uint32_t, std::string>> texts_;
+};
+
+}  // namespace
+
+void LiveScheduler::record_no_fit_events(const model::Pod& pod,
+                                         const std::map<std::string, std::string>& failed_nodes,
+                                         size_t node_count) {
+  // One Warning per reason type, naming the nodes (HAMi calcScore), then the summary. Nodes
+  // mostly fail for one of a few identical texts, so each distinct text is parsed once.
+  std::map<std::string, std::vector<const std::string*>, std::less<>> by_reason;
+  struct Parsed {
+    const std::string* text;
+    std::vector<std::vector<const std::string*>*> reasons;  // into by_reason
+  };
+  std::vector<Parsed> parsed;
+  for (const auto& [node, reason] : failed_nodes) {
+    auto known = std::find_if(parsed.begin(), parsed.end(),
+                              [&](const Parsed& p) { return *p.text == reason; });
+    if (known == parsed.end()) {
+      Parsed p{&reason, {}};
+      const auto names = device::parse_reasons(reason);
+      if (names.empty()) p.reasons.push_back(&by_reason[reason]);
+      for (const auto& [r, count] : names) p.reasons.push_back(&by_reason[r]);
+      parsed.push_back(std::move(p));
+      known = parsed.end() - 1;
+    }
+    for (auto* nodes : known->reasons) nodes->push_back(&node);
+  }
+  for (const auto& [reason, nodes] : by_reason) {
+    std::string message = fmt::format("{} nodes {}(", nodes.size(), reason);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i) message += ',';
+      message += *nodes[i];
+    }
+    message += ')';
+    event(pod, "Warning", "FilteringFailed", std::move(message));
+  }
+  event(pod, "Warning", "FilteringFailed",
+        fmt::format("no available node, {} nodes do not meet", node_count));
+}
+
 LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
                                        const std::vector<std::string>& node_names) {
   LiveFilterResult out;
@@ -465,15 +526,19 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   pods_.evict(pod.metadata.uid);
 
   const auto table = nodes_.snapshot();
-  if (usage_cache_.size() > 2 * table->size() + 64) usage_cache_.clear();  // deleted nodes
   // Without a limit in the namespace every quota check passes: skip them all.
   const device::QuotaView* quota = quota_.has_limits(pod.metadata.namespace_) ? &quota_ : nullptr;
+  // Every fitting node's name and score (for the Event), and the fit of the node chosen so
+  // far: keeping each fitting node's whole fit (its devices, per vendor) was a tenth of a
+  // filter that chose a node.
   struct Candidate {
     const std::string* name;
-    const fit::NodeInventory* inventory;  // kept alive by `table`
-    fit::NodeFit fit;
+    float score;
   };
   std::vector<Candidate> fits;
+  fit::NodeFit chosen;
+  const std::string* chosen_name = nullptr;
+  const fit::NodeInventory* chosen_inventory = nullptr;  // kept alive by `table`
   // The scheduling time some vendors write into their annotations (HAMi time.Now()).
   const int64_t now_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.wall_now().time_since_epoch())
@@ -481,15 +546,15 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   for (const std::string& name : node_names) {
     auto it = table->find(name);
     if (it == table->end()) {
-      out.failed_nodes[name] = std::string(fit::kNodeUnregistered);
+      out.failed_nodes.insert_or_assign(out.failed_nodes.end(), name,
+                                        std::string(fit::kNodeUnregistered));
       continue;
     }
     const fit::NodeInventory& inventory = it->second->inventory;
-    CachedUsage& cached = usage_cache_[it->second.get()];
-    if (!cached.node) {
-      cached.node = it->second;
-      cached.version_slot = &pods_.version_slot(name);
-    }
+    // Reused while neither the node's registered inventory (a new LiveNode) nor its pods (the
+    // pod manager's version) changed.
+    FilterUsage& cached = it->second->filter_usage;
+    if (cached.version_slot == nullptr) cached.version_slot = &pods_.version_slot(name);
     if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
       cached.usage = fit::fresh_usage(inventory);
       cached.version = pods_.add_node_usage(name, cached.usage);
@@ -498,41 +563,32 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
                                   fit::AllocationSite{name, now_nanos},
                                   /*with_annotations=*/false);
-    if (f.fits) {
-      fits.push_back({&name, &inventory, std::move(f)});
-    } else {
-      out.failed_nodes[name] = std::move(f.reason);
+    if (!f.fits) {
+      // The hint makes the insertion constant time when the names come sorted.
+      out.failed_nodes.insert_or_assign(out.failed_nodes.end(), name, std::move(f.reason));
+      continue;
+    }
+    fits.push_back({&name, f.node_score});
+    if (chosen_name == nullptr ||
+        fit::better_node_score(f.node_score, chosen.node_score, prepared.node_policy)) {
+      chosen = std::move(f);
+      chosen_name = &name;
+      chosen_inventory = &inventory;
     }
   }
 
   if (fits.empty()) {
     reserving.unlock();
-    // One Warning per reason type, naming the nodes (HAMi calcScore), then the summary.
-    std::map<std::string, std::vector<std::string>> by_reason;
-    for (const auto& [node, reason] : out.failed_nodes) {
-      auto names = device::parse_reasons(reason);
-      if (names.empty()) by_reason[reason].push_back(node);
-      for (const auto& [r, count] : names) by_reason[r].push_back(node);
-    }
-    for (auto& [reason, nodes] : by_reason) {
-      event(pod, "Warning", "FilteringFailed",
-            fmt::format("{} nodes {}({})", nodes.size(), reason, fmt::join(nodes, ",")));
-    }
-    event(pod, "Warning", "FilteringFailed",
-          fmt::format("no available node, {} nodes do not meet", node_names.size()));
+    record_no_fit_events(pod, out.failed_nodes, node_names.size());
     out.kind = LiveFilterResult::Kind::kNoFit;
     return out;
   }
 
-  std::vector<float> scores;
-  scores.reserve(fits.size());
-  for (const auto& c : fits) scores.push_back(c.fit.node_score);
-  Candidate& chosen = fits[fit::choose_node(scores, prepared.node_policy)];
-  const std::string& node = *chosen.name;
-  fit::annotate(chosen.fit, prepared, *chosen.inventory, registry_,
+  const std::string& node = *chosen_name;
+  fit::annotate(chosen, prepared, *chosen_inventory, registry_,
                 fit::AllocationSite{node, now_nanos});
 
-  std::map<std::string, std::string> annotations = chosen.fit.annotations;
+  std::map<std::string, std::string> annotations = chosen.annotations;
   annotations[std::string(device::kAssignedNodeAnnotation)] = node;
   annotations[std::string(device::kAssignedTimeAnnotation)] = unix_seconds(options_.wall_now());
 
@@ -559,16 +615,17 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   }
 
   // "find fit node(n2), 1 nodes not fit, 2 nodes fit(n1:3.00,n2:8.00)", in policy order.
-  std::vector<const Candidate*> order;
-  for (const auto& c : fits) order.push_back(&c);
+  ScoreTexts scores;
   const bool spread = prepared.node_policy == "spread";
-  std::stable_sort(order.begin(), order.end(), [&](const Candidate* a, const Candidate* b) {
-    return spread ? a->fit.node_score > b->fit.node_score : a->fit.node_score < b->fit.node_score;
+  std::stable_sort(fits.begin(), fits.end(), [&](const Candidate& a, const Candidate& b) {
+    return spread ? a.score > b.score : a.score < b.score;
   });
   std::string fitted;
-  for (const Candidate* c : order) {
+  for (const Candidate& c : fits) {
     if (!fitted.empty()) fitted += ',';
-    fitted += fmt::format("{}:{:.2f}", *c->name, c->fit.node_score);
+    fitted += *c.name;
+    fitted += ':';
+    fitted += scores.format(c.score);
   }
   event(pod, "Normal", "FilteringSucceed",
         fmt::format("find fit node({}), {} nodes not fit, {} nodes fit({})", node,

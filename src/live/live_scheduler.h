@@ -166,6 +166,10 @@ class LiveScheduler final : public state::ClusterHandler {
   // Evicts reservations unconfirmed for a whole pass whose pod the API no longer has.
   void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
+  // The Warning Events of a filter that found no node.
+  void record_no_fit_events(const model::Pod& pod,
+                            const std::map<std::string, std::string>& failed_nodes,
+                            size_t node_count);
   // Sleeps unless stopping; false when stopping.
   bool sleep_unless_stopping(std::chrono::milliseconds d);
   LockStatus lock_with_pod_group_retry(const model::Pod& pod, const std::string& node);
@@ -188,21 +192,9 @@ class LiveScheduler final : public state::ClusterHandler {
   mutable std::mutex observed_mutex_;
   std::unordered_map<std::string, std::shared_ptr<const model::Node>> observed_;
 
-  // Serializes filters from their usage read to their reservation.
+  // Serializes filters from their usage read to their reservation; guards every
+  // LiveNode::filter_usage.
   std::mutex filter_mutex_;
-  // Per node, the usage of its pods as last built, reused while neither the node's registered
-  // inventory (a new LiveNode) nor its pods (the pod manager's node version) changed. Guarded
-  // by filter_mutex_. Holding the LiveNode keeps the inventory the usage points into alive.
-  // Keyed by the LiveNode: a node registered anew is a new LiveNode, and the entry holding the
-  // old one keeps its address from being reused.
-  static constexpr uint64_t kNoVersion = std::numeric_limits<uint64_t>::max();  // never a version
-  struct CachedUsage {
-    std::shared_ptr<const LiveNode> node;
-    const std::atomic<uint64_t>* version_slot = nullptr;  // the pod manager's, for this node
-    uint64_t version = kNoVersion;  // the pod manager's version `usage` was built at
-    fit::NodeUsage usage;
-  };
-  std::unordered_map<const LiveNode*, CachedUsage> usage_cache_;
 
   // Pods ("ns/name") a bind is running for; one bind per pod at a time.
   std::mutex binding_mutex_;

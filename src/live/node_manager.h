@@ -5,6 +5,9 @@
 // (copy-on-write), so a filter never waits for the registration pass and never sees half of
 // one.
 
+#include <atomic>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -15,9 +18,27 @@
 
 namespace hamisim::live {
 
+// The live filter's usage of one node's pods (LiveScheduler::filter), kept in the node's entry
+// so that a filter finds it with the node's one lookup by name, and reused while the pod
+// manager's version for the node is unchanged. Only filters touch it, one at a time (under
+// LiveScheduler's filter mutex). A copy starts empty: NodeManager's edits copy an entry, the
+// usage points into the inventory of the node it was built for, and a filter may be writing
+// the original meanwhile, so a copy reads nothing of it.
+struct FilterUsage {
+  static constexpr uint64_t kNoVersion = std::numeric_limits<uint64_t>::max();  // never one
+  FilterUsage() = default;
+  FilterUsage(const FilterUsage&) {}
+  FilterUsage& operator=(const FilterUsage&) = delete;
+
+  const std::atomic<uint64_t>* version_slot = nullptr;  // the pod manager's, for this node
+  uint64_t version = kNoVersion;  // the pod manager's version `usage` was built at
+  fit::NodeUsage usage;
+};
+
 struct LiveNode {
   std::string name;
   fit::NodeInventory inventory;  // devices of every vendor; cordon kept current
+  mutable FilterUsage filter_usage;
 };
 
 using NodeTable = std::unordered_map<std::string, std::shared_ptr<const LiveNode>>;

@@ -6,8 +6,10 @@
 // when someone reads it) and returns false when the device fails. The explanations are
 // hamisim's own (HAMi counts only the reason), worded per vendor as they always were.
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -50,7 +52,7 @@ class Failures {
 
   template <class Detail>
   void operator()(const DeviceUsage& d, const char* reason, Detail&& detail) const {
-    ++out_.reasons[reason];
+    count(reason);
     if (!explain_) return;
     if constexpr (std::is_invocable_v<Detail>) {
       out_.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
@@ -68,8 +70,31 @@ class Failures {
   }
 
  private:
+  // Adds one to the reason's count. A Fit rejects most devices for one or two reasons (the
+  // names are constants, so one reason comes with one address): the counts of the last two
+  // are kept by address. Looking the name up each time compared strings, and indexing the map
+  // by it built a std::string, an allocation for most names. A map's entries stay where they
+  // are until erased, and no Fit erases a reason.
+  void count(const char* reason) const {
+    for (const auto& [name, n] : recent_) {
+      if (name == reason) {
+        ++*n;
+        return;
+      }
+    }
+    int* n;
+    if (auto it = out_.reasons.find(std::string_view(reason)); it != out_.reasons.end()) {
+      n = &++it->second;
+    } else {
+      n = &out_.reasons.emplace(reason, 1).first->second;
+    }
+    recent_[1] = recent_[0];
+    recent_[0] = {reason, n};
+  }
+
   FitOutcome& out_;
   bool explain_;
+  mutable std::array<std::pair<const char*, int*>, 2> recent_{};
 };
 
 // The checks every HAMi Fit opens with, in HAMi's order: a healthy device, a request for this
