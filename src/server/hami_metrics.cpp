@@ -15,7 +15,6 @@ constexpr double kMiB = 1048576.0;
 constexpr std::string_view kZone = "vGPU";
 
 using Samples = std::vector<SnapshotFamily::Sample>;
-using Labels = std::vector<std::string>;
 
 // HAMi metrics.go isAMDDevice: the type, upper-cased, starts with AMD and the total is > 0.
 bool is_amd(std::string_view type, int64_t total) {
@@ -33,7 +32,7 @@ double amd_core_ratio(int64_t used, int64_t total) {
 struct Family {
   SnapshotFamily* family = nullptr;
   Samples samples;
-  void add(Labels labels, double value) { samples.push_back({std::move(labels), value}); }
+  void add(LabelValues labels, double value) { samples.push_back({std::move(labels), value}); }
   void publish() {
     // A (pod, device) seen under two vendors adds up, as HAMi's collector would fail instead.
     family->replace_summing(std::move(samples));
@@ -130,7 +129,7 @@ std::string str(int64_t v) {
 // Rows 1-8: every device of every registered node, with the usage of the pods on it (HAMi's
 // per-node usage snapshot). Only called on the leader.
 void collect_devices(const live::LiveScheduler& live, const live::NodeTable& table,
-                     const std::vector<live::PodRecord>& pods, HamiFamilies& f) {
+                     HamiFamilies& f) {
   const std::string zone(kZone);
   // uuid -> (node, device) for the MIG rows.
   std::unordered_map<std::string, std::pair<const std::string*, const device::DeviceInfo*>> by_uuid;
@@ -145,7 +144,7 @@ void collect_devices(const live::LiveScheduler& live, const live::NodeTable& tab
       const bool amd = is_amd(d.type, d.totalcore);
       const double limit_bytes = d.totalmem * kMiB;
       const double used_bytes = static_cast<double>(d.usedmem) * kMiB;
-      Labels base{index, d.type, d.id, name, zone};
+      const LabelValues base{index, d.type, d.id, name, zone};
       f.memory_limit.add(base, limit_bytes);
       f.core_limit.add(base, amd ? 100.0 : d.totalcore);
       f.memory_allocated.add({total_cores, index, d.type, d.id, name, zone}, used_bytes);
@@ -173,7 +172,7 @@ void collect_devices(const live::LiveScheduler& live, const live::NodeTable& tab
   }
   // Row 8: realised MIG instances (UUID, GPU and compute instance ids all written by the
   // device plugin) on devices in MIG mode.
-  for (const live::PodRecord& pod : pods) {
+  live.pods().for_each([&](const live::PodRecord& pod) {
     for (const device::MigAllocation& m : pod.allocation.mig) {
       if (!m.mig_uuid || !m.gpu_instance_id || !m.compute_instance_id) continue;
       auto it = by_uuid.find(m.gpu_uuid);
@@ -188,23 +187,23 @@ void collect_devices(const live::LiveScheduler& live, const live::NodeTable& tab
         f.l_mig.add({index, m.gpu_uuid, m.profile + "-" + str(*m.gpu_instance_id), node, zone}, 1);
       }
     }
-  }
+  });
 }
 
 // Rows 11-12: every (pod, device) the pod manager holds; AMD cores normalised against the
 // registered device when it is known.
-void collect_containers(const live::NodeTable& table, const std::vector<live::PodRecord>& pods,
+void collect_containers(const live::LiveScheduler& live, const live::NodeTable& table,
                         HamiFamilies& f) {
   const std::string zone(kZone);
   std::unordered_map<std::string_view, const device::DeviceInfo*> devices;
   for (const auto& [name, node] : table) {
     for (const auto& d : node->inventory.devices) devices[d.id] = &d;
   }
-  for (const live::PodRecord& pod : pods) {
+  live.pods().for_each([&](const live::PodRecord& pod) {
     for (const auto& [vendor, charges] : pod.allocation.charges) {
       for (const device::DeviceCharge& c : charges) {
         if (c.uuid.empty()) continue;  // HAMi: Warning, and no series
-        Labels labels{"0", c.uuid, pod.namespace_, pod.node, pod.name, zone};
+        LabelValues labels{"0", c.uuid, pod.namespace_, pod.node, pod.name, zone};
         const double bytes = static_cast<double>(c.usedmem) * kMiB;
         double cores = static_cast<double>(c.usedcores);
         auto d = devices.find(c.uuid);
@@ -212,17 +211,17 @@ void collect_containers(const live::NodeTable& table, const std::vector<live::Po
           cores = amd_core_ratio(c.usedcores, d->second->devcore);
         }
         f.vgpu_memory.add(labels, bytes);
-        f.vgpu_core.add(labels, cores);
+        f.vgpu_core.add(std::move(labels), cores);
         if (f.legacy) {
           // Legacy labels are positional: containeridx, deviceuuid, nodename, podname,
           // podnamespace (sorted), from the same values.
-          Labels l{"0", c.uuid, pod.node, pod.name, pod.namespace_, zone};
+          LabelValues l{"0", c.uuid, pod.node, pod.name, pod.namespace_, zone};
           f.l_vgpu_memory.add(l, bytes);
-          f.l_vgpu_core.add(l, static_cast<double>(c.usedcores));
+          f.l_vgpu_core.add(std::move(l), static_cast<double>(c.usedcores));
         }
       }
     }
-  }
+  });
 }
 
 // Rows 9-10.
@@ -247,11 +246,10 @@ void export_hami_metrics(const live::LiveScheduler& live, MetricsRegistry& metri
   metrics.add_collector([live = &live, families] {
     HamiFamilies& f = *families;
     const auto table = live->nodes().snapshot();
-    const std::vector<live::PodRecord> pods = live->pods().list();
     // Node-level series only on the leader (HAMi computes them in the leader's registration
     // pass); quota and container series on every replica.
-    if (live->leading()) collect_devices(*live, *table, pods, f);
-    collect_containers(*table, pods, f);
+    if (live->leading()) collect_devices(*live, *table, f);
+    collect_containers(*live, *table, f);
     collect_quotas(*live, f);
     for (Family* family : f.all()) family->publish();
   });

@@ -94,6 +94,21 @@ void append_labels(std::string& out, const std::vector<std::string>& names,
   out += '}';
 }
 
+void append_labels(std::string& out, const std::vector<std::string>& names,
+                   const LabelValues& values) {
+  if (names.empty()) return;
+  out += '{';
+  size_t i = 0;
+  values.for_each([&](std::string_view value) {
+    if (i) out += ',';
+    out += names[i++];
+    out += "=\"";
+    append_escaped(out, value, true);
+    out += '"';
+  });
+  out += '}';
+}
+
 void append_header(std::string& out, const detail::FamilyBase& f, std::string_view type) {
   out += "# HELP ";
   out += f.name();
@@ -244,6 +259,25 @@ void HistogramFamily::render(std::string& out) const {
 }
 
 // --- snapshot families ---
+
+LabelValues::LabelValues(std::initializer_list<std::string_view> values) {
+  size_t bytes = 0;
+  for (std::string_view v : values) bytes += v.size() + 2;
+  bytes_.reserve(bytes);
+  for (std::string_view v : values) add(v);
+}
+
+LabelValues& LabelValues::add(std::string_view value) {
+  for (size_t nul = value.find('\0'); nul != std::string_view::npos; nul = value.find('\0')) {
+    bytes_.append(value.data(), nul);
+    bytes_.append("\0\xff", 2);
+    value.remove_prefix(nul + 1);
+  }
+  bytes_.append(value);
+  bytes_.append("\0\1", 2);
+  ++count_;
+  return *this;
+}
 
 SnapshotFamily::SnapshotFamily(std::string name, std::string help, Type type,
                                std::vector<std::string> label_names)

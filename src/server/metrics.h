@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -168,12 +169,34 @@ class HistogramFamily : public detail::Family<Histogram> {
   std::vector<double> bounds_;
 };
 
+// The label values of one series of a SnapshotFamily, in the order of the family's label names,
+// kept in one string: a scrape of HAMi's families at 30,000 pods builds ~120,000 series, and a
+// vector of strings each made allocation most of the scrape's time. Two encodings compare as
+// their values do one by one (client_golang's order of series), and equal values encode
+// equally: each value is written with its NUL bytes as 0x00 0xFF and ends with 0x00 0x01.
+class LabelValues {
+ public:
+  LabelValues() = default;
+  LabelValues(std::initializer_list<std::string_view> values);
+  LabelValues& add(std::string_view value);
+  size_t size() const { return count_; }
+  // Calls f(std::string_view) with each value in turn.
+  template <class F>
+  void for_each(F&& f) const;
+  friend bool operator==(const LabelValues&, const LabelValues&) = default;
+  friend bool operator<(const LabelValues& a, const LabelValues& b) { return a.bytes_ < b.bytes_; }
+
+ private:
+  std::string bytes_;
+  size_t count_ = 0;
+};
+
 // Series replaced as a whole by a collector at each scrape (state owned elsewhere). A family
 // with no series is left out of the exposition, as client_golang leaves it out.
 class SnapshotFamily : public detail::FamilyBase {
  public:
   struct Sample {
-    std::vector<std::string> labels;  // in the order of the family's label names
+    LabelValues labels;
     double value = 0;
   };
   SnapshotFamily(std::string name, std::string help, Type type,
@@ -231,6 +254,29 @@ class MetricsRegistry {
 };
 
 // --- template implementation ---
+
+template <class F>
+void LabelValues::for_each(F&& f) const {
+  std::string unescaped;  // only for a value with NUL bytes in it
+  const char* p = bytes_.data();
+  const char* const end = p + bytes_.size();
+  while (p < end) {
+    // Every 0x00 is followed by 0x01 (the value's end) or 0xFF (a NUL of the value).
+    const char* nul = static_cast<const char*>(std::memchr(p, 0, end - p));
+    if (nul[1] == '\1') {
+      f(std::string_view(p, nul - p));
+    } else {
+      unescaped.clear();
+      for (; nul[1] != '\1'; nul = static_cast<const char*>(std::memchr(p, 0, end - p))) {
+        unescaped.append(p, nul + 1);
+        p = nul + 2;
+      }
+      unescaped.append(p, nul);
+      f(std::string_view(unescaped));
+    }
+    p = nul + 2;
+  }
+}
 
 namespace detail {
 template <class Series>

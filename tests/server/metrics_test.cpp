@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -299,6 +301,49 @@ TEST(MetricsRegistry, SnapshotFamiliesRejectDuplicateSeriesAndWrongArity) {
   EXPECT_THROW(f.replace({{{"1"}, 1}, {{"1"}, 2}}), std::invalid_argument);
   EXPECT_THROW(f.replace({{{"1", "2"}, 1}}), std::invalid_argument);
   EXPECT_THROW(reg.gauge("x", "x", {"a"}), std::invalid_argument);  // another kind of family
+}
+
+std::vector<std::string> values_of(const LabelValues& labels) {
+  std::vector<std::string> out;
+  labels.for_each([&](std::string_view v) { out.emplace_back(v); });
+  return out;
+}
+
+LabelValues encode(const std::vector<std::string>& values) {
+  LabelValues labels;
+  for (const auto& v : values) labels.add(v);
+  return labels;
+}
+
+TEST(LabelValues, GiveBackTheirValuesAndOrderAsTheValuesDoOneByOne) {
+  // Bytes chosen to meet the encoding's own: NUL, 0x01, 0xFF, and empty values.
+  const std::string alphabet(
+      "\0\1\xff"
+      "a\"\\",
+      6);
+  std::mt19937 rng(31);
+  std::vector<std::vector<std::string>> tuples;
+  for (int i = 0; i < 400; ++i) {
+    std::vector<std::string> t(3);
+    for (auto& v : t) {
+      for (int n = std::uniform_int_distribution<int>(0, 3)(rng); n > 0; --n) {
+        v += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
+      }
+    }
+    tuples.push_back(std::move(t));
+  }
+  for (const auto& a : tuples) {
+    const LabelValues ea = encode(a);
+    ASSERT_EQ(ea.size(), 3u);
+    ASSERT_EQ(values_of(ea), a);
+    for (const auto& b : tuples) {
+      const LabelValues eb = encode(b);
+      ASSERT_EQ(ea < eb, a < b);
+      ASSERT_EQ(ea == eb, a == b);
+    }
+  }
+  EXPECT_EQ(values_of(LabelValues{"x", "", std::string_view("n\0l", 3)}),
+            (std::vector<std::string>{"x", "", std::string("n\0l", 3)}));
 }
 
 TEST(MetricsRegistry, SnapshotFamiliesCanSumSamplesWithTheSameLabels) {
