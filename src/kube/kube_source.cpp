@@ -158,10 +158,50 @@ struct Decoded {
   Object object;
 };
 
+// What the reflector keeps of an object it delivered: its version, to tell a change from a
+// repeat, and its uid, which with its key (name, or namespace/name) is the identity it is
+// reported deleted by when a relist no longer has it (ClusterHandler). Keeping whole objects
+// here was most of `serve`'s memory on a large cluster (docs/performance.md).
 struct Cached {
   std::string resource_version;
-  Object object;
+  std::string uid;
 };
+
+std::string uid_of(const Object& object) {
+  return std::visit(
+      [](const auto& o) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(o)>, state::Lease>) {
+          return {};
+        } else {
+          return o.metadata.uid;
+        }
+      },
+      object);
+}
+
+// The object a deletion found by a relist is reported as: its identity only.
+Object tombstone(state::Kind kind, std::string_view key, const std::string& uid) {
+  const size_t slash = key.find('/');
+  const std::string namespace_(slash == std::string_view::npos ? std::string_view()
+                                                               : key.substr(0, slash));
+  const std::string name(slash == std::string_view::npos ? key : key.substr(slash + 1));
+  auto with_identity = [&](auto object) -> Object {
+    object.metadata.name = name;
+    object.metadata.namespace_ = namespace_;
+    object.metadata.uid = uid;
+    return object;
+  };
+  switch (kind) {
+    case state::Kind::kNode:
+      return with_identity(model::Node{});
+    case state::Kind::kPod:
+      return with_identity(model::Pod{});
+    case state::Kind::kResourceQuota:
+      return with_identity(model::ResourceQuota{});
+    default:
+      return state::Lease{.namespace_ = namespace_, .name = name};
+  }
+}
 
 struct Item {
   bool synced_marker = false;
@@ -379,8 +419,11 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
     if (listed->fell_back) {
       log->info("list {}: a continue token expired between pages; listed again, whole", spec.what);
     }
+    // Each object is handed on as its page is decoded, so the list is never held decoded
+    // whole; `fresh` keeps what was delivered. Deletions wait for the whole list.
     std::map<std::string, Cached> fresh;
     uint64_t decode_errors = 0;
+    bool stopped = false;
     Result<std::string> list_rv = listed->resource_version;
     for (std::string& page : listed->pages) {
       auto page_rv = for_each_list_item(page, [&](std::string_view item) -> Status {
@@ -391,10 +434,20 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
           return ok_status();
         }
         if (!wanted(*d)) return ok_status();
-        fresh[d->key] = Cached{std::move(d->resource_version), std::move(d->object)};
+        Cached entry{std::move(d->resource_version), uid_of(d->object)};
+        const auto old = cache.find(d->key);
+        if (old == cache.end() || old->second.resource_version != entry.resource_version) {
+          const EventType type = old == cache.end() ? EventType::kAdded : EventType::kModified;
+          if (!push(Item{false, type, std::move(d->object)})) {
+            stopped = true;
+            return make_error("stopping");
+          }
+        }
+        fresh.insert_or_assign(std::move(d->key), std::move(entry));
         return ok_status();
       });
       page = std::string();
+      if (stopped) return;
       if (!page_rv) {
         list_rv = page_rv.error();
         break;
@@ -402,22 +455,18 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
     }
     if (decode_errors > 0) bump([&](KubeSourceStats& s) { s.decode_errors += decode_errors; });
     if (!list_rv) {
+      // What was delivered stays known, so the next list does not deliver it as new again.
+      for (auto& [key, entry] : fresh) cache.insert_or_assign(key, std::move(entry));
       log->warn("list {}: {}", spec.what, list_rv.error().message);
       if (!backoff()) break;
       continue;
     }
     for (auto it = cache.begin(); it != cache.end(); ++it) {
       if (fresh.count(it->first) == 0) {
-        if (!push(Item{false, EventType::kDeleted, std::move(it->second.object)})) return;
+        if (!push(
+                Item{false, EventType::kDeleted, tombstone(spec.kind, it->first, it->second.uid)}))
+          return;
       }
-    }
-    for (auto& [key, entry] : fresh) {
-      auto old = cache.find(key);
-      if (old != cache.end() && old->second.resource_version == entry.resource_version) {
-        continue;
-      }
-      const EventType type = old == cache.end() ? EventType::kAdded : EventType::kModified;
-      if (!push(Item{false, type, entry.object})) return;
     }
     cache = std::move(fresh);
     rv = std::move(*list_rv);
@@ -469,7 +518,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
               return true;  // already delivered
             }
             const EventType type = it == cache.end() ? EventType::kAdded : EventType::kModified;
-            cache[d->key] = Cached{d->resource_version, d->object};
+            cache[d->key] = Cached{d->resource_version, uid_of(d->object)};
             if (!push(Item{false, type, std::move(d->object)})) {
               stopped_in_callback = true;
               return false;

@@ -29,8 +29,8 @@ std::string PodManager::allocation_source(const model::Pod& pod) const {
 void PodManager::on_pod(state::EventType type, const model::Pod& pod) {
   const std::string& uid = pod.metadata.uid;
   if (type == state::EventType::kDeleted) {
-    // By uid, whatever the last seen object says: after a relist the source reports a
-    // vanished pod as it last saw it, which may predate the filter's annotations while the
+    // By uid alone: after a relist the source reports a vanished pod by its identity only
+    // (ClusterHandler), and an older view of it may predate the filter's annotations while the
     // filter's reservation is already here.
     std::unique_lock lock(mutex_);
     erase_locked(uid);

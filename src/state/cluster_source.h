@@ -65,7 +65,9 @@ enum class EventType { kAdded, kModified, kDeleted };
 std::string_view to_string(EventType type);
 
 // Receives the source's object stream. Objects passed by reference are valid only during the
-// call; copy what you keep.
+// call; copy what you keep. A Deleted object may carry its identity only (metadata name,
+// namespace and uid; a Lease's namespace and name): a source that finds on a relist that an
+// object is gone no longer has the rest.
 class ClusterHandler {
  public:
   virtual ~ClusterHandler() = default;

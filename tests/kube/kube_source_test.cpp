@@ -33,8 +33,12 @@ class RecordingHandler : public state::ClusterHandler {
     record(Kind::kNode, t, n.metadata.name, n.metadata.resource_version);
   }
   void on_pod(EventType t, const model::Pod& p) override {
-    record(Kind::kPod, t, p.metadata.namespace_ + "/" + p.metadata.name,
-           p.metadata.resource_version);
+    const std::string key = p.metadata.namespace_ + "/" + p.metadata.name;
+    {
+      std::lock_guard lock(mu_);
+      (t == EventType::kDeleted ? deleted_uid_ : uid_)[key] = p.metadata.uid;
+    }
+    record(Kind::kPod, t, key, p.metadata.resource_version);
   }
   void on_quota(EventType t, const model::ResourceQuota& q) override {
     record(Kind::kResourceQuota, t, q.metadata.namespace_ + "/" + q.metadata.name,
@@ -76,6 +80,15 @@ class RecordingHandler : public state::ClusterHandler {
     std::lock_guard lock(mu_);
     return last_holder_;
   }
+  // The uid a pod was last added or modified with, and the one its deletion carried.
+  std::string uid(const std::string& key) {
+    std::lock_guard lock(mu_);
+    return uid_[key];
+  }
+  std::string deleted_uid(const std::string& key) {
+    std::lock_guard lock(mu_);
+    return deleted_uid_[key];
+  }
   bool overlapped() const { return overlapped_; }
   void forbid_calls() { forbidden_ = true; }
   bool called_when_forbidden() const { return called_when_forbidden_; }
@@ -116,6 +129,7 @@ class RecordingHandler : public state::ClusterHandler {
   int synced_ = 0;
   size_t objects_at_sync_ = 0;
   std::string last_holder_;
+  std::map<std::string, std::string> uid_, deleted_uid_;
   bool inconsistent_ = false;
   std::atomic<bool> in_call_{false}, overlapped_{false}, forbidden_{false},
       called_when_forbidden_{false};
@@ -254,6 +268,9 @@ TEST_F(KubeSourceTest, GoneAfterCompactionRelistsAndDeletesWhatVanished) {
   server->clear_failures();
   ASSERT_TRUE(eventually([&] { return view_equals_store(); }));
   EXPECT_EQ(handler.count(Kind::kPod, EventType::kDeleted, "default/p1"), 1);
+  // Found gone by the relist, it is reported by its identity: the pod manager releases by uid.
+  EXPECT_FALSE(handler.uid("default/p1").empty());
+  EXPECT_EQ(handler.deleted_uid("default/p1"), handler.uid("default/p1"));
   EXPECT_EQ(handler.count(Kind::kNode, EventType::kDeleted, "gpu-1"), 1);
   EXPECT_EQ(handler.count(Kind::kPod, EventType::kAdded, "team/p4"), 1);
   EXPECT_EQ(handler.count(Kind::kPod, EventType::kModified, "team/p2"), 1);
