@@ -563,10 +563,31 @@ ApiResult<std::string> KubeClient::post(std::string path, std::string body, std:
 
 ApiResult<ListPages> KubeClient::list(const std::string& path, const std::string& what,
                                       const std::atomic<bool>* cancel) {
+  ListPages out;
+  auto end = list_each_page(path, what, cancel, [&](std::string& body, bool restarted) {
+    if (restarted) out.pages.clear();
+    out.pages.push_back(std::move(body));
+    return ok_status();
+  });
+  if (!end) return end.error();
+  out.resource_version = std::move(end->resource_version);
+  out.fell_back = end->fell_back;
+  return out;
+}
+
+ApiResult<KubeClient::ListEnd> KubeClient::list_each_page(const std::string& path,
+                                                          const std::string& what,
+                                                          const std::atomic<bool>* cancel,
+                                                          const PageHandler& on_page) {
   Impl& im = *impl_;
   const std::string name = what.empty() ? path : what;
   const char sep = path.find('?') == std::string::npos ? '?' : '&';
-  ListPages out;
+  auto hand_on = [&](std::string& body, bool restarted) -> ApiStatus {
+    if (auto s = on_page(body, restarted); !s) {
+      return ApiError{ApiCode::kOther, "LIST " + name + ": " + s.error().message};
+    }
+    return state::Done{};
+  };
   std::string continue_token;
   for (;;) {
     std::string target = path;
@@ -585,11 +606,8 @@ ApiResult<ListPages> KubeClient::list(const std::string& path, const std::string
       if (!whole) return whole.error();
       auto meta = list_meta(*whole);
       if (!meta) return ApiError{ApiCode::kOther, "LIST " + name + ": " + meta.error().message};
-      out.pages.clear();
-      out.pages.push_back(std::move(*whole));
-      out.resource_version = meta->resource_version;
-      out.fell_back = true;
-      return out;
+      if (auto s = hand_on(*whole, true); !s.ok()) return s.error();
+      return ListEnd{std::move(meta->resource_version), true};
     }
     if (!body) return body.error();
     auto meta = list_meta(*body);
@@ -598,9 +616,10 @@ ApiResult<ListPages> KubeClient::list(const std::string& path, const std::string
       std::lock_guard lock(im.mu);
       ++im.stats.list_pages;
     }
-    out.pages.push_back(std::move(*body));
-    out.resource_version = meta->resource_version;
-    if (meta->continue_token.empty() || im.options.list_page_size <= 0) return out;
+    if (auto s = hand_on(*body, false); !s.ok()) return s.error();
+    if (meta->continue_token.empty() || im.options.list_page_size <= 0) {
+      return ListEnd{std::move(meta->resource_version), false};
+    }
     if (meta->continue_token == continue_token) {
       return ApiError{ApiCode::kOther, "LIST " + name + ": the server repeated a continue token"};
     }

@@ -155,6 +155,20 @@ class KubeClient {
   state::ApiResult<ListPages> list(const std::string& path, const std::string& what = {},
                                    const std::atomic<bool>* cancel = nullptr);
 
+  // The same LIST with each page handed to `on_page` as it arrives, so a large list is never
+  // held whole (the body may be moved from). `restarted` is true for the one page of a list
+  // taken whole after a continue token expired: it holds everything again, so what the pages
+  // before it delivered is to be reconciled with it, not added to. An error from `on_page`
+  // ends the list with that message.
+  using PageHandler = std::function<Status(std::string& body, bool restarted)>;
+  struct ListEnd {
+    std::string resource_version;
+    bool fell_back = false;
+  };
+  state::ApiResult<ListEnd> list_each_page(const std::string& path, const std::string& what,
+                                           const std::atomic<bool>* cancel,
+                                           const PageHandler& on_page);
+
   ClientStats stats() const;
   ClientObserver* observer() const;
   const std::string& server() const;

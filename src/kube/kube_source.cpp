@@ -405,59 +405,56 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
   };
 
   while (!stop_flag) {
-    // LIST, then replace the cache: what vanished is deleted, what changed is delivered.
+    // LIST, then replace the cache: what changed is delivered, what vanished is deleted.
     std::string path = spec.path;
     if (!spec.field_selector.empty()) path += "?fieldSelector=" + url_escape(spec.field_selector);
     bump([](KubeSourceStats& s) { ++s.lists; });
-    auto listed = client.list(path, "list " + spec.what, &stop_flag);
-    if (!listed) {
-      if (stop_flag) break;
-      log->warn("{}", listed.error().message);
-      if (!backoff()) break;
-      continue;
-    }
-    if (listed->fell_back) {
-      log->info("list {}: a continue token expired between pages; listed again, whole", spec.what);
-    }
-    // Each object is handed on as its page is decoded, so the list is never held decoded
-    // whole; `fresh` keeps what was delivered. Deletions wait for the whole list.
+    // Each object is handed on as its page is decoded, so the list is never held whole;
+    // `fresh` keeps what was delivered. Deletions wait for the whole list.
     std::map<std::string, Cached> fresh;
+    // What was delivered stays known when a list fails part way or starts over whole, so it
+    // is not delivered as new again.
+    auto keep_delivered = [&] {
+      for (auto& [key, entry] : fresh) cache.insert_or_assign(key, std::move(entry));
+      fresh.clear();
+    };
     uint64_t decode_errors = 0;
     bool stopped = false;
-    Result<std::string> list_rv = listed->resource_version;
-    for (std::string& page : listed->pages) {
-      auto page_rv = for_each_list_item(page, [&](std::string_view item) -> Status {
-        auto d = decode_object(spec.kind, item);
-        if (!d) {
-          ++decode_errors;
-          log->warn("list {}: skipping an object: {}", spec.what, d.error().message);
-          return ok_status();
-        }
-        if (!wanted(*d)) return ok_status();
-        Cached entry{std::move(d->resource_version), uid_of(d->object)};
-        const auto old = cache.find(d->key);
-        if (old == cache.end() || old->second.resource_version != entry.resource_version) {
-          const EventType type = old == cache.end() ? EventType::kAdded : EventType::kModified;
-          if (!push(Item{false, type, std::move(d->object)})) {
-            stopped = true;
-            return make_error("stopping");
+    auto listed = client.list_each_page(
+        path, "list " + spec.what, &stop_flag, [&](std::string& page, bool restarted) -> Status {
+          if (restarted) {
+            log->info("list {}: a continue token expired between pages; listing again, whole",
+                      spec.what);
+            keep_delivered();
           }
-        }
-        fresh.insert_or_assign(std::move(d->key), std::move(entry));
-        return ok_status();
-      });
-      page = std::string();
-      if (stopped) return;
-      if (!page_rv) {
-        list_rv = page_rv.error();
-        break;
-      }
-    }
+          auto page_rv = for_each_list_item(page, [&](std::string_view item) -> Status {
+            auto d = decode_object(spec.kind, item);
+            if (!d) {
+              ++decode_errors;
+              log->warn("list {}: skipping an object: {}", spec.what, d.error().message);
+              return ok_status();
+            }
+            if (!wanted(*d)) return ok_status();
+            Cached entry{std::move(d->resource_version), uid_of(d->object)};
+            const auto old = cache.find(d->key);
+            if (old == cache.end() || old->second.resource_version != entry.resource_version) {
+              const EventType type = old == cache.end() ? EventType::kAdded : EventType::kModified;
+              if (!push(Item{false, type, std::move(d->object)})) {
+                stopped = true;
+                return make_error("stopping");
+              }
+            }
+            fresh.insert_or_assign(std::move(d->key), std::move(entry));
+            return ok_status();
+          });
+          if (!page_rv) return page_rv.error();
+          return ok_status();
+        });
     if (decode_errors > 0) bump([&](KubeSourceStats& s) { s.decode_errors += decode_errors; });
-    if (!list_rv) {
-      // What was delivered stays known, so the next list does not deliver it as new again.
-      for (auto& [key, entry] : fresh) cache.insert_or_assign(key, std::move(entry));
-      log->warn("list {}: {}", spec.what, list_rv.error().message);
+    if (stopped || stop_flag) return;
+    if (!listed) {
+      keep_delivered();
+      log->warn("{}", listed.error().message);
       if (!backoff()) break;
       continue;
     }
@@ -469,7 +466,7 @@ void KubeSource::Impl::run_reflector(const ReflectorSpec& spec) {
       }
     }
     cache = std::move(fresh);
-    rv = std::move(*list_rv);
+    rv = std::move(listed->resource_version);
     if (first) {
       first = false;
       if (--pending_initial == 0) {

@@ -323,6 +323,31 @@ TEST_F(KubeSourceTest, ListsArePagedAndAnExpiredContinueFallsBackToAWholeList) {
   EXPECT_THAT(log, ::testing::Contains("LIST /api/v1/pods"));  // the fallback: whole
 }
 
+TEST_F(KubeSourceTest, AListThatFailsBetweenItsPagesIsTakenAgainWithoutRedelivering) {
+  // The pods' first page is handed on as it arrives; the next page fails, so the list is
+  // taken again. What the first page delivered is not delivered as new a second time (the
+  // fixture's handler checks every object's stream).
+  std::atomic<bool> failed{false};
+  server->set_list_hook([&](const std::string& target) {
+    if (target.starts_with("/api/v1/pods?") && target.find("continue=") == std::string::npos &&
+        !failed.exchange(true)) {
+      server->fail_next("LIST", "/api/v1/pods", 1, 500);
+    }
+  });
+  ClientOptions client;
+  client.list_page_size = 1;
+  start(options(), client);
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(view_equals_store());
+  EXPECT_EQ(handler.count(Kind::kPod, EventType::kAdded, "default/p1") +
+                handler.count(Kind::kPod, EventType::kAdded, "team/p2"),
+            2);
+  EXPECT_EQ(handler.count(Kind::kPod, EventType::kModified, "default/p1") +
+                handler.count(Kind::kPod, EventType::kModified, "team/p2"),
+            0);
+  EXPECT_GE(source->stats().lists, 5u);  // nodes, quotas, the lease, and pods twice
+}
+
 TEST_F(KubeSourceTest, WatchRestartsAndDroppedEventsReachTheObserver) {
   auto observer = std::make_shared<CountingObserver>();
   ClientOptions client;
