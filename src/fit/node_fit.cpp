@@ -17,23 +17,12 @@ std::string effective_policy(const model::Pod& pod, std::string_view annotation,
 
 // The class of a backend's failure, from its reason counts (what classify_failure reads back
 // from their text).
-FitClass classify_reasons(const std::map<std::string, int, std::less<>>& reasons) {
-  static constexpr std::string_view kCapacity[] = {
-      "CardInsufficientMemory",
-      "CardInsufficientCore",
-      "CardTimeSlicingExhausted",
-      "CardComputeUnitsExhausted",
-      "ExclusiveDeviceAllocateConflict",
-      "AllocatedCardsInsufficientRequest",
-      "ResourceQuotaNotFit",
-  };
+FitClass classify_reasons(const device::ReasonCounts& reasons) {
   if (reasons.empty()) return FitClass::kInternal;
-  for (const auto& [name, count] : reasons) {
-    if (std::find(std::begin(kCapacity), std::end(kCapacity), name) != std::end(kCapacity)) {
-      return FitClass::kInsufficientCapacity;
-    }
-  }
-  return FitClass::kConstraintMismatch;
+  bool capacity = false;
+  reasons.for_each(
+      [&](device::Reason r, int) { capacity = capacity || device::is_capacity_reason(r); });
+  return capacity ? FitClass::kInsufficientCapacity : FitClass::kConstraintMismatch;
 }
 
 // Fits one container's requests on `usage` (HAMi fitInDevices), recording the chosen devices
@@ -234,7 +223,13 @@ Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegis
 FitClass classify_failure(std::string_view reason) {
   if (reason == kNodeInsufficientDevice) return FitClass::kInsufficientCapacity;
   if (reason == kDeviceTypeNotFound) return FitClass::kConstraintMismatch;
-  return classify_reasons(device::parse_reasons(reason));
+  const auto names = device::parse_reasons(reason);
+  if (names.empty()) return FitClass::kInternal;
+  for (const auto& [name, count] : names) {
+    const std::optional<device::Reason> r = device::find_reason(name);
+    if (r && device::is_capacity_reason(*r)) return FitClass::kInsufficientCapacity;
+  }
+  return FitClass::kConstraintMismatch;
 }
 
 void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,

@@ -12,7 +12,7 @@ namespace {
 
 using namespace check;  // the reason names
 
-constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
+constexpr Reason kCardNotFoundCustomFilterRule = Reason::kCardNotFoundCustomFilterRule;
 
 template <class Decode>
 NodeDevices decode_registration(const model::Node& node, std::string_view key,
