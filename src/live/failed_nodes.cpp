@@ -23,31 +23,32 @@ void FailedNodes::add(std::string_view node, std::string_view reason) {
   }
   last_text_ = text;
   if (sorted_ && !entries_.empty() && !(entries_.back().node < node)) sorted_ = false;
-  entries_.push_back(Entry{std::string(node), text, static_cast<uint32_t>(entries_.size())});
+  entries_.push_back(Entry{std::string(node), text});
 }
 
 void FailedNodes::finish() {
+  order_.resize(entries_.size());
+  for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
   if (sorted_) return;
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-    if (int c = a.node.compare(b.node); c != 0) return c < 0;
-    return a.order < b.order;
+  // Indexes are sorted, not the entries (moving their names cost as much as comparing them).
+  std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    if (int c = entries_[a].node.compare(entries_[b].node); c != 0) return c < 0;
+    return a < b;
   });
   // Of the entries of one name, the last added stays.
-  auto out = entries_.begin();
-  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (std::next(it) != entries_.end() && std::next(it)->node == it->node) continue;
-    if (out != it) *out = std::move(*it);
-    ++out;
+  size_t out = 0;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    if (i + 1 < order_.size() && entries_[order_[i + 1]].node == entries_[order_[i]].node) continue;
+    order_[out++] = order_[i];
   }
-  entries_.erase(out, entries_.end());
-  sorted_ = true;
+  order_.resize(out);
 }
 
 const std::string* FailedNodes::find(std::string_view node) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), node,
-                             [](const Entry& e, std::string_view n) { return e.node < n; });
-  if (it == entries_.end() || it->node != node) return nullptr;
-  return &texts_[it->reason];
+  auto it = std::lower_bound(order_.begin(), order_.end(), node,
+                             [&](uint32_t e, std::string_view n) { return entries_[e].node < n; });
+  if (it == order_.end() || entries_[*it].node != node) return nullptr;
+  return &texts_[entries_[*it].reason];
 }
 
 const std::string& FailedNodes::at(std::string_view node) const {

@@ -18,7 +18,6 @@ class FailedNodes {
   struct Entry {
     std::string node;
     uint32_t reason;  // into texts_
-    uint32_t order;   // of add(), for a name given twice
   };
 
  public:
@@ -28,8 +27,8 @@ class FailedNodes {
   // Call after the last add() and before reading: puts the nodes in name order, once per name.
   void finish();
 
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  size_t size() const { return order_.size(); }
+  bool empty() const { return order_.empty(); }
   // The node's reason; nullptr when it was not rejected.
   const std::string* find(std::string_view node) const;
   // The same for a node known to be there; throws std::out_of_range otherwise (tests).
@@ -37,7 +36,7 @@ class FailedNodes {
   // The distinct reason texts, each once, in no particular order.
   const std::vector<std::string>& reasons() const { return texts_; }
   // Index of the node's reason in reasons(), for the entry at `i` (name order).
-  size_t reason_index(size_t i) const { return entries_[i].reason; }
+  size_t reason_index(size_t i) const { return entries_[order_[i]].reason; }
 
   // (node, reason) in node-name order.
   class const_iterator {
@@ -45,7 +44,7 @@ class FailedNodes {
     using value_type = std::pair<const std::string&, const std::string&>;
     const_iterator(const FailedNodes* owner, size_t i) : owner_(owner), i_(i) {}
     value_type operator*() const {
-      const Entry& e = owner_->entries_[i_];
+      const Entry& e = owner_->entries_[owner_->order_[i_]];
       return {e.node, owner_->texts_[e.reason]};
     }
     const_iterator& operator++() {
@@ -59,10 +58,11 @@ class FailedNodes {
     size_t i_;
   };
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, entries_.size()}; }
+  const_iterator end() const { return {this, order_.size()}; }
 
  private:
-  std::vector<Entry> entries_;
+  std::vector<Entry> entries_;   // in the order added
+  std::vector<uint32_t> order_;  // into entries_: by name, a name's last entry only
   std::vector<std::string> texts_;
   uint32_t last_text_ = 0;  // the text the previous node failed for, tried first
   bool sorted_ = true;      // entries_ strictly ascending by name so far
