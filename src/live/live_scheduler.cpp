@@ -538,6 +538,12 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   const int64_t now_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.wall_now().time_since_epoch())
           .count();
+  // Nodes mostly fail alike: the text of a backend's failure is rendered when its counts differ
+  // from the previous failure's.
+  std::string failure_text;
+  device::ReasonCounts failure_reasons;
+  size_t failure_cards = 0;
+  bool rendered = false;
   for (const std::string& name : node_names) {
     auto it = table->find(name);
     if (it == table->end()) {
@@ -556,9 +562,19 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     // Every node is fitted, one is patched: only its annotations are written (below).
     fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
                                   fit::AllocationSite{name, now_nanos},
-                                  /*with_annotations=*/false);
+                                  /*with_annotations=*/false, /*with_reason_text=*/false);
     if (!f.fits) {
-      out.failed_nodes.add(name, f.reason);
+      if (!f.reason.empty()) {
+        out.failed_nodes.add(name, f.reason);
+        continue;
+      }
+      if (!rendered || f.reasons != failure_reasons || f.reason_cards != failure_cards) {
+        failure_text = device::format_reasons(f.reasons, f.reason_cards);
+        failure_reasons = f.reasons;
+        failure_cards = f.reason_cards;
+        rendered = true;
+      }
+      out.failed_nodes.add(name, failure_text);
       continue;
     }
     fits.push_back({&name, f.node_score});
