@@ -1,8 +1,10 @@
 #include "device/allocation.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
+#include <limits>
 
 namespace hamisim::device {
 
@@ -60,29 +62,38 @@ ChargeTotals total_charges(const std::vector<DeviceCharge>& charges) {
   return t;
 }
 
-std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons, size_t cards) {
-  // Every node a pod does not fit on formats its reasons: the pieces are built in per-thread
-  // strings that keep their memory, and only the result is allocated.
-  thread_local std::vector<std::string> parts;
-  if (parts.size() < reasons.size()) parts.resize(reasons.size());
+std::string format_reasons(const ReasonCounts& reasons, size_t cards) {
+  // Every node a pod does not fit on formats its reasons, mostly a single one: its text is
+  // built in place; several are built in per-thread strings that keep their memory, then sorted.
   char number[24];
-  const auto digits = [&](size_t n) {
+  const auto digits = [&](auto n) {
     return std::string_view(number, std::to_chars(number, number + sizeof number, n).ptr);
   };
-  size_t n = 0;
-  size_t length = 0;
-  for (const auto& [name, count] : reasons) {
-    std::string& part = parts[n++];
-    part.clear();
-    part += std::to_string(count);  // negative counts keep their sign
+  const auto append = [&](std::string& part, Reason r, int count) {
+    part += digits(count);  // negative counts keep their sign
     part += '/';
     part += digits(cards);
     part += ' ';
-    part += name;
-    length += part.size() + 2;
-  }
-  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(n));
+    part += reason_name(r);
+  };
   std::string out;
+  if (reasons.size() == 1) {
+    reasons.for_each([&](Reason r, int count) {
+      out.reserve(2 * std::numeric_limits<size_t>::digits10 + 2 + reason_name(r).size());
+      append(out, r, count);
+    });
+    return out;
+  }
+  thread_local std::array<std::string, kReasonCount> parts;
+  size_t n = 0;
+  size_t length = 0;
+  reasons.for_each([&](Reason r, int count) {
+    std::string& part = parts[n++];
+    part.clear();
+    append(part, r, count);
+    length += part.size() + 2;
+  });
+  std::sort(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(n));
   out.reserve(length);
   for (size_t i = 0; i < n; ++i) {
     if (i) out += ", ";

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "device/reason.h"
 #include "device/types.h"
 
 namespace hamisim::device {
@@ -35,9 +36,10 @@ struct ChargeTotals {
 ChargeTotals total_charges(const std::vector<DeviceCharge>& charges);
 
 // "n/m Reason" entries sorted lexicographically as whole strings, joined with ", "
-// (HAMi GenReason; reference §3.3). Empty map -> "".
-std::string format_reasons(const std::map<std::string, int, std::less<>>& reasons, size_t cards);
-// Inverse of format_reasons: reason name -> count; malformed pieces are skipped.
+// (HAMi GenReason; reference §3.3). No reasons -> "".
+std::string format_reasons(const ReasonCounts& reasons, size_t cards);
+// Inverse of format_reasons: reason name -> count (any name, a Reason's or not); malformed
+// pieces are skipped.
 std::map<std::string, int, std::less<>> parse_reasons(std::string_view text);
 
 // The devices' Idx values joined with commas ("0,3"): the index list Kunlun and Mthreads

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "device/reason.h"
 #include "device/types.h"
 #include "model/objects.h"
 #include "model/result.h"
@@ -92,9 +93,9 @@ struct AnnotationContext {
 
 struct FitOutcome {
   bool fits = false;
-  ContainerDevices devices;  // chosen devices (or the partial selection on failure)
-  std::map<std::string, int, std::less<>> reasons;  // reason name -> count
-  std::vector<DeviceVerdict> verdicts;              // one per rejected device visit
+  ContainerDevices devices;             // chosen devices (or the partial selection on failure)
+  ReasonCounts reasons;                 // rejected devices per reason
+  std::vector<DeviceVerdict> verdicts;  // one per rejected device visit
   // The "m" of HAMi's "n/m Reason" when it is not the number of candidate devices (Ascend
   // 910C prints the requested count after a failed module pairing).
   std::optional<size_t> reason_cards;

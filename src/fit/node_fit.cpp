@@ -17,23 +17,12 @@ std::string effective_policy(const model::Pod& pod, std::string_view annotation,
 
 // The class of a backend's failure, from its reason counts (what classify_failure reads back
 // from their text).
-FitClass classify_reasons(const std::map<std::string, int, std::less<>>& reasons) {
-  static constexpr std::string_view kCapacity[] = {
-      "CardInsufficientMemory",
-      "CardInsufficientCore",
-      "CardTimeSlicingExhausted",
-      "CardComputeUnitsExhausted",
-      "ExclusiveDeviceAllocateConflict",
-      "AllocatedCardsInsufficientRequest",
-      "ResourceQuotaNotFit",
-  };
+FitClass classify_reasons(const device::ReasonCounts& reasons) {
   if (reasons.empty()) return FitClass::kInternal;
-  for (const auto& [name, count] : reasons) {
-    if (std::find(std::begin(kCapacity), std::end(kCapacity), name) != std::end(kCapacity)) {
-      return FitClass::kInsufficientCapacity;
-    }
-  }
-  return FitClass::kConstraintMismatch;
+  bool capacity = false;
+  reasons.for_each(
+      [&](device::Reason r, int) { capacity = capacity || device::is_capacity_reason(r); });
+  return capacity ? FitClass::kInsufficientCapacity : FitClass::kConstraintMismatch;
 }
 
 // Fits one container's requests on `usage` (HAMi fitInDevices), recording the chosen devices
@@ -42,13 +31,14 @@ FitClass classify_reasons(const std::map<std::string, int, std::less<>>& reasons
 // caller's and is not written: the usage is added to scratch copies of the chosen devices,
 // for add_usage's checks and MIG placements, since no later request reads it.
 // Returns the failure string, empty on success; `failure_class` is set when the failure's class
-// is known without reading the string back.
+// is known without reading the string back. A backend's failure also leaves its counts in
+// `fit` (and its verdicts), and without `reason_text` only those: the string is then a
+// placeholder (fit_pod's caller renders it from the counts).
 std::string fit_container(const PreparedPod& pod, size_t container_index, const NodeUsage& usage,
                           bool commit, std::vector<device::DeviceUsage*>& order,
                           const NodeInventory& inventory, const device::DeviceRegistry& registry,
                           const device::QuotaView* quota, device::PodDevices& allocated,
-                          std::vector<device::DeviceVerdict>& verdicts,
-                          std::optional<FitClass>& failure_class) {
+                          NodeFit& fit, bool reason_text, std::optional<FitClass>& failure_class) {
   const device::ContainerRequests& requests = pod.requests[container_index];
   thread_local std::vector<float> score_values;
   score_values.clear();
@@ -107,10 +97,12 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
     ctx.explain = pod.explain;
     device::FitOutcome outcome = backend->fit(candidates, request, ctx);
     if (!outcome.fits) {
-      verdicts = std::move(outcome.verdicts);
+      fit.verdicts = std::move(outcome.verdicts);
+      fit.reasons = outcome.reasons;
+      fit.reason_cards = outcome.reason_cards.value_or(candidates.size());
       failure_class = classify_reasons(outcome.reasons);
-      return device::format_reasons(outcome.reasons,
-                                    outcome.reason_cards.value_or(candidates.size()));
+      if (!reason_text) return std::string(1, '-');  // short: no allocation
+      return device::format_reasons(fit.reasons, fit.reason_cards);
     }
 
     for (device::ContainerDevice& chosen : outcome.devices) {
@@ -234,7 +226,13 @@ Result<PreparedPod> prepare_pod(const model::Pod& pod, const device::DeviceRegis
 FitClass classify_failure(std::string_view reason) {
   if (reason == kNodeInsufficientDevice) return FitClass::kInsufficientCapacity;
   if (reason == kDeviceTypeNotFound) return FitClass::kConstraintMismatch;
-  return classify_reasons(device::parse_reasons(reason));
+  const auto names = device::parse_reasons(reason);
+  if (names.empty()) return FitClass::kInternal;
+  for (const auto& [name, count] : names) {
+    const std::optional<device::Reason> r = device::find_reason(name);
+    if (r && device::is_capacity_reason(*r)) return FitClass::kInsufficientCapacity;
+  }
+  return FitClass::kConstraintMismatch;
 }
 
 void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
@@ -256,7 +254,7 @@ void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& invento
 
 NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
                 const device::DeviceRegistry& registry, const device::QuotaView* quota,
-                const AllocationSite& site, bool with_annotations) {
+                const AllocationSite& site, bool with_annotations, bool with_reason_text) {
   NodeFit out;
   const size_t total = pod.requests.size();
   device::PodDevices allocated;
@@ -266,9 +264,10 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
     out.fits = false;
     out.failed_container = static_cast<int>(container);
     out.fit_class = failure_class ? *failure_class : classify_failure(reason);
-    out.reason = std::move(reason);
+    // A backend's failure without its text: the caller renders it from out.reasons.
+    if (with_reason_text || !failure_class) out.reason = std::move(reason);
     out.devices.clear();
-    return out;
+    return std::move(out);
   };
 
   // Allocations accumulate over the requests of one container (one per vendor) and over the
@@ -286,7 +285,7 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
     const NodeUsage& usage = accumulate ? working : base;
     pointers(usage, order);
     std::string reason = fit_container(pod, i, usage, accumulate, order, inventory, registry, quota,
-                                       allocated, out.verdicts, failure_class);
+                                       allocated, out, with_reason_text, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
   // App containers run together.
@@ -300,7 +299,7 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   for (size_t i = pod.init_count; i < total; ++i) {
     if (pod.requests[i].empty()) continue;
     std::string reason = fit_container(pod, i, app, accumulate, order, inventory, registry, quota,
-                                       allocated, out.verdicts, failure_class);
+                                       allocated, out, with_reason_text, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
 

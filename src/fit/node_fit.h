@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "device/reason.h"
 #include "device/registry.h"
 #include "fit/inventory.h"
 #include "fit/policy.h"
@@ -62,7 +63,12 @@ std::string_view to_string(FitClass c);
 struct NodeFit {
   bool fits = false;
   FitClass fit_class = FitClass::kFits;
-  std::string reason;          // HAMi-compatible failure string when !fits
+  std::string reason;  // HAMi-compatible failure string when !fits
+  // When a backend's Fit failed: its reason counts and the "m" of "n/m", of which `reason` is
+  // the text (device::format_reasons). A fit made without reason text leaves `reason` empty
+  // then, for a caller that fits many nodes and renders each distinct failure once.
+  device::ReasonCounts reasons;
+  size_t reason_cards = 0;
   device::PodDevices devices;  // per vendor, one entry per container (init first)
   // HAMi node score before the pod, plus the ScoreNode of every vendor in `devices` and of
   // every vendor HAMi pads in for the pod on this node (see `annotations`).
@@ -87,10 +93,13 @@ struct AllocationSite {
 
 // Fits every container of the pod on a node whose current usage is `base` (HAMi scoreNode).
 // Without `with_annotations` a fit leaves `annotations` empty, for a caller that fits many
-// nodes and keeps one: annotate() writes them for that one.
+// nodes and keeps one: annotate() writes them for that one. Without `with_reason_text` a
+// backend's failure leaves `reason` empty and its counts in `reasons` (node-level failures
+// still have their text).
 NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
                 const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr,
-                const AllocationSite& site = {}, bool with_annotations = true);
+                const AllocationSite& site = {}, bool with_annotations = true,
+                bool with_reason_text = true);
 
 // The allocation annotations of a fit made without them (same inventory, same site).
 void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,

@@ -468,29 +468,24 @@ class ScoreTexts {
 
 }  // namespace
 
-void LiveScheduler::record_no_fit_events(const model::Pod& pod,
-                                         const std::map<std::string, std::string>& failed_nodes,
+void LiveScheduler::record_no_fit_events(const model::Pod& pod, const FailedNodes& failed_nodes,
                                          size_t node_count) {
   // One Warning per reason type, naming the nodes (HAMi calcScore), then the summary. Nodes
   // mostly fail for one of a few identical texts, so each distinct text is parsed once.
   std::map<std::string, std::vector<const std::string*>, std::less<>> by_reason;
-  struct Parsed {
-    const std::string* text;
-    std::vector<std::vector<const std::string*>*> reasons;  // into by_reason
-  };
-  std::vector<Parsed> parsed;
+  std::vector<std::vector<std::vector<const std::string*>*>> per_text(
+      failed_nodes.reasons().size());  // per distinct text: into by_reason
+  std::vector<bool> parsed(per_text.size(), false);
+  size_t entry = 0;
   for (const auto& [node, reason] : failed_nodes) {
-    auto known = std::find_if(parsed.begin(), parsed.end(),
-                              [&](const Parsed& p) { return *p.text == reason; });
-    if (known == parsed.end()) {
-      Parsed p{&reason, {}};
+    const size_t t = failed_nodes.reason_index(entry++);
+    if (!parsed[t]) {
+      parsed[t] = true;
       const auto names = device::parse_reasons(reason);
-      if (names.empty()) p.reasons.push_back(&by_reason[reason]);
-      for (const auto& [r, count] : names) p.reasons.push_back(&by_reason[r]);
-      parsed.push_back(std::move(p));
-      known = parsed.end() - 1;
+      if (names.empty()) per_text[t].push_back(&by_reason[reason]);
+      for (const auto& [r, count] : names) per_text[t].push_back(&by_reason[r]);
     }
-    for (auto* nodes : known->reasons) nodes->push_back(&node);
+    for (auto* nodes : per_text[t]) nodes->push_back(&node);
   }
   for (const auto& [reason, nodes] : by_reason) {
     std::string message = fmt::format("{} nodes {}(", nodes.size(), reason);
@@ -543,11 +538,16 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   const int64_t now_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.wall_now().time_since_epoch())
           .count();
+  // Nodes mostly fail alike: the text of a backend's failure is rendered when its counts differ
+  // from the previous failure's.
+  std::string failure_text;
+  device::ReasonCounts failure_reasons;
+  size_t failure_cards = 0;
+  bool rendered = false;
   for (const std::string& name : node_names) {
     auto it = table->find(name);
     if (it == table->end()) {
-      out.failed_nodes.insert_or_assign(out.failed_nodes.end(), name,
-                                        std::string(fit::kNodeUnregistered));
+      out.failed_nodes.add(name, fit::kNodeUnregistered);
       continue;
     }
     const fit::NodeInventory& inventory = it->second->inventory;
@@ -562,10 +562,19 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     // Every node is fitted, one is patched: only its annotations are written (below).
     fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
                                   fit::AllocationSite{name, now_nanos},
-                                  /*with_annotations=*/false);
+                                  /*with_annotations=*/false, /*with_reason_text=*/false);
     if (!f.fits) {
-      // The hint makes the insertion constant time when the names come sorted.
-      out.failed_nodes.insert_or_assign(out.failed_nodes.end(), name, std::move(f.reason));
+      if (!f.reason.empty()) {
+        out.failed_nodes.add(name, f.reason);
+        continue;
+      }
+      if (!rendered || f.reasons != failure_reasons || f.reason_cards != failure_cards) {
+        failure_text = device::format_reasons(f.reasons, f.reason_cards);
+        failure_reasons = f.reasons;
+        failure_cards = f.reason_cards;
+        rendered = true;
+      }
+      out.failed_nodes.add(name, failure_text);
       continue;
     }
     fits.push_back({&name, f.node_score});
@@ -577,6 +586,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
     }
   }
 
+  out.failed_nodes.finish();
   if (fits.empty()) {
     reserving.unlock();
     record_no_fit_events(pod, out.failed_nodes, node_names.size());

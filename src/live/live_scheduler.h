@@ -26,6 +26,7 @@
 
 #include "device/registry.h"
 #include "fit/node_fit.h"
+#include "live/failed_nodes.h"
 #include "live/leader.h"
 #include "live/node_lock.h"
 #include "live/node_manager.h"
@@ -64,9 +65,10 @@ struct LiveOptions {
 struct LiveFilterResult {
   enum class Kind { kChosen, kNoFit, kError };
   Kind kind = Kind::kError;
-  std::string node;                                 // kChosen
-  std::map<std::string, std::string> failed_nodes;  // kNoFit
-  std::string error;                                // kError, starting with its class word
+  std::string node;  // kChosen
+  // Every node that did not fit, also when one was chosen (metrics, logs).
+  FailedNodes failed_nodes;
+  std::string error;  // kError, starting with its class word
 };
 
 struct LiveBindRequest {
@@ -167,8 +169,7 @@ class LiveScheduler final : public state::ClusterHandler {
   void release_vanished_reservations();
   void event(const model::Pod& pod, std::string type, std::string reason, std::string message);
   // The Warning Events of a filter that found no node.
-  void record_no_fit_events(const model::Pod& pod,
-                            const std::map<std::string, std::string>& failed_nodes,
+  void record_no_fit_events(const model::Pod& pod, const FailedNodes& failed_nodes,
                             size_t node_count);
   // Sleeps unless stopping; false when stopping.
   bool sleep_unless_stopping(std::chrono::milliseconds d);

@@ -295,5 +295,35 @@ TEST(Determinism, SameFailureReasonEveryRun) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(run().reason, a.reason);
 }
 
+// A caller that fits many nodes asks for no reason text: a backend's failure leaves its counts,
+// whose text is the one a fit with text gives; a node-level failure keeps its text.
+TEST(ReasonText, LeftToTheCallerRendersTheSameText) {
+  std::vector<Gpu> gpus;
+  for (int i = 0; i < 14; ++i) gpus.push_back(gpu("G" + std::to_string(i), 1000 + 500 * (i % 5)));
+  FitHarness h(gpus);
+  const model::Pod pod = PodBuilder().app(gpu_container("c", 6, 2500)).build();
+  auto prepared = prepare_pod(pod, h.registry(), {});
+  ASSERT_TRUE(prepared);
+  const NodeFit with = fit_pod(*prepared, h.usage(), h.inventory(), h.registry());
+  const NodeFit without = fit_pod(*prepared, h.usage(), h.inventory(), h.registry(), nullptr, {},
+                                  /*with_annotations=*/false, /*with_reason_text=*/false);
+  EXPECT_FALSE(without.fits);
+  EXPECT_EQ(without.reason, "");
+  EXPECT_EQ(without.fit_class, with.fit_class);
+  EXPECT_EQ(without.fit_class, FitClass::kInsufficientCapacity);
+  EXPECT_EQ(without.reasons, with.reasons);
+  EXPECT_EQ(without.reason_cards, 14u);
+  EXPECT_EQ(device::format_reasons(without.reasons, without.reason_cards), with.reason);
+  EXPECT_EQ(with.reason, "5/14 AllocatedCardsInsufficientRequest, 9/14 CardInsufficientMemory");
+
+  const model::Pod too_many = PodBuilder().app(gpu_container("c", 15, 100)).build();
+  auto many = prepare_pod(too_many, h.registry(), {});
+  ASSERT_TRUE(many);
+  const NodeFit node_level = fit_pod(*many, h.usage(), h.inventory(), h.registry(), nullptr, {},
+                                     false, /*with_reason_text=*/false);
+  EXPECT_EQ(node_level.reason, kNodeInsufficientDevice);
+  EXPECT_TRUE(node_level.reasons.empty());
+}
+
 }  // namespace
 }  // namespace hamisim::fit::testing

@@ -135,7 +135,7 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
     int64_t cus = 0;
     if (request.coresreq > 0) {
       if (d.totalcore <= 0) {
-        fail(d, "CardInsufficientCore", "the device registers no compute units");
+        fail(d, Reason::kCardInsufficientCore, "the device registers no compute units");
         continue;
       }
       cus = std::clamp<int64_t>(int64_t{d.totalcore} * request.coresreq / 100, 1, d.totalcore);
@@ -143,7 +143,7 @@ FitOutcome AmdBackend::fit(std::span<DeviceUsage* const> devices,
       cus = d.totalcore;
     }
     if (d.totalcore - d.usedcores < cus) {
-      fail(d, "CardInsufficientCore",
+      fail(d, Reason::kCardInsufficientCore,
            "needs " + std::to_string(cus) + " CUs, " + std::to_string(d.totalcore - d.usedcores) +
                " of " + std::to_string(d.totalcore) + " free");
       continue;

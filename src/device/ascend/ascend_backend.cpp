@@ -22,7 +22,7 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 using namespace check;  // the shared reason names
 
-constexpr const char* kModeNotFit = "ModeNotFit";
+constexpr Reason kModeNotFit = Reason::kModeNotFit;
 
 BackendIdentity ascend_identity(const VnpuConfig& c) {
   const std::string& cw = c.common_word;
@@ -228,7 +228,7 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
     out.reasons[kModeNotFit] = 1;
     if (ctx.explain) {
       out.verdicts.push_back(DeviceVerdict{
-          "", kModeNotFit,
+          "", std::string(reason_name(kModeNotFit)),
           "the pod asks for hami-core soft split; the node's hami-vnpu-core is not \"true\""});
     }
     return result;

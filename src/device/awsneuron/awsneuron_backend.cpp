@@ -185,7 +185,7 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
       if (ctx.explain) {
         for (const DeviceUsage* d : devices) {
           out.verdicts.push_back(
-              DeviceVerdict{d->id, check::kNumaNotFit,
+              DeviceVerdict{d->id, std::string(reason_name(check::kNumaNotFit)),
                             "no window of " + std::to_string(request.nums) + " idle devices"});
         }
       }
@@ -219,7 +219,7 @@ FitOutcome AwsNeuronBackend::fit(std::span<DeviceUsage* const> devices,
     const int64_t cores = whole ? d.count : request.coresreq;
     const int32_t free = cores_in_mask(d.totalcore) - cores_in_mask(d.usedcores);
     if (free < cores) {
-      fail(d, "CardInsufficientCore", [&] {
+      fail(d, Reason::kCardInsufficientCore, [&] {
         return "needs " + std::to_string(cores) + " cores, " + std::to_string(free) + " free";
       });
       continue;

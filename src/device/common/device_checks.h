@@ -6,7 +6,6 @@
 // when someone reads it) and returns false when the device fails. The explanations are
 // hamisim's own (HAMi counts only the reason), worded per vendor as they always were.
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,18 +19,18 @@
 namespace hamisim::device::check {
 
 // Reason names (hami-other-vendors.md A.10, hami-device-model.md §3).
-inline constexpr const char* kCardNotHealth = "CardNotHealth";
-inline constexpr const char* kCardTypeMismatch = "CardTypeMismatch";
-inline constexpr const char* kCardUuidMismatch = "CardUuidMismatch";
-inline constexpr const char* kCardTimeSlicingExhausted = "CardTimeSlicingExhausted";
-inline constexpr const char* kExclusiveConflict = "ExclusiveDeviceAllocateConflict";
-inline constexpr const char* kResourceQuotaNotFit = "ResourceQuotaNotFit";
-inline constexpr const char* kCardInsufficientMemory = "CardInsufficientMemory";
-inline constexpr const char* kCardInsufficientCore = "CardInsufficientCore";
-inline constexpr const char* kCardComputeUnitsExhausted = "CardComputeUnitsExhausted";
-inline constexpr const char* kNumaNotFit = "NumaNotFit";
-inline constexpr const char* kAllocatedCardsInsufficientRequest =
-    "AllocatedCardsInsufficientRequest";
+inline constexpr Reason kCardNotHealth = Reason::kCardNotHealth;
+inline constexpr Reason kCardTypeMismatch = Reason::kCardTypeMismatch;
+inline constexpr Reason kCardUuidMismatch = Reason::kCardUuidMismatch;
+inline constexpr Reason kCardTimeSlicingExhausted = Reason::kCardTimeSlicingExhausted;
+inline constexpr Reason kExclusiveConflict = Reason::kExclusiveDeviceAllocateConflict;
+inline constexpr Reason kResourceQuotaNotFit = Reason::kResourceQuotaNotFit;
+inline constexpr Reason kCardInsufficientMemory = Reason::kCardInsufficientMemory;
+inline constexpr Reason kCardInsufficientCore = Reason::kCardInsufficientCore;
+inline constexpr Reason kCardComputeUnitsExhausted = Reason::kCardComputeUnitsExhausted;
+inline constexpr Reason kNumaNotFit = Reason::kNumaNotFit;
+inline constexpr Reason kAllocatedCardsInsufficientRequest =
+    Reason::kAllocatedCardsInsufficientRequest;
 
 // How the explanations name a device, its time slices and its cores' unit: NVIDIA's say "GPU"
 // and percent, most other vendors' "device" and bare numbers.
@@ -51,50 +50,25 @@ class Failures {
   Failures(FitOutcome& out, bool explain) : out_(out), explain_(explain) {}
 
   template <class Detail>
-  void operator()(const DeviceUsage& d, const char* reason, Detail&& detail) const {
-    count(reason);
+  void operator()(const DeviceUsage& d, Reason reason, Detail&& detail) const {
+    ++out_.reasons[reason];
     if (!explain_) return;
     if constexpr (std::is_invocable_v<Detail>) {
-      out_.verdicts.push_back(DeviceVerdict{d.id, reason, detail()});
+      out_.verdicts.push_back(DeviceVerdict{d.id, std::string(reason_name(reason)), detail()});
     } else {
-      out_.verdicts.push_back(
-          DeviceVerdict{d.id, reason, std::string(std::forward<Detail>(detail))});
+      out_.verdicts.push_back(DeviceVerdict{d.id, std::string(reason_name(reason)),
+                                            std::string(std::forward<Detail>(detail))});
     }
   }
-  void operator()(const DeviceUsage& d, const char* reason) const {
-    (*this)(d, reason, std::string());
-  }
+  void operator()(const DeviceUsage& d, Reason reason) const { (*this)(d, reason, std::string()); }
   // The `fail(reason, detail)` callback the checks below take, for device `d`.
   auto on(const DeviceUsage& d) const {
-    return [this, &d](const char* reason, auto&& detail) { (*this)(d, reason, detail); };
+    return [this, &d](Reason reason, auto&& detail) { (*this)(d, reason, detail); };
   }
 
  private:
-  // Adds one to the reason's count. A Fit rejects most devices for one or two reasons (the
-  // names are constants, so one reason comes with one address): the counts of the last two
-  // are kept by address. Looking the name up each time compared strings, and indexing the map
-  // by it built a std::string, an allocation for most names. A map's entries stay where they
-  // are until erased, and no Fit erases a reason.
-  void count(const char* reason) const {
-    for (const auto& [name, n] : recent_) {
-      if (name == reason) {
-        ++*n;
-        return;
-      }
-    }
-    int* n;
-    if (auto it = out_.reasons.find(std::string_view(reason)); it != out_.reasons.end()) {
-      n = &++it->second;
-    } else {
-      n = &out_.reasons.emplace(reason, 1).first->second;
-    }
-    recent_[1] = recent_[0];
-    recent_[0] = {reason, n};
-  }
-
   FitOutcome& out_;
   bool explain_;
-  mutable std::array<std::pair<const char*, int*>, 2> recent_{};
 };
 
 // The checks every HAMi Fit opens with, in HAMi's order: a healthy device, a request for this

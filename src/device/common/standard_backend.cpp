@@ -12,7 +12,7 @@ namespace {
 
 using namespace check;  // the reason names
 
-constexpr const char* kCardNotFoundCustomFilterRule = "CardNotFoundCustomFilterRule";
+constexpr Reason kCardNotFoundCustomFilterRule = Reason::kCardNotFoundCustomFilterRule;
 
 template <class Decode>
 NodeDevices decode_registration(const model::Node& node, std::string_view key,
@@ -29,7 +29,9 @@ NodeDevices decode_registration(const model::Node& node, std::string_view key,
 }  // namespace
 
 bool policy_has_token(std::string_view policy, std::string_view token) {
-  // In place: this runs for every node a pod is fitted on.
+  // In place: this runs for every node a pod is fitted on, mostly for a token the policy does
+  // not hold at all.
+  if (policy.find(token) == std::string_view::npos) return false;
   return any_comma_item(policy, [&](std::string_view t) { return t == token; });
 }
 

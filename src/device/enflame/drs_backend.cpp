@@ -492,7 +492,7 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
   const std::optional<DrsProfile> profile = select_profile(collect_profiles(devices), request);
   if (!profile || profile->size <= 0 || profile->size > kInt32Max || profile->memory_gb <= 0 ||
       profile->memory_gb > kInt32Max / 1024 || profile->core_percent > kInt32Max) {
-    out.reasons["ModeNotFit"] = 1;
+    out.reasons[Reason::kModeNotFit] = 1;
     if (ctx.explain) {
       for (const DeviceUsage* d : devices) {
         out.verdicts.push_back(
@@ -518,14 +518,14 @@ FitOutcome DrsBackend::fit(std::span<DeviceUsage* const> devices,
     if (!check::slots_free(d, is_mutex, kCardWording, fail.on(d))) continue;
     // No "slices left" check: the memory and core sums are what bound a card.
     if (d.totalmem - d.usedmem < profile_mib) {
-      fail(d, "CardInsufficientMemory", [&] {
+      fail(d, Reason::kCardInsufficientMemory, [&] {
         return "profile " + profile->name + " needs " + std::to_string(profile_mib) + " MiB, " +
                std::to_string(d.totalmem - d.usedmem) + " free";
       });
       continue;
     }
     if (d.totalcore > 0 && d.totalcore - d.usedcores < profile_core) {
-      fail(d, "CardInsufficientCore", [&] {
+      fail(d, Reason::kCardInsufficientCore, [&] {
         return "profile " + profile->name + " needs " + std::to_string(profile_core) + "%, " +
                std::to_string(d.totalcore - d.usedcores) + "% free";
       });

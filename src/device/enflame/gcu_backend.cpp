@@ -58,7 +58,7 @@ FitOutcome GcuBackend::fit(std::span<DeviceUsage* const> devices,
     if (!check::selectable(d, request.type == kGcuVendor, nullptr, fail.on(d))) continue;
     // A card serves one container; that is the only capacity rule.
     if (d.used > 0) {
-      fail(d, "ExclusiveDeviceAllocateConflict",
+      fail(d, Reason::kExclusiveDeviceAllocateConflict,
            [&] { return "the card is taken by " + std::to_string(d.used) + " container(s)"; });
       continue;
     }

@@ -103,15 +103,15 @@ FitOutcome KunlunBackend::fit(std::span<DeviceUsage* const> devices,
       for (size_t i = 0; i < devices.size(); ++i) {
         const DeviceUsage& d = *devices[i];
         if (uuid_failures.contains(d.id)) {
-          out.verdicts.push_back({d.id, kCardUuidMismatch, ""});
+          out.verdicts.push_back({d.id, std::string(reason_name(kCardUuidMismatch)), ""});
         } else if (!d.health) {
-          out.verdicts.push_back({d.id, kCardNotHealth, ""});
+          out.verdicts.push_back({d.id, std::string(reason_name(kCardNotHealth)), ""});
         } else if (d.used > 0) {
           out.verdicts.push_back(
-              {d.id, kNumaNotFit,
+              {d.id, std::string(reason_name(kNumaNotFit)),
                "in use by " + std::to_string(d.used) + " task(s); cards are exclusive"});
         } else {
-          out.verdicts.push_back({d.id, kNumaNotFit,
+          out.verdicts.push_back({d.id, std::string(reason_name(kNumaNotFit)),
                                   "idle, but no topology-valid set of " +
                                       std::to_string(request.nums) + " cards includes it"});
         }

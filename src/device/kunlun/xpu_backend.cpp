@@ -111,7 +111,7 @@ FitOutcome XpuBackend::fit(std::span<DeviceUsage* const> devices,
     if (ctx.explain) {
       for (size_t i = 0; i < devices.size(); ++i) {
         const DeviceUsage& d = *devices[i];
-        std::string reason = kNumaNotFit;
+        Reason reason = kNumaNotFit;
         std::string detail;
         if (uuid_failures.contains(d.id)) {
           reason = kCardUuidMismatch;
@@ -129,7 +129,7 @@ FitOutcome XpuBackend::fit(std::span<DeviceUsage* const> devices,
           detail = "fits, but no topology-valid set of " + std::to_string(request.nums) +
                    " cards includes it";
         }
-        out.verdicts.push_back({d.id, std::move(reason), std::move(detail)});
+        out.verdicts.push_back({d.id, std::string(reason_name(reason)), std::move(detail)});
       }
     }
     return out;

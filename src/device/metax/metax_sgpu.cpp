@@ -21,9 +21,9 @@ namespace dom = simdjson::dom;
 using namespace check;  // the shared reason names
 
 // The sGPU Fit's own reason names (reference A.10).
-constexpr const char* kCardUnhealthy = "CardUnhealthy";
-constexpr const char* kCardAppClassMismatch = "CardAppClassMismatch";
-constexpr const char* kCardQosPolicyMismatch = "CardQosPolicyMismatch";
+constexpr Reason kCardUnhealthy = Reason::kCardUnhealthy;
+constexpr Reason kCardAppClassMismatch = Reason::kCardAppClassMismatch;
+constexpr Reason kCardQosPolicyMismatch = Reason::kCardQosPolicyMismatch;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 

@@ -17,8 +17,8 @@ namespace {
 using namespace check;  // the shared reason names
 
 // NVIDIA's own reason names (HAMi pkg/device/common; reference §3.3).
-constexpr const char* kCardCordoned = "CardCordoned";
-constexpr const char* kCardMigTopologyInfeasible = "CardMigTopologyInfeasible";
+constexpr Reason kCardCordoned = Reason::kCardCordoned;
+constexpr Reason kCardMigTopologyInfeasible = Reason::kCardMigTopologyInfeasible;
 
 // Enumerating every combination for topology-aware selection is exponential; HAMi does it
 // unbounded. Above this many combinations we switch to a deterministic greedy choice

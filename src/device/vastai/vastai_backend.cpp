@@ -137,7 +137,7 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
     if (!check::selectable(d, request.type == kVendor, &pod.uuids, fail.on(d))) continue;
     if (!check::slots_free(d, is_mutex, check::kDeviceWording, fail.on(d))) continue;
     if (is_mutex && die_mode && busy_aics.contains(device_aics[i])) {
-      fail(d, "ExclusiveDeviceAllocateConflict",
+      fail(d, Reason::kExclusiveDeviceAllocateConflict,
            "mutex policy needs an idle card, another die of AIC \"" + device_aics[i] +
                "\" is in use");
       continue;

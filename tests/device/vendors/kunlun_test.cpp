@@ -379,11 +379,11 @@ TEST(Kunlun, UuidFiltersBothPairs) {
   EXPECT_EQ(uuids(out.devices), (std::vector<std::string>{"xpu-2"}));
   out = fit_direct(b, devices, one, {{"hami.io/use-xpu-uuid", "xpu-99"}});
   EXPECT_FALSE(out.fits);
-  EXPECT_EQ(out.reasons, (std::map<std::string, int, std::less<>>{{"CardUuidMismatch", 8}}));
+  EXPECT_EQ(out.reasons, (device::ReasonCounts{{device::Reason::kCardUuidMismatch, 8}}));
   // A device must pass both pairs.
   out = fit_direct(b, devices, one,
                    {{"hami.io/use-xpu-uuid", "xpu-5"}, {"baidu.com/nouse-gpuuuid", "xpu-5"}});
-  EXPECT_EQ(out.reasons, (std::map<std::string, int, std::less<>>{{"CardUuidMismatch", 8}}));
+  EXPECT_EQ(out.reasons, (device::ReasonCounts{{device::Reason::kCardUuidMismatch, 8}}));
   out = fit_direct(b, devices, one, {{"hami.io/no-use-xpu-uuid", "xpu-0"}});
   ASSERT_TRUE(out.fits);
   EXPECT_EQ(uuids(out.devices), (std::vector<std::string>{"xpu-1"}));  // left wing: 3 free
@@ -391,7 +391,7 @@ TEST(Kunlun, UuidFiltersBothPairs) {
   devices[4].used = 1;
   out = fit_direct(b, devices, {4, "kunlun", 0, 100, 0},
                    {{"baidu.com/nouse-gpuuuid", "xpu-0,xpu-1,xpu-2"}});
-  EXPECT_EQ(out.reasons, (std::map<std::string, int, std::less<>>{{"CardUuidMismatch", 3}}));
+  EXPECT_EQ(out.reasons, (device::ReasonCounts{{device::Reason::kCardUuidMismatch, 3}}));
   ASSERT_EQ(out.verdicts.size(), 8u);
   EXPECT_EQ(out.verdicts[0].reason, "CardUuidMismatch");
   EXPECT_EQ(out.verdicts[4].reason, "NumaNotFit");

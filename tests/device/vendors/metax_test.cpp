@@ -177,7 +177,7 @@ TEST(MetaxGpu, ContainersOfAPodShareOneCard) {
   auto out = fit_direct(b, devs, r, p, &allocated, 1);
   EXPECT_FALSE(out.fits);
   EXPECT_EQ(out.reasons,
-            (std::map<std::string, int, std::less<>>{{"CardNotFoundCustomFilterRule", 1}}));
+            (device::ReasonCounts{{device::Reason::kCardNotFoundCustomFilterRule, 1}}));
 }
 
 TEST(MetaxGpu, ScoreNodeReadsTopologyAnnotations) {
@@ -435,9 +435,9 @@ TEST(MetaxSgpu, TypeIsCheckedBeforeHealth) {
   std::vector<device::DeviceUsage> devs{d};
   const model::Pod pod = sgpu_pod({{kSgpu, "1"}});
   auto out = fit_direct(b, devs, {1, "Metax-GPU", 0, 100, 100}, pod);
-  EXPECT_EQ(out.reasons, (std::map<std::string, int, std::less<>>{{"CardTypeMismatch", 1}}));
+  EXPECT_EQ(out.reasons, (device::ReasonCounts{{device::Reason::kCardTypeMismatch, 1}}));
   out = fit_direct(b, devs, {1, "Metax-SGPU", 0, 100, 100}, pod);
-  EXPECT_EQ(out.reasons, (std::map<std::string, int, std::less<>>{{"CardUnhealthy", 1}}));
+  EXPECT_EQ(out.reasons, (device::ReasonCounts{{device::Reason::kCardUnhealthy, 1}}));
 }
 
 TEST(MetaxSgpu, SharedDevicesMustRunThePodsQosPolicy) {

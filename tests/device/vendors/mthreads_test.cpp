@@ -314,14 +314,14 @@ TEST(Mthreads, DeviceTypeMustContainTheVendorKey) {
   ctx.gpu_policy = "spread";
   auto out = b.fit(list, b.request_for(pod.spec.containers[0]), ctx);
   EXPECT_FALSE(out.fits);
-  EXPECT_EQ(out.reasons.at("CardTypeMismatch"), 1);
+  EXPECT_EQ(out.reasons.count_of(device::Reason::kCardTypeMismatch), 1);
   d.type = "Mthreads-S4000";
   out = b.fit(list, b.request_for(pod.spec.containers[0]), ctx);
   EXPECT_TRUE(out.fits);
   // A request of another type is refused on every device.
   device::ContainerDeviceRequest other{1, "NVIDIA", 0, 100, 0};
   out = b.fit(list, other, ctx);
-  EXPECT_EQ(out.reasons.at("CardTypeMismatch"), 1);
+  EXPECT_EQ(out.reasons.count_of(device::Reason::kCardTypeMismatch), 1);
 }
 
 TEST(Mthreads, DeviceConfigSectionRenamesResources) {
