@@ -328,7 +328,7 @@ int run_plan(PlanOptions o) {
   Progress progress;
   auto plan = o.compare_modes ? planner::modes::plan_comparing_modes(**planning, input, o.planner,
                                                                      std::ref(progress))
-                              : (*planning)->plan(input, o.planner, std::ref(progress));
+                              : (*planning)->plan(input_state, o.planner, std::ref(progress));
   if (!plan) {
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return fail(internal ? 1 : 2, plan.error().message);

@@ -31,4 +31,15 @@ void default_requests_from_limits(PodSpec& spec) {
   }
 }
 
+bool needs_default_requests(const PodSpec& spec) {
+  for (const auto* group : {&spec.init_containers, &spec.containers}) {
+    for (const Container& c : *group) {
+      for (const auto& entry : c.resources.limits) {
+        if (c.resources.requests.find(entry.first) == c.resources.requests.end()) return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace hamisim::model

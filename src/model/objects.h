@@ -259,5 +259,7 @@ bool has_resource_claims(const Pod& pod);
 // container limits but does not request is requested at its limit, in containers and init
 // containers. Pods read from the API server already are; hand-written what-if pods may not be.
 void default_requests_from_limits(PodSpec& spec);
+// Whether default_requests_from_limits would change the spec (a limit without its request).
+bool needs_default_requests(const PodSpec& spec);
 
 }  // namespace hamisim::model

@@ -446,6 +446,38 @@ TEST(DecodeObjectsTest, ListDispatchesItemsOnKind) {
   EXPECT_EQ(set->node_json[1], R"({"kind":"Node","metadata":{"name":"n2"}})");
 }
 
+// The items are counted before they are decoded, so the pods' vector is allocated once (in a
+// List and in a top-level array alike).
+TEST(DecodeObjectsTest, PodsOfAListAreAllocatedOnce) {
+  for (const char* open : {R"({"kind":"List","items":[)", "["}) {
+    std::string json = open;
+    for (int i = 0; i < 100; ++i) {
+      json += std::string(i == 0 ? "" : ",") + R"({"kind":"Pod","metadata":{"name":"p)" +
+              std::to_string(i) + R"("}})";
+    }
+    json += std::string("]") + (open[0] == '{' ? "}" : "");
+    auto set = decode_objects_json(json);
+    ASSERT_TRUE(set.ok()) << set.error().message;
+    ASSERT_EQ(set->pods.size(), 100u);
+    EXPECT_EQ(set->pods.capacity(), 100u);
+    EXPECT_EQ(set->pods[99].metadata.name, "p99");
+  }
+}
+
+// An items array that cannot be counted (a comma missing between items) is decoded again
+// without counting, so the error names the item where decoding stops, as it always did.
+TEST(DecodeObjectsTest, AnItemsArrayThatCannotBeCountedFailsAtItsItem) {
+  auto list = decode_objects_json(
+      R"({"kind":"List","items":[{"kind":"Pod","metadata":{"name":"a"}} {"kind":"Pod"}]})");
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.error().message.find("items[1]"), std::string::npos) << list.error().message;
+  auto nested = decode_objects_json(
+      R"({"kind":"List","items":[{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"a"}} 3]}]})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("items[0].items[1]"), std::string::npos)
+      << nested.error().message;
+}
+
 TEST(DecodeObjectsTest, TypedListItemsWithoutKindTakeTheListsKind) {
   auto set = decode_objects_json(R"({"kind":"NodeList","items":[{"metadata":{"name":"a"}},
       {"metadata":{"name":"b"}}]})");

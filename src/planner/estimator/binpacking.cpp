@@ -281,7 +281,9 @@ class Run {
     return e;
   }
 
-  bool place(const framework::PodInfoPtr& ptr, const FitResult& fit) {
+  // Takes the fit's allocations into the placement (a copy per placed pod was 20 MB of maps in
+  // a 5,000-pod plan, freed again at once).
+  bool place(const framework::PodInfoPtr& ptr, FitResult&& fit) {
     const std::string& node = fit.node;
     const framework::PodInfoPtr& placed = fit.placed_as ? fit.placed_as : ptr;
     Status st = s_.add_pod(placed, node);
@@ -290,7 +292,8 @@ class Run {
       return false;
     }
     fitter_.placed(*placed, *s_.node(node));
-    out_.placements.push_back({ptr->key(), node, fit.allocations, placed->claim_allocations()});
+    out_.placements.push_back(
+        {ptr->key(), node, std::move(fit.allocations), placed->claim_allocations()});
     if (with_pods_.insert(node).second) out_.nodes_with_pods.push_back(node);
     return true;
   }
@@ -314,7 +317,7 @@ class Run {
         why_ = describe(r.status);
         return true;
       }
-      if (!place(pods[next], r)) return false;
+      if (!place(pods[next], std::move(r))) return false;
     }
     return true;
   }
@@ -370,7 +373,7 @@ class Run {
         }
         found = std::move(r);
       }
-      if (!place(pods[next], *found)) return false;
+      if (!place(pods[next], std::move(*found))) return false;
     }
     return true;
   }
@@ -396,7 +399,7 @@ class Run {
         why_ = describe(r.status);
         break;
       }
-      if (!place(pods[next], r)) return false;
+      if (!place(pods[next], std::move(r))) return false;
     }
     const size_t per_node = next - first;
     if (per_node == 0) return true;

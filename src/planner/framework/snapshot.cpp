@@ -128,12 +128,11 @@ uint64_t next_make_serial() {
 }
 }  // namespace
 
-std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
+std::shared_ptr<PodInfo> PodInfo::derive(std::shared_ptr<const model::Pod> shared) {
+  const model::Pod& pod = *shared;
   std::shared_ptr<PodInfo> info(new PodInfo());
   info->serial_ = next_make_serial();
   info->key_ = pod.metadata.namespace_ + "/" + pod.metadata.name;
-  // What the API server would have stored: what-if pods are often written with limits only.
-  model::default_requests_from_limits(pod.spec);
   info->requests_ = pod_resource(pod);
   info->host_ports_ = pod_host_ports(pod);
   const auto& aff = pod.spec.affinity;
@@ -153,15 +152,28 @@ std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
     validate_preferred(pod, aff->pod_anti_affinity->preferred, "podAntiAffinity.preferred",
                        info->parse_error_);
   }
-  info->pod_ = std::move(pod);
+  info->pod_ = std::move(shared);
   return info;
+}
+
+std::shared_ptr<const PodInfo> PodInfo::make(model::Pod pod) {
+  // What the API server would have stored: what-if pods are often written with limits only.
+  model::default_requests_from_limits(pod.spec);
+  return derive(std::make_shared<const model::Pod>(std::move(pod)));
+}
+
+std::shared_ptr<const PodInfo> PodInfo::share(std::shared_ptr<const model::Pod> pod) {
+  if (model::needs_default_requests(pod->spec)) return make(*pod);
+  return derive(std::move(pod));
 }
 
 std::shared_ptr<const PodInfo> PodInfo::with_annotations(
     const PodInfo& pod, const std::map<std::string, std::string, std::less<>>& annotations) {
   std::shared_ptr<PodInfo> info(new PodInfo(pod));
   info->serial_ = next_make_serial();
-  for (const auto& [k, v] : annotations) info->pod_.metadata.annotations[k] = v;
+  auto annotated = std::make_shared<model::Pod>(*pod.pod_);
+  for (const auto& [k, v] : annotations) annotated->metadata.annotations[k] = v;
+  info->pod_ = std::move(annotated);
   return info;
 }
 
@@ -252,13 +264,18 @@ const dra::AllocationResult* ClusterSnapshot::claim_allocation(std::string_view 
 }
 
 Status ClusterSnapshot::add_node(model::Node node, NodeSlices slices) {
-  if (node.metadata.name.empty()) return make_error("node has no name");
-  if (index_.count(node.metadata.name) > 0) {
-    return make_error(fmt::format("node \"{}\" already exists", node.metadata.name));
+  return add_node(std::make_shared<const model::Node>(std::move(node)), std::move(slices));
+}
+
+Status ClusterSnapshot::add_node(std::shared_ptr<const model::Node> node, NodeSlices slices) {
+  if (!node) return make_error("null node");
+  if (node->metadata.name.empty()) return make_error("node has no name");
+  if (index_.count(node->metadata.name) > 0) {
+    return make_error(fmt::format("node \"{}\" already exists", node->metadata.name));
   }
   auto info = std::make_unique<NodeInfo>();
-  info->allocatable_ = node_allocatable(node);
-  info->node_ = std::make_shared<const model::Node>(std::move(node));
+  info->allocatable_ = node_allocatable(*node);
+  info->node_ = std::move(node);
   info->slices_ = std::move(slices);
   index_.emplace(info->name(), slots_.size());
   slots_.push_back(std::move(info));

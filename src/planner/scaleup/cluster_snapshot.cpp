@@ -23,7 +23,11 @@ Status Planner::load_cluster() {
   if (in_.dra) snap_.set_dra(in_.dra);
   for (const model::Node& node : in_.nodes) {
     const auto slices = in_.dra ? in_.dra->node_slices(node.metadata.name) : nullptr;
-    if (Status s = snap_.add_node(node, slices); !s) {
+    Status s =
+        env_.shared_input
+            ? snap_.add_node(std::shared_ptr<const model::Node>(env_.shared_input, &node), slices)
+            : snap_.add_node(node, slices);
+    if (!s) {
       return make_error("node \"" + node.metadata.name + "\": " + s.error().message);
     }
     if (nodegroups::is_good_template_candidate(node)) ++ready_nodes_;
@@ -32,7 +36,7 @@ Status Planner::load_cluster() {
   for (const model::Pod& pod : in_.pods) {
     if (pod.spec.node_name.empty() || terminated(pod)) continue;
     if (priority_of(pod) < o_.expendable_pods_priority_cutoff) continue;
-    PodInfoPtr info = PodInfo::make(pod);
+    PodInfoPtr info = pod_info(pod);
     if (snap_.node(pod.spec.node_name) == nullptr) {
       plan_.warnings.push_back("pod " + info->key() + " is bound to node \"" + pod.spec.node_name +
                                "\", which is not in the snapshot; ignored");

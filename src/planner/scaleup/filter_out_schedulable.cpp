@@ -27,7 +27,7 @@ std::vector<PodInfoPtr> Planner::filter_out_schedulable() {
   SimilarPodsScheduling similar_pods;
   for (const model::Pod* pod : pending) {
     if (stop_requested()) break;
-    PodInfoPtr info = PodInfo::make(*pod);
+    PodInfoPtr info = pod_info(*pod);
     PodOutcome out;
     out.pod = info->key();
     out.owner = owner_of(*pod);

@@ -139,6 +139,9 @@ Result<Plan> make_plan(const PlanInput& input, const PlannerOptions& options,
   if (env.devices == nullptr || env.cache == nullptr) {
     return make_error("internal: planner without a device stage or cache");
   }
+  if (env.shared_input && env.shared_input.get() != &input) {
+    return make_error("internal: the shared input is not the input planned");
+  }
   if (!options.keep_state_until_exit) return Planner(input, options, env).run();
   auto planner = std::make_shared<Planner>(input, options, env);
   Result<Plan> plan = planner->run();

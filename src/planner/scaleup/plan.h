@@ -272,6 +272,10 @@ struct PlannerEnv {
   // that ignores placed pods): when set, the plan made is the correct one and carries the
   // comparison in Plan::unpatched_ca.
   const Plan* unpatched_ca = nullptr;
+  // Set when the caller handed the input over (Planning::plan taking a shared_ptr): the very
+  // object make_plan plans, its pods defaulted already. The snapshot then shares its nodes and
+  // pods (each keeps it alive) instead of copying them.
+  std::shared_ptr<const PlanInput> shared_input;
 };
 
 // Errors are input errors (an invalid expander chain or priority config) or internal ones;

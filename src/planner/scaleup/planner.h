@@ -151,6 +151,12 @@ class Planner {
     return it == remaining_by_key_.end() ? nullptr : it->second;
   }
 
+  // The pod as the snapshot holds it: shared with a handed-over input, else a copy.
+  PodInfoPtr pod_info(const model::Pod& pod) const {
+    if (!env_.shared_input) return PodInfo::make(pod);
+    return PodInfo::share(std::shared_ptr<const model::Pod>(env_.shared_input, &pod));
+  }
+
   GroupState* state_of(std::string_view name) {
     for (auto& g : states_) {
       if (g.spec->name == name) return &g;

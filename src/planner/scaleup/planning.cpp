@@ -55,6 +55,25 @@ Result<std::shared_ptr<const Planning>> Planning::create(
 Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& options,
                             std::function<void(size_t, size_t)> progress,
                             std::function<bool()> cancelled) const {
+  return run_plan(input, nullptr, options, std::move(progress), std::move(cancelled));
+}
+
+Result<Plan> Planning::plan(std::shared_ptr<PlanInput> input, const PlannerOptions& options,
+                            std::function<void(size_t, size_t)> progress,
+                            std::function<bool()> cancelled) const {
+  if (!input) return make_error("internal: no input to plan");
+  for (model::Pod& pod : input->pods) model::default_requests_from_limits(pod.spec);
+  if (input->pending) {
+    for (model::Pod& pod : *input->pending) model::default_requests_from_limits(pod.spec);
+  }
+  const PlanInput& in = *input;
+  return run_plan(in, std::move(input), options, std::move(progress), std::move(cancelled));
+}
+
+Result<Plan> Planning::run_plan(const PlanInput& input, std::shared_ptr<const PlanInput> shared,
+                                const PlannerOptions& options,
+                                std::function<void(size_t, size_t)> progress,
+                                std::function<bool()> cancelled) const {
   struct RunState {
     explicit RunState(const engine::Engine& engine) : cache(engine) {}
     DeviceCache cache;
@@ -71,6 +90,7 @@ Result<Plan> Planning::plan(const PlanInput& input, const PlannerOptions& option
     }
     env.fit_args = fit_args_;
     env.cancelled = cancelled;
+    env.shared_input = shared;
     return env;
   };
   // Issue #33: first the plan of a CA whose extender calls carry no SimulatedPods, then the

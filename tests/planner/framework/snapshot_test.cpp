@@ -272,6 +272,45 @@ TEST(PodInfo, RequestsDefaultToLimits) {
   EXPECT_EQ(info->pod().spec.containers[0].resources.requests.size(), 2u);
 }
 
+// share() keeps the pod it is given instead of a copy, unless the API server's defaulting
+// would change it: then it defaults a copy, as make() does, and the given pod stays as it was.
+TEST(PodInfo, ShareKeepsThePodUnlessDefaultingChangesIt) {
+  model::Pod pod = PodBuilder("p", "ns1").container(res({{"cpu", "2"}}));
+  auto shared = std::make_shared<const model::Pod>(pod);
+  auto info = PodInfo::share(shared);
+  EXPECT_EQ(&info->pod(), shared.get());
+  EXPECT_EQ(info->key(), "ns1/p");
+  EXPECT_EQ(info->requests().milli_cpu, 2000);
+  EXPECT_NE(info->serial(), PodInfo::share(shared)->serial());
+  std::weak_ptr<const model::Pod> watch = shared;
+  shared.reset();
+  EXPECT_FALSE(watch.expired());  // the PodInfo keeps it alive
+  info.reset();
+  EXPECT_TRUE(watch.expired());
+
+  pod.spec.containers.at(0).resources.limits = {{"example.com/gpu", model::Quantity::from_int(1)}};
+  ASSERT_TRUE(model::needs_default_requests(pod.spec));
+  auto limits_only = std::make_shared<const model::Pod>(pod);
+  auto defaulted = PodInfo::share(limits_only);
+  EXPECT_NE(&defaulted->pod(), limits_only.get());
+  EXPECT_EQ(defaulted->requests().scalar_value("example.com/gpu"), 1);
+  EXPECT_EQ(defaulted->pod().spec.containers[0].resources.requests.count("example.com/gpu"), 1u);
+  EXPECT_EQ(limits_only->spec.containers[0].resources.requests.count("example.com/gpu"), 0u);
+}
+
+// A node added by shared_ptr is kept as it is, not copied (a plan's snapshot shares its
+// input's nodes).
+TEST(ClusterSnapshot, AddsASharedNodeWithoutACopy) {
+  auto node = std::make_shared<const model::Node>(NodeBuilder("n1").build());
+  ClusterSnapshot s;
+  ASSERT_TRUE(s.add_node(node).ok());
+  ASSERT_NE(s.node("n1"), nullptr);
+  EXPECT_EQ(&s.node("n1")->node(), node.get());
+  EXPECT_EQ(s.node("n1")->allocatable().milli_cpu, 4000);
+  EXPECT_FALSE(s.add_node(node).ok());  // the same name twice
+  EXPECT_FALSE(s.add_node(std::shared_ptr<const model::Node>()).ok());
+}
+
 // A placed pod carrying its device allocation: the same pod with the annotations set, a serial
 // of its own, and what make() derived unchanged; the original keeps its annotations.
 TEST(PodInfo, WithAnnotationsCopiesTheDerivedFieldsAndSetsTheAnnotations) {

@@ -8,6 +8,7 @@
 
 #include "device/catalog/device_config.h"
 #include "model/decode.h"
+#include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
 #include "test_paths.h"
 
@@ -162,6 +163,44 @@ TEST(Planner, KeepingTheStateUntilExitChangesNothingInThePlan) {
   std::weak_ptr<int> watch = state;
   keep_until_exit(std::move(state));
   EXPECT_FALSE(watch.expired());
+}
+
+// An input handed over (the CLI's) is planned as a copied one: the snapshot shares its nodes
+// and pods, and its pods are defaulted in place (requests from limits) as make() defaults the
+// copies. Running pods and what-if pods both.
+TEST(Planner, AHandedOverInputIsPlannedAsACopiedOne) {
+  const Scenario s = bundled_example();
+  bool limits_only = false;
+  for (const model::Pod& p : s.input.pods) limits_only |= model::needs_default_requests(p.spec);
+  ASSERT_TRUE(limits_only) << "the example should have a pod that asks by limits only";
+  auto planning = Planning::create(registry(), s.profiles, std::nullopt);
+  ASSERT_TRUE(planning) << planning.error().message;
+  for (bool what_if : {false, true}) {
+    for (bool keep : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "what-if pods " << what_if << ", kept " << keep);
+      PlanInput copied = s.input;
+      if (what_if) {
+        std::vector<model::Pod> pending;
+        for (const model::Pod& p : copied.pods) {
+          if (p.spec.node_name.empty()) pending.push_back(p);
+        }
+        copied.pending = std::move(pending);
+      }
+      PlannerOptions o;
+      o.keep_state_until_exit = keep;
+      auto expected = (*planning)->plan(copied, o);
+      ASSERT_TRUE(expected) << expected.error().message;
+      auto handed = std::make_shared<PlanInput>(copied);
+      std::weak_ptr<PlanInput> watch = handed;
+      auto got = (*planning)->plan(handed, o);
+      ASSERT_TRUE(got) << got.error().message;
+      EXPECT_EQ(report::render_json(*got), report::render_json(*expected));
+      for (const model::Pod& p : handed->pods) EXPECT_FALSE(model::needs_default_requests(p.spec));
+      handed.reset();
+      // Only a run that keeps its state until exit keeps the input alive after the call.
+      EXPECT_EQ(watch.expired(), !keep);
+    }
+  }
 }
 
 // The existing node's pods are counted: with trainer-1 gone, GPU 1 has room and trainer-2
