@@ -25,6 +25,8 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -284,6 +286,21 @@ func (h *Hamisim) RegisterWebhook(t testing.TB, client kubernetes.Interface) {
 	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the MutatingWebhookConfiguration: %v", err)
 	}
+	// The API server picks the configuration up from its own informer a moment later; until
+	// then pods are admitted through the old one (failurePolicy Ignore: unmutated, so they go
+	// to default-scheduler and nothing schedules them). A dry-run pod shows when it is in force.
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "webhook-probe-", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
+	}
+	Eventually(t, 30*time.Second, "the API server calls "+url, func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, err
+		}
+		return p.Spec.SchedulerName == SchedulerName, fmt.Errorf("schedulerName %q", p.Spec.SchedulerName)
+	})
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.

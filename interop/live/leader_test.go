@@ -76,17 +76,20 @@ func TestLeaderElection(t *testing.T) {
 			return false, err
 		}
 		bound, refused := 0, 0
+		var pending []string
 		for _, p := range pods.Items {
 			if !strings.HasPrefix(p.Name, "after-") {
 				continue
 			}
 			if _, ok := plugin.Allocation(p.UID); ok {
 				bound++
-			} else if strings.Contains(s.events(p.Name), "CardInsufficientMemory") {
+			} else if ev := s.events(p.Name); strings.Contains(ev, "FailedScheduling: 0/2 nodes are available: 2 1/1 CardInsufficientMemory") {
 				refused++
+			} else {
+				pending = append(pending, p.Name+" ("+ev+")")
 			}
 		}
-		return bound == 4 && refused == 2, fmt.Errorf("%d bound, %d refused for memory", bound, refused)
+		return bound == 4 && refused == 2, fmt.Errorf("%d bound, %d refused for memory; other: %v", bound, refused, pending)
 	})
 	perNode := map[string]int{}
 	for _, p := range pods.Items {

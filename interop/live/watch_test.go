@@ -28,7 +28,10 @@ func TestWatchExpiry(t *testing.T) {
 
 	ctx := context.Background()
 	e.proxy.Block()
-	if err := s.client.CoreV1().Pods(s.ns).Delete(ctx, "first", metav1.DeleteOptions{}); err != nil {
+	// Without a kubelet a bound pod deleted gracefully stays Terminating, and holds its devices,
+	// for good; `kubectl delete --force --grace-period=0` removes it at once.
+	zero := int64(0)
+	if err := s.client.CoreV1().Pods(s.ns).Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		s.fatalf("deleting pod first: %v", err)
 	}
 	// Other writes move etcd's revision on, so the compaction covers every watch's position.
