@@ -3,7 +3,8 @@
 # build, the same suite under ASan+UBSan, the threaded tests under TSan, and a short run of every
 # fuzz target (built with the ASan+UBSan build).
 #   FUZZ_SECONDS=N   seconds per fuzz target (default 20)
-#   HAMISIM_QUICK=1  release build only (for iterating)
+#   HAMISIM_QUICK=1  release build, its tests and the interop suite only (for iterating)
+#   HAMISIM_INTEROP=0  skip the Go interop suite (scripts/test-interop.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +76,22 @@ phase "release build"
 scripts/build.sh release
 phase "release: tests"
 run_suite release build
+
+# The Go interop suite: a real kube-apiserver and kube-scheduler drive the release binary.
+if [ "${HAMISIM_INTEROP:-1}" != "0" ]; then
+  phase "interop: real kube-apiserver and kube-scheduler (Go)"
+  interop_out=$(mktemp)
+  scripts/test-interop.sh | tee "$interop_out" || true
+  interop_line=$(grep -E '^interop: [0-9]+ passed, [0-9]+ failed$' "$interop_out" | tail -n1 || true)
+  if [ -z "$interop_line" ]; then
+    echo "interop: the suite did not report a result" >&2
+    failed=$((failed + 1))
+  else
+    passed=$((passed + $(echo "$interop_line" | sed -E 's/^interop: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$interop_line" | sed -E 's/.* ([0-9]+) failed$/\1/')))
+  fi
+  rm -f "$interop_out"
+fi
 
 if [ "${HAMISIM_QUICK:-0}" != "1" ]; then
   phase "ASan+UBSan build"

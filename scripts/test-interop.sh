@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the Go interop suite (interop/): a real kube-apiserver on embedded etcd and the real
+# kube-scheduler, in process, driving the built hamisim binary (docs/live.md, "Real Kubernetes").
+#   scripts/test-interop.sh [go test arguments...]   e.g. -run 'TestLive/DeviceExhaustion'
+# Needs build/src/cli/hamisim (scripts/build.sh release). The whole go test output goes to
+# build/interop.log; the terminal gets each test's result, its log lines and the count of pods
+# the real kube-scheduler bound through hamisim. Prints "interop: N passed, M failed" last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+if ! command -v go >/dev/null; then
+  echo "interop: skipped: no Go toolchain on PATH (the suite needs Go >= 1.26 and the Go module proxy)"
+  echo "interop: 0 passed, 0 failed"
+  exit 0
+fi
+bin="${HAMISIM_BIN:-$root/build/src/cli/hamisim}"
+if [ ! -x "$bin" ]; then
+  echo "interop: $bin is missing: run scripts/build.sh release first" >&2
+  echo "interop: 0 passed, 1 failed"
+  exit 1
+fi
+log="$root/build/interop.log"
+mkdir -p "$root/build"
+# Go's module and build caches live in their default places ($HOME/go/pkg/mod,
+# $HOME/.cache/go-build) and are kept between runs, as ccache is: a warm run compiles nothing.
+status=0
+(cd interop && HAMISIM_BIN="$bin" go test -count=1 -v -timeout 40m "${@:-./...}") >"$log" 2>&1 || status=$?
+# Results and the tests' own lines, without the control plane's klog output.
+grep -E '^(=== RUN|\s*--- (PASS|FAIL|SKIP)|\s+[a-z_]+_test\.go:[0-9]+:|interop:|ok |FAIL|panic:)' "$log" \
+  | grep -v '^=== RUN' || true
+pass=$(grep -cE '^\s*--- PASS' "$log" || true)
+fail=$(grep -cE '^\s*--- FAIL' "$log" || true)
+if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then
+  # The build failed, or a test binary panicked or timed out before it could report.
+  tail -n 60 "$log" >&2
+  fail=1
+fi
+echo "interop: full output in $log"
+echo "interop: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
