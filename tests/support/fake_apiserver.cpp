@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -73,7 +74,16 @@ std::string reason_for(int code) {
   }
 }
 
-std::string status_json(int code, std::string_view message, std::string reason = {}) {
+// A Status's `details`: the object an error is about, as the real server names it
+// ({"name":"p1","kind":"pods"}, with "group" outside the core group). An answer about no
+// object carries none; a 415 carries an empty one, as the real server's does.
+struct Details {
+  bool present = false;
+  std::string name, group, kind;
+};
+
+std::string status_json(int code, std::string_view message, std::string reason = {},
+                        const Details& details = {}) {
   if (reason.empty()) reason = reason_for(code);
   model::JsonWriter w;
   w.begin_object();
@@ -83,9 +93,66 @@ std::string status_json(int code, std::string_view message, std::string reason =
   w.key("status").string("Failure");
   w.key("message").string(message);
   w.key("reason").string(reason);
+  if (details.present) {
+    w.key("details").begin_object();
+    if (!details.name.empty()) w.key("name").string(details.name);
+    if (!details.group.empty()) w.key("group").string(details.group);
+    if (!details.kind.empty()) w.key("kind").string(details.kind);
+    w.end_object();
+  }
   w.key("code").number(code);
   w.end_object();
   return w.take();
+}
+
+// Kubernetes' validation of metadata keys and label values (IsQualifiedName, IsValidLabelValue):
+// a name part of at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric,
+// with an optional DNS-subdomain prefix and '/'.
+bool valid_name_part(std::string_view n) {
+  if (n.empty() || n.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(n.front()) || !alnum(n.back())) return false;
+  return std::all_of(n.begin(), n.end(),
+                     [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool valid_qualified_name(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return valid_name_part(key);
+  const std::string_view prefix = key.substr(0, slash);
+  if (prefix.empty() || prefix.size() > 253) return false;
+  for (char c : prefix) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return valid_name_part(key.substr(slash + 1));
+}
+
+bool valid_label_value(std::string_view v) { return v.empty() || valid_name_part(v); }
+
+// What the real server's validation refuses in a merge patch's metadata (422), or "".
+std::string invalid_metadata(const boost::json::object& patch) {
+  auto* meta = patch.if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return {};
+  for (const char* field : {"annotations", "labels"}) {
+    auto* m = meta->as_object().if_contains(field);
+    if (m == nullptr || !m->is_object()) continue;
+    const bool labels = std::string_view(field) == "labels";
+    for (const auto& [key, value] : m->as_object()) {
+      if (!valid_qualified_name(key)) {
+        return "metadata." + std::string(field) + ": Invalid value: \"" + std::string(key) +
+               "\": name part must consist of alphanumeric characters, '-', '_' or '.'";
+      }
+      if (labels && value.is_string() && !valid_label_value(value.as_string())) {
+        return "metadata.labels: Invalid value: \"" + std::string(value.as_string()) +
+               "\": a valid label must be an empty string or consist of at most 63 "
+               "alphanumeric characters, '-', '_' or '.'";
+      }
+    }
+  }
+  return {};
 }
 
 int http_status_for(ApiCode code) {
@@ -181,6 +248,8 @@ struct Target {
   std::string namespace_;
   std::string name;
   std::string subresource;
+  std::string resource;  // as in the path: "pods", "leases"
+  std::string group;     // "" for the core group
   // resource.k8s.io/v1 resourceslices, kept apart from the store (serve_resource_slices);
   // `kind` does not apply.
   bool resource_slices = false;
@@ -216,6 +285,8 @@ std::optional<Target> route(std::string_view path) {
   auto kind = kind_for(seg[i], core);
   if (!kind) return std::nullopt;
   t.kind = *kind;
+  t.resource = std::string(seg[i]);
+  if (!core) t.group = "coordination.k8s.io";
   if (!state::namespaced(t.kind) && !t.namespace_.empty()) return std::nullopt;
   ++i;
   if (i < seg.size()) t.name = seg[i++];
@@ -233,17 +304,18 @@ struct Response {
   std::string body;
 };
 
-Response error_response(int code, std::string_view message, std::string reason = {}) {
-  return Response{code, status_json(code, message, std::move(reason))};
+Response error_response(int code, std::string_view message, std::string reason = {},
+                        const Details& details = {}) {
+  return Response{code, status_json(code, message, std::move(reason), details)};
 }
 
-Response from_api_error(const state::ApiError& e) {
+Response from_api_error(const state::ApiError& e, const Details& details = {}) {
   const int code = http_status_for(e.code);
   std::string reason;
   if (code == 409 && e.message.find("already exists") != std::string::npos) {
     reason = "AlreadyExists";
   }
-  return error_response(code, e.message, reason);
+  return error_response(code, e.message, reason, details);
 }
 
 // One object of a collection, as a LIST pages it.
@@ -576,19 +648,30 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
                            return bool(store.changes_since(t.kind, rv, t.namespace_));
                          });
   }
+  const Details named{true, t.name, t.group, t.resource};
   if (method == http::verb::get) {
     auto got = store.get(t.kind, t.namespace_, t.name);
-    if (!got) return from_api_error(got.error());
+    if (!got) return from_api_error(got.error(), named);
     return Response{200, got->json};
   }
   if (method == http::verb::patch && !t.name.empty() && t.subresource.empty()) {
     if (req[http::field::content_type] != "application/merge-patch+json") {
       return error_response(415,
                             "the body of the request was in an unknown format - accepted "
-                            "media types include: application/merge-patch+json");
+                            "media types include: application/merge-patch+json",
+                            {}, Details{true});
+    }
+    json::error_code ec;
+    json::value patch = json::parse(req.body(), ec);
+    if (ec) return error_response(400, "invalid JSON patch");
+    if (patch.is_object()) {
+      if (auto why = invalid_metadata(patch.as_object()); !why.empty()) {
+        return error_response(422, t.name + " is invalid: " + why, {},
+                              Details{true, t.name, t.group, std::string(state::to_string(t.kind))});
+      }
     }
     auto patched = store.merge_patch(t.kind, t.namespace_, t.name, req.body());
-    if (!patched) return from_api_error(patched.error());
+    if (!patched) return from_api_error(patched.error(), named);
     return Response{200, patched->json};
   }
   if (method == http::verb::post && t.subresource == "binding") {
@@ -607,14 +690,35 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
         node = std::string(n->as_string());
       }
     }
-    if (node.empty()) return error_response(422, "Binding.target.name: Required value");
+    // The real server answers a binding without a target with 500 and no reason.
+    if (node.empty()) {
+      return Response{500,
+                      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                      R"("message":"target.name: Required value","code":500})"};
+    }
     auto bound = store.bind(t.namespace_, t.name, uid, node);
-    if (!bound) return from_api_error(bound.error());
+    if (!bound) {
+      // A UID precondition fails on the pod; a pod already bound on the binding.
+      const bool precondition = bound.error().message.find("Precondition") != std::string::npos;
+      return from_api_error(bound.error(),
+                            Details{true, t.name, "", precondition ? "pods" : "pods/binding"});
+    }
     return Response{
         201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})"};
   }
   if (method == http::verb::post && t.name.empty() && t.kind == Kind::kEvent) {
-    auto created = store.create(t.kind, req.body(), t.namespace_);
+    // The real server returns every field of core/v1 Event, the unset ones as null or "".
+    json::error_code ec;
+    json::value event = json::parse(req.body(), ec);
+    if (ec || !event.is_object()) return error_response(400, "the body is not a JSON object");
+    auto& e = event.as_object();
+    for (const char* key : {"eventTime", "firstTimestamp", "lastTimestamp"}) {
+      if (!e.contains(key)) e[key] = nullptr;
+    }
+    for (const char* key : {"reportingComponent", "reportingInstance"}) {
+      if (!e.contains(key)) e[key] = "";
+    }
+    auto created = store.create(t.kind, json::serialize(event), t.namespace_);
     if (!created) return from_api_error(created.error());
     return Response{201, created->json};
   }
@@ -671,8 +775,10 @@ void FakeApiServer::Impl::watch(Stream& stream, const Target& t,
       rv = std::stoull(rv_text, &used);
       if (used != rv_text.size()) throw std::invalid_argument("rv");
     } catch (...) {
-      Response r = error_response(400, "resourceVersion: invalid value " + rv_text);
-      http::response<http::string_body> res{http::status::bad_request, 11};
+      // As the real server: 500, a Status without a reason.
+      Response r{500, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                      R"("message":"invalid resource version","code":500})"};
+      http::response<http::string_body> res{http::status::internal_server_error, 11};
       res.set(http::field::content_type, "application/json");
       res.body() = r.body;
       res.keep_alive(false);
