@@ -582,11 +582,17 @@ bool decode_capacity(Reader& r, od::value& v, Version version, DeviceCapacity& c
             })) {
           return false;
         }
-        return check_policy(r, p, cap.value);
+        return true;
       })) {
     return false;
   }
   if (!has_value) return r.fail("value is required");
+  // The policy is checked against the value once both are read: JSON objects are unordered,
+  // and `kubectl get -o json` prints requestPolicy before value (its keys sorted).
+  if (cap.request_policy) {
+    auto scope = r.field("requestPolicy");
+    return check_policy(r, *cap.request_policy, cap.value);
+  }
   return true;
 }
 

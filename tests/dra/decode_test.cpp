@@ -195,6 +195,27 @@ TEST(DraDecode, RequestPoliciesFollowTheApiRules) {
   EXPECT_EQ(s->devices[0].capacity.at("cores").request_policy->valid_values.size(), 3u);
 }
 
+// `kubectl get -o json` sorts keys, so requestPolicy comes before value; the policy is checked
+// against the value wherever it stands (found by the interop suite's real API server).
+TEST(DraDecode, RequestPolicyBeforeValue) {
+  auto s = decode_resource_slice(hami_slice_with(
+      R"("cores": {"value": "100",
+                  "requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "100", "step": "1"}}})",
+      R"("cores": {"requestPolicy": {"default": "100", "validRange": {"max": "100", "min": "0", "step": "1"}},
+                  "value": "100"})"));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->devices[0].capacity.at("cores").value, q("100"));
+  EXPECT_EQ(slice_error(hami_slice_with(R"("cores": {"value": "100",)", R"("cores": {)")),
+            "spec.devices[0].capacity[cores]: value is required");
+  EXPECT_EQ(slice_error(hami_slice_with(
+                R"("cores": {"value": "100",
+                  "requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "100", "step": "1"}}})",
+                R"("cores": {"requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "101"}},
+                  "value": "100"})")),
+            "spec.devices[0].capacity[cores].requestPolicy: validRange.max must be between "
+            "validRange.min and the capacity");
+}
+
 TEST(DraDecode, APoolAndOneNodeScopeAreRequired) {
   EXPECT_EQ(slice_error(hami_slice_with(R"("nodeName": "node-a",)", "")),
             "spec: exactly one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection "
