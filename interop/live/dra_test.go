@@ -91,6 +91,14 @@ func TestDRAThroughRealAPIServer(t *testing.T) {
 		if obj.GetKind() == "Pod" {
 			uids[obj.GetNamespace()+"/"+obj.GetName()] = string(created.GetUID())
 		}
+		if obj.GetKind() == "Node" {
+			// TaintNodesByCondition gave it the not-ready taint, which a node lifecycle
+			// controller would lift; none runs here.
+			unstructured.RemoveNestedField(created.Object, "spec", "taints")
+			if created, err = ri.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("removing node %s's not-ready taint: %v", obj.GetName(), err)
+			}
+		}
 		if hasStatus && obj.GetKind() != "Node" {
 			_ = unstructured.SetNestedField(created.Object, status, "status")
 			if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
