@@ -436,10 +436,35 @@ TEST(DraAllocator, MoreThan32DevicesForAClaimNeverFit) {
 
 // ---- allocation mode All (§2.12) ---------------------------------------------------------
 
-TEST(DraAllocator, AllTakesEverySelectableDeviceWithRoomLeft) {
+TEST(DraAllocator, AllTakesEverySelectableDeviceWhoseCapacityFits) {
   Cluster cluster;
   cluster.slices = {node_slice("n1", {hami_gpu(0), hami_gpu(1), hami_gpu(2)})};
-  // gpu-1 has 70 cores in use: a request for 50 cores leaves it out of the set.
+  auto all = exact("hami-gpu", 0, {{"cores", q("50")}, {"memory", q("1Gi")}});
+  all.allocation_mode = AllocationMode::kAll;
+  auto out = cluster.allocate("n1", claim("c", {request("gpus", all)}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(devices_of(*out), (Names{"gpus=hami-gpu-0", "gpus=hami-gpu-1", "gpus=hami-gpu-2"}));
+  // No device selectable: the request fails.
+  auto none = all;
+  none.selectors = {"device.attributes['hami-core-gpu.project-hami.io'].uuid == 'none'"};
+  out = cluster.allocate("n1", claim("c", {request("gpus", none)}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->unschedulable, "cannot allocate all claims");
+  // A request larger than a device's whole capacity leaves that device out of the set.
+  auto huge = exact("hami-gpu", 0, {{"cores", q("50")}, {"memory", q("100Gi")}});
+  huge.allocation_mode = AllocationMode::kAll;
+  out = cluster.allocate("n1", claim("c", {request("gpus", huge)}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->unschedulable, "cannot allocate all claims");
+}
+
+// Kubernetes 1.37: a device whose capacity other claims consume stays in an `All` request's set
+// (only its static capacity is checked there), so the request fails rather than shrinking.
+// Minimized from the differential test (interop/differential, -dra-seed 1 -dra-case 348).
+TEST(DraAllocator, AllKeepsADeviceWhoseCapacityIsInUse) {
+  Cluster cluster;
+  cluster.slices = {node_slice("n1", {hami_gpu(0), hami_gpu(1), hami_gpu(2)})};
+  // gpu-1 has 70 cores in use: 50 more do not fit, and All does not leave it out.
   AllocationResult busy;
   busy.results.push_back({.request = "gpu",
                           .driver = kHami,
@@ -452,12 +477,13 @@ TEST(DraAllocator, AllTakesEverySelectableDeviceWithRoomLeft) {
   all.allocation_mode = AllocationMode::kAll;
   auto out = cluster.allocate("n1", claim("c", {request("gpus", all)}));
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(devices_of(*out), (Names{"gpus=hami-gpu-0", "gpus=hami-gpu-2"}));
-  // No device selectable: the request fails.
-  all.selectors = {"device.attributes['hami-core-gpu.project-hami.io'].uuid == 'none'"};
+  EXPECT_EQ(out->unschedulable, "cannot allocate all claims");
+  // 30 cores still fit on gpu-1: every device is taken.
+  all = exact("hami-gpu", 0, {{"cores", q("30")}, {"memory", q("1Gi")}});
+  all.allocation_mode = AllocationMode::kAll;
   out = cluster.allocate("n1", claim("c", {request("gpus", all)}));
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->unschedulable, "cannot allocate all claims");
+  EXPECT_EQ(devices_of(*out), (Names{"gpus=hami-gpu-0", "gpus=hami-gpu-1", "gpus=hami-gpu-2"}));
 }
 
 TEST(DraAllocator, AllFailsOnADeviceHeldWholeAndErrsOnAnIncompletePool) {

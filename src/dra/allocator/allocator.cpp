@@ -433,8 +433,9 @@ class Search {
       alt.devices = spec.count;
       return alt;
     }
-    // `All`: every selectable device of the node with enough capacity left, fixed now. Devices
-    // other claims hold stay in the set and make the request fail later.
+    // `All`: every selectable device of the node whose capacity (not what is left of it) can
+    // take the request, fixed now. Devices other claims hold or whose capacity they consume stay
+    // in the set and make the request fail later (Kubernetes 1.37's incubating allocator).
     for (const Pool& pool : pools_) {
       if (pool.incomplete || !pool.invalid.empty()) {
         return make_error(fmt::format(
@@ -447,7 +448,7 @@ class Search {
       const int selectable = is_selectable(claim, alt, d);
       if (selectable < 0) return make_error(error_);
       const Candidate& c = candidates_[d];
-      if (selectable && capacity_fits(*c.device, spec.capacity_requests, c.committed, nullptr)) {
+      if (selectable && capacity_fits(*c.device, spec.capacity_requests, nullptr, nullptr)) {
         alt.all_devices.push_back(d);
       }
     }
