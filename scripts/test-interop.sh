@@ -27,7 +27,7 @@ mkdir -p "$root/build"
 status=0
 (cd interop && HAMISIM_BIN="$bin" go test -count=1 -v -timeout 40m "${@:-./...}") >"$log" 2>&1 || status=$?
 # Results and the tests' own lines, without the control plane's klog output.
-grep -E '^(=== RUN|\s*--- (PASS|FAIL|SKIP)|\s+[a-z_]+_test\.go:[0-9]+:|interop:|ok |FAIL|panic:)' "$log" \
+grep -E '^(=== RUN|\s*--- (PASS|FAIL|SKIP)|\s+[a-z_]+_test\.go:[0-9]+:|\s+case [0-9]+ |interop:|differential:|ok |FAIL|panic:)' "$log" \
   | grep -v '^=== RUN' || true
 pass=$(grep -cE '^\s*--- PASS' "$log" || true)
 fail=$(grep -cE '^\s*--- FAIL' "$log" || true)

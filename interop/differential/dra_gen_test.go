@@ -74,11 +74,12 @@ func generateDRACase(r *rand.Rand) draCaseInput {
 				if shared {
 					device.AllowMultipleAllocations = ptr.To(true)
 					c := device.Capacity["memory"]
+					step := int64(1) << (29 + r.IntN(2)) // 512Mi or 1Gi
 					c.RequestPolicy = &resourceapi.CapacityRequestPolicy{
 						Default: resource.NewQuantity(1<<30, resource.BinarySI),
 						ValidRange: &resourceapi.CapacityRequestPolicyRange{
 							Min:  resource.NewQuantity(1<<30, resource.BinarySI),
-							Step: resource.NewQuantity(1<<30, resource.BinarySI),
+							Step: resource.NewQuantity(step, resource.BinarySI),
 						},
 					}
 					device.Capacity["memory"] = c
@@ -146,8 +147,12 @@ func generateDRACase(r *rand.Rand) draCaseInput {
 					Expression: fmt.Sprintf("device.attributes[%q].index <= %d", driver, r.IntN(3))}}}
 			}
 			if r.IntN(3) == 0 {
-				req.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-					"memory": *resource.NewQuantity(int64(1+r.IntN(40))<<30, resource.BinarySI)}}
+				// Whole GiB or any MiB: the policy rounds the latter up to its step.
+				mem := *resource.NewQuantity(int64(1+r.IntN(40))<<30, resource.BinarySI)
+				if r.IntN(2) == 0 {
+					mem = *resource.NewQuantity(int64(1+r.IntN(40<<10))<<20, resource.BinarySI)
+				}
+				req.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{"memory": mem}}
 			}
 			claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourceapi.DeviceRequest{Name: name, Exactly: req})
 		}

@@ -29,7 +29,7 @@ import (
 
 var (
 	draSeed  = flag.Uint64("dra-seed", 1, "seed of the DRA allocator cases")
-	draCases = flag.Int("dra-cases", 3000, "how many DRA allocator cases to run")
+	draCases = flag.Int("dra-cases", 20000, "how many DRA allocator cases to run")
 	draCase  = flag.Int("dra-case", -1, "run only this case number (with its seed), and print it")
 )
 
