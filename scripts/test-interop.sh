@@ -22,10 +22,12 @@ if [ ! -x "$bin" ]; then
 fi
 log="$root/build/interop.log"
 mkdir -p "$root/build"
+# One test binary at a time (-p 1): the live scenarios time real components, and the
+# differential tests would take their CPU.
 # Go's module and build caches live in their default places ($HOME/go/pkg/mod,
 # $HOME/.cache/go-build) and are kept between runs, as ccache is: a warm run compiles nothing.
 status=0
-(cd interop && HAMISIM_BIN="$bin" go test -count=1 -v -timeout 40m "${@:-./...}") >"$log" 2>&1 || status=$?
+(cd interop && HAMISIM_BIN="$bin" go test -p 1 -count=1 -v -timeout 40m "${@:-./...}") >"$log" 2>&1 || status=$?
 # Results and the tests' own lines, without the control plane's klog output.
 grep -E '^(=== RUN|\s*--- (PASS|FAIL|SKIP)|\s+[a-z_]+_test\.go:[0-9]+:|\s+case [0-9]+ |interop:|differential:|ok |FAIL|panic:)' "$log" \
   | grep -v '^=== RUN' || true
