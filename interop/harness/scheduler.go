@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	kubeschedulertesting "k8s.io/kubernetes/cmd/kube-scheduler/app/testing"
 )
@@ -60,10 +65,16 @@ extenders:
 
 // StartScheduler runs the real kube-scheduler in the test process with the chart's configuration
 // pointing at extenderURL. It stops when the test ends.
+//
+// kube-scheduler ends its process (os.Exit) whenever its leader election stops, even when asked
+// to terminate, so in process it runs with leader election off and the Lease
+// <leaseNamespace>/hami-scheduler is held for it by client-go's leader elector (the code
+// kube-scheduler campaigns with) under an identity of kube-scheduler's form, "<hostname>_<uuid>".
+// TestLeaderElection runs kube-schedulers that campaign themselves, as child processes.
 func StartScheduler(t *testing.T, cp *ControlPlane, extenderURL, leaseNamespace string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
-	cfg := SchedulerConfig(cp.Kubeconfig, extenderURL, leaseNamespace, true)
+	cfg := SchedulerConfig(cp.Kubeconfig, extenderURL, leaseNamespace, false)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -73,4 +84,35 @@ func StartScheduler(t *testing.T, cp *ControlPlane, extenderURL, leaseNamespace 
 		t.Fatalf("starting kube-scheduler: %v", err)
 	}
 	t.Cleanup(server.TearDownFn)
+	holdLease(t, cp, leaseNamespace)
+}
+
+// holdLease campaigns for <namespace>/hami-scheduler with kube-scheduler's lease timings (15 s,
+// 10 s, 2 s) until the test ends, then releases it.
+func holdLease(t *testing.T, cp *ControlPlane, namespace string) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, SchedulerName,
+		cp.Client.CoreV1(), cp.Client.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+			Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+			RetryPeriod: 2 * time.Second, ReleaseOnCancel: true, Name: SchedulerName,
+			Callbacks: leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {},
+				OnStoppedLeading: func() {}},
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }

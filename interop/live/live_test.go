@@ -70,8 +70,8 @@ func startEnv(t *testing.T, o envOptions) *env {
 			t.Fatal(err)
 		}
 	}
-	// As the chart runs it: leader awareness on the Lease kube-scheduler holds
-	// (kube-system/hami-scheduler); kube-scheduler's identity starts with this host's name.
+	// As the chart runs it: leader awareness on the Lease kube-system/hami-scheduler, held under
+	// an identity that starts with this host's name (harness.StartScheduler).
 	e.hamisim = harness.StartHamisim(t, harness.HamisimOptions{Name: "live", Kubeconfig: kubeconfig,
 		Extra: []string{"--leader-elect", "--leader-elect-resource-name", harness.SchedulerName,
 			"--leader-elect-resource-namespace", "kube-system"}})
