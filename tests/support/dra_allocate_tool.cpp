@@ -1,7 +1,7 @@
 // hamisim's structured DRA allocator as a batch program, for the differential test against
 // Kubernetes' own allocator (interop/differential). Not a product command.
 //
-//   dra_allocate < cases.jsonl > answers.jsonl
+//   dra_allocate [--step-budget N] < cases.jsonl > answers.jsonl
 //
 // Each input line is one case:
 //   {"node": <Node>, "objects": [<ResourceSlice|DeviceClass|ResourceClaim>...]}
@@ -28,6 +28,8 @@ namespace json = boost::json;
 using namespace hamisim;
 
 namespace {
+
+int64_t step_budget = dra::Allocator::kDefaultStepBudget;
 
 json::object answer(const std::string& line) {
   json::error_code ec;
@@ -58,7 +60,7 @@ json::object answer(const std::string& line) {
   const auto pools = dra::gather_pools(objects.slices, node->metadata.name, matches);
   dra::SelectorCache selectors;
   dra::ShareIds share_ids;
-  dra::Allocator allocator(objects.classes, selectors, share_ids);
+  dra::Allocator allocator(objects.classes, selectors, share_ids, step_budget);
   for (const auto* c : to_allocate) {
     if (auto missing = allocator.missing_device_class(*c)) return {{"error", *missing}};
   }
@@ -86,8 +88,14 @@ json::object answer(const std::string& line) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  if (argc == 3 && std::string(argv[1]) == "--step-budget") {
+    step_budget = std::stoll(argv[2]);
+  } else if (argc != 1) {
+    std::cerr << "usage: dra_allocate [--step-budget N] < cases.jsonl\n";
+    return 2;
+  }
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
