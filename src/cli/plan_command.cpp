@@ -235,6 +235,9 @@ int run_plan(PlanOptions o) {
   if (o.planner.max_nodes_per_scaleup < 0) {
     return fail(2, "--max-nodes-per-scaleup: must not be negative");
   }
+  if (o.planner.max_nodes_total < 0) {
+    return fail(2, "--max-nodes-total: must not be negative (0: no limit)");
+  }
 
   std::vector<model::FlagInput> inputs{{"--node-groups", o.node_groups_path},
                                        {"--device-profiles", o.device_profiles_path},
