@@ -198,6 +198,11 @@ class Connection final : public ConnectionBase,
     if (msg.version() >= 11 && msg.count(http::field::host) == 0) {  // RFC 9112 §3.2
       return send_error(400, "invalid request: an HTTP/1.1 request needs a Host header");
     }
+    // RFC 9112 §3.2: two Host fields name two targets (what a proxy in front routed by and
+    // what we would read may differ), so the request is refused whatever its version.
+    if (msg.count(http::field::host) > 1) {
+      return send_error(400, "invalid request: more than one Host header");
+    }
     if (parser_->is_done()) return handle_request();
     if (iequals(to_sv(msg[http::field::expect]), "100-continue")) {
       continue_sent_ = true;

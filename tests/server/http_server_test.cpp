@@ -1659,6 +1659,27 @@ TEST(HttpServer, Http11RequestWithoutHostIsRejected) {
   EXPECT_THAT(r.body, HasSubstr("invalid request: an HTTP/1.1 request needs a Host header"));
 }
 
+TEST(HttpServer, TwoHostHeadersAreRejected) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  for (const char* request : {"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                              "GET /healthz HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+                              "GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"}) {
+    SCOPED_TRACE(request);
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(request).ok());
+    auto r = must(client->read_response());
+    EXPECT_EQ(r.status, 400);
+    EXPECT_THAT(r.body, HasSubstr("invalid request: more than one Host header"));
+  }
+  // One Host is fine.
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->write_raw("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").ok());
+  EXPECT_EQ(must(client->read_response()).status, 200);
+}
+
 // Answers given before a request is whole (413, 431, 400 for bad framing) carry the request's
 // own X-Request-Id like every other answer, whether the parser had stored the field or not.
 TEST(HttpServer, EarlyErrorAnswersEchoTheRequestId) {
