@@ -212,10 +212,10 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.001, 3600.0));
   app.add_option("--max-connections", o.max_connections,
-                 "Open connections on the main listener (new ones closed beyond)")
+                 "Open connections on the main listener (beyond: the longest idle one is closed)")
       ->capture_default_str();
   app.add_option("--max-metrics-connections", o.max_metrics_connections,
-                 "Open connections on the metrics listener, kept apart for probes and scrapes")
+                 "Open connections on the metrics listener (probes, scrapes; its own thread)")
       ->capture_default_str();
   app.add_option("--header-timeout", o.header_timeout_s,
                  "Seconds to read request headers (and TLS handshake)")

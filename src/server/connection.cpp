@@ -92,6 +92,7 @@ class Connection final : public ConnectionBase,
   void start() {
     if constexpr (kTls) {
       state_ = State::kHandshake;
+      waiting_since.store(Clock::now().time_since_epoch().count());
       lowest().expires_after(cfg().header_timeout);
       stream_.async_handshake(
           ssl::stream_base::server,
@@ -109,6 +110,16 @@ class Connection final : public ConnectionBase,
 
   void force_close() override {
     net::post(lowest().get_executor(), [self = this->shared_from_this()] { self->close_now(); });
+  }
+
+  void evict() override {
+    net::post(lowest().get_executor(), [self = this->shared_from_this()] {
+      if (self->closed_) return;  // on its way out anyway
+      if (self->state_ == State::kHandshake || self->state_ == State::kIdle) {
+        return self->close_now();
+      }
+      if (self->id_) self->server_.eviction_failed(*self->id_);
+    });
   }
 
  private:
@@ -154,6 +165,7 @@ class Connection final : public ConnectionBase,
     continue_sent_ = false;
     if (buffer_.size() > 0) return read_header();
     state_ = State::kIdle;
+    waiting_since.store(Clock::now().time_since_epoch().count());
     lowest().expires_after(first_request_ ? cfg().header_timeout : cfg().idle_timeout);
     stream_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = this->shared_from_this()](error_code ec, size_t n) {
@@ -165,6 +177,7 @@ class Connection final : public ConnectionBase,
 
   void read_header() {
     state_ = State::kReading;
+    waiting_since.store(kBusy);
     first_request_ = false;
     started_ = Clock::now();
     lowest().expires_after(cfg().header_timeout);
@@ -630,6 +643,7 @@ class Connection final : public ConnectionBase,
     if (closed_) return;
     closed_ = true;
     state_ = State::kClosing;
+    waiting_since.store(kBusy);
     error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().close();
@@ -670,7 +684,9 @@ using TlsConnection = Connection<beast::ssl_stream<beast::tcp_stream>>;
 }  // namespace
 
 void HttpServer::Impl::do_accept(Listener& l) {
-  l.acceptor.async_accept(net::make_strand(ioc), [this, &l](error_code ec, tcp::socket socket) {
+  // Each connection on a strand of its listener's io_context (probe_ioc for the metrics one).
+  net::io_context& context = l.metrics ? probe_ioc : ioc;
+  l.acceptor.async_accept(net::make_strand(context), [this, &l](error_code ec, tcp::socket socket) {
     on_accept(l, ec, std::move(socket));
   });
 }
@@ -706,20 +722,59 @@ void HttpServer::Impl::on_accept(Listener& l, error_code ec, tcp::socket socket)
 
 std::optional<uint64_t> HttpServer::Impl::add_connection(const std::shared_ptr<ConnectionBase>& c,
                                                          bool metrics_listener) {
-  std::lock_guard lock(conns_mu);
-  if (stopping_locked) return std::nullopt;
-  const int limit = metrics_listener ? config.max_metrics_connections : config.max_connections;
-  size_t& open = open_per_listener[metrics_listener ? 1 : 0];
-  if (limit > 0 && open >= size_t(limit)) {
-    log->warn("connection limit {} of the {} listener reached, dropping a new connection", limit,
-              metrics_listener ? "metrics" : "main");
-    return std::nullopt;
+  std::shared_ptr<ConnectionBase> evicted;
+  std::optional<uint64_t> id;
+  {
+    std::lock_guard lock(conns_mu);
+    if (stopping_locked) return std::nullopt;
+    const size_t l = metrics_listener ? 1 : 0;
+    const int limit = metrics_listener ? config.max_metrics_connections : config.max_connections;
+    if (limit > 0 && open_per_listener[l] - evicting_per_listener[l] >= size_t(limit)) {
+      // At the cap: the connection of this listener that has waited longest for a request
+      // (idle keep-alive, or connected and silent) makes room, so that clients holding
+      // connections open cannot lock out new ones (kubelet's probes: each comes on a new
+      // connection and sends its request at once). Connections busy with a request are never
+      // closed for this.
+      OpenConnection* oldest = nullptr;
+      int64_t oldest_since = ConnectionBase::kBusy;
+      for (auto& [other_id, open] : conns) {
+        if (open.metrics_listener != metrics_listener || open.evicting) continue;
+        auto other = open.connection.lock();
+        if (!other) continue;
+        const int64_t since = other->waiting_since.load();
+        if (since < oldest_since) {
+          oldest_since = since;
+          oldest = &open;
+          evicted = std::move(other);
+        }
+      }
+      if (oldest == nullptr) {
+        if (auto suppressed = connection_limit_warnings.admit()) {
+          log->warn(
+              "connection limit {} of the {} listener reached and every connection is busy with "
+              "a request: dropping a new connection ({} more dropped since the last warning)",
+              limit, metrics_listener ? "metrics" : "main", *suppressed);
+        }
+        return std::nullopt;
+      }
+      oldest->evicting = true;
+      ++evicting_per_listener[l];
+    }
+    id = ++next_conn_id;
+    conns.emplace(*id, OpenConnection{c, metrics_listener});
+    ++open_per_listener[l];
   }
-  uint64_t id = ++next_conn_id;
-  conns.emplace(id, OpenConnection{c, metrics_listener});
-  ++open;
   open_connections->add(1);
+  if (evicted) evicted->evict();
   return id;
+}
+
+void HttpServer::Impl::eviction_failed(uint64_t id) {
+  std::lock_guard lock(conns_mu);
+  auto it = conns.find(id);
+  if (it == conns.end() || !it->second.evicting) return;
+  it->second.evicting = false;
+  --evicting_per_listener[it->second.metrics_listener ? 1 : 0];
 }
 
 void HttpServer::Impl::remove_connection(uint64_t id) {
@@ -728,7 +783,9 @@ void HttpServer::Impl::remove_connection(uint64_t id) {
     std::lock_guard lock(conns_mu);
     auto it = conns.find(id);
     if (it == conns.end()) return;
-    --open_per_listener[it->second.metrics_listener ? 1 : 0];
+    const size_t l = it->second.metrics_listener ? 1 : 0;
+    --open_per_listener[l];
+    if (it->second.evicting) --evicting_per_listener[l];
     conns.erase(it);
     last = stopping_locked && conns.empty();
   }

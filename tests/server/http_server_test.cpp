@@ -1600,7 +1600,10 @@ TEST(HttpServer, ShutdownGraceAbandonsAComputingHeavyRequest) {
 
 // Each listener has its own connection budget: idle keep-alive clients that fill the main
 // listener do not lock out probes and scrapes on the metrics listener.
-TEST(HttpServer, ConnectionLimitsArePerListener) {
+// Each listener has its own cap. At the cap, the connection that has waited longest for a
+// request (idle keep-alive, or connected and silent) is closed to make room for the new one;
+// connections busy with a request never are, and when all are busy the new one is dropped.
+TEST(HttpServer, ConnectionLimitsArePerListenerAndCloseTheLongestWaitingFirst) {
   auto config = test_config();
   config.max_connections = 2;
   config.max_metrics_connections = 1;
@@ -1611,21 +1614,121 @@ TEST(HttpServer, ConnectionLimitsArePerListener) {
     held.push_back(must_connect(plain_client(*server)));
     ASSERT_TRUE(held.back());
     EXPECT_EQ(must(held.back()->request("GET", "/healthz")).status, 200);
+    std::this_thread::sleep_for(20ms);  // held[0] has waited longer
   }
-  ClientOptions quick = plain_client(*server);
-  quick.timeout = 10s;
-  EXPECT_FALSE(testing::http_request(quick, "GET", "/healthz").ok());  // over the main budget
-  auto probe = must_connect(metrics_client(*server));
-  ASSERT_TRUE(probe);
-  EXPECT_EQ(must(probe->request("GET", "/healthz")).status, 200);
-  EXPECT_EQ(must(probe->request("GET", "/metrics")).status, 200);
+  // Over the main budget: the longest idle connection makes room.
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  auto closed = held[0]->read_until_close();
+  ASSERT_TRUE(closed.ok()) << closed.error().message;
+  EXPECT_EQ(*closed, "");
+  EXPECT_EQ(must(held[1]->request("GET", "/healthz")).status, 200);
+
+  // The metrics listener's budget is its own: one connection busy reading a request there.
+  auto busy = must_connect(metrics_client(*server));
+  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy->write_raw("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());
+  std::this_thread::sleep_for(50ms);  // the server has read it
   ClientOptions quick_metrics = metrics_client(*server);
   quick_metrics.timeout = 10s;
-  EXPECT_FALSE(testing::http_request(quick_metrics, "GET", "/healthz").ok());  // its own budget
-  held.clear();
-  probe.reset();
-  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_open_connections 1\n"));
-  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  EXPECT_FALSE(testing::http_request(quick_metrics, "GET", "/healthz").ok());  // all busy
+  ASSERT_TRUE(busy->write_raw("\r\n").ok());
+  auto finished = must(busy->read_response());
+  EXPECT_EQ(finished.status, 200);
+  // Now idle, it makes room for the next one.
+  EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/metrics")).status, 200);
+  EXPECT_TRUE(busy->read_until_close().ok());
+}
+
+// Issue #44: 64 keep-alive connections held open on the metrics listener made every new
+// kubelet probe fail (0/20). At the cap the probes now take the place of the longest waiting.
+TEST(HttpServer, ProbesAnswerWhenTheMetricsListenerIsFullOfIdleConnections) {
+  auto config = test_config();
+  ASSERT_EQ(config.max_metrics_connections, 64);
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<HttpTestClient>> idle;
+  for (int i = 0; i < config.max_metrics_connections; ++i) {
+    idle.push_back(must_connect(metrics_client(*server)));
+    ASSERT_TRUE(idle.back());
+    // Half keep-alive between requests, half connected and silent.
+    if (i % 2 == 0) EXPECT_EQ(must(idle.back()->request("GET", "/healthz")).status, 200);
+  }
+  // Each probe keeps its connection, so each one needs a place of its own.
+  std::vector<std::unique_ptr<HttpTestClient>> probes;
+  int answered = 0;
+  for (int i = 0; i < 20; ++i) {
+    probes.push_back(must_connect(metrics_client(*server)));
+    ASSERT_TRUE(probes.back());
+    auto r = probes.back()->request("GET", "/healthz");
+    if (r && r->status == 200) ++answered;
+  }
+  EXPECT_EQ(answered, 20);
+  // The 20 longest waiting connections were closed for them, and only those.
+  int closed = 0;
+  for (auto& c : idle) {
+    if (auto r = c->request("GET", "/healthz"); !r || r->status != 200) ++closed;
+  }
+  EXPECT_EQ(closed, 20);
+  for (auto& p : probes) EXPECT_EQ(must(p->request("GET", "/healthz")).status, 200);
+}
+
+// The metrics listener runs on a thread of its own: with every request thread of the main
+// listener taken by handlers, kubelet's probes and the scrape still answer.
+TEST(HttpServer, ProbesAnswerWhileEveryRequestThreadIsBusy) {
+  Gate gate;
+  auto config = test_config();
+  config.threads = 1;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/block", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("done");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread blocked([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/block")).status, 200);
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+  ClientOptions probe = metrics_client(*server);
+  probe.timeout = 5s;
+  auto health = testing::http_request(probe, "GET", "/healthz");
+  auto scrape = testing::http_request(probe, "GET", "/metrics");
+  gate.release();
+  blocked.join();
+  ASSERT_TRUE(health.ok()) << health.error().message;
+  EXPECT_EQ(health->status, 200);
+  ASSERT_TRUE(scrape.ok()) << scrape.error().message;
+  EXPECT_EQ(scrape->status, 200);
+}
+
+// A client reconnecting in a loop to a full listener wrote a warning per attempt (126,700
+// lines in 5 s); it is one line per interval now, which counts the rest.
+TEST(HttpServer, ConnectionLimitWarningsAreRateLimited) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  auto config = test_config();
+  config.logger = logger;
+  config.max_metrics_connections = 1;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto busy = must_connect(metrics_client(*server));
+  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy->write_raw("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());
+  std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE(testing::http_request(metrics_client(*server), "GET", "/healthz").ok());
+  }
+  ASSERT_TRUE(busy->write_raw("\r\n").ok());
+  EXPECT_EQ(must(busy->read_response()).status, 200);
+  server->shutdown(5s);
+  const std::string logs = out.str();
+  size_t lines = 0;
+  for (size_t at = logs.find("connection limit 1 of the metrics listener reached");
+       at != std::string::npos; at = logs.find("connection limit", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << logs;
 }
 
 // RFC 9112 §6.3: a transfer coding that does not end in chunked cannot frame a request; the
