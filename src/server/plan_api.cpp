@@ -312,19 +312,23 @@ std::vector<Route> PlanApi::routes() {
   };
 }
 
-std::function<bool()> PlanApi::stop_condition(const HttpRequest& request) const {
-  const auto deadline = std::chrono::steady_clock::now() + options_.max_request_time;
+std::function<bool()> PlanApi::stop_condition(const HttpRequest& request,
+                                              std::chrono::steady_clock::time_point start) const {
+  const auto deadline = start + options_.max_request_time;
   return [&request, deadline] {
     return request.is_abandoned() || std::chrono::steady_clock::now() > deadline;
   };
 }
 
-HttpResponse PlanApi::too_long() const {
+HttpResponse PlanApi::too_long(std::chrono::steady_clock::time_point start,
+                               std::string_view done) const {
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   return error_response(
       503, "overloaded: ",
-      fmt::format("the request ran past the server's limit of {} ms (serve --max-plan-time); "
-                  "send fewer pods or nodes, or split the request",
-                  options_.max_request_time.count()));
+      fmt::format("the request ran past the server's limit of {} ms (serve --max-plan-time): "
+                  "stopped after {} ms {}; send fewer pods or nodes, or split the request",
+                  options_.max_request_time.count(), elapsed.count(), done));
 }
 
 HttpResponse PlanApi::estimate(const HttpRequest& request) const {
@@ -353,11 +357,15 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
   req.max_nodes = *max_nodes;
   req.max_duration =
       std::min<std::chrono::nanoseconds>(req.max_duration, options_.max_request_time);
-  const auto stop = stop_condition(request);
+  const auto start = std::chrono::steady_clock::now();
+  const auto stop = stop_condition(request, start);
   req.cancelled = stop;
 
   auto result = planning_->estimate(req);
-  if (!result) return stop() ? too_long() : error_response(500, "", result.error().message);
+  if (!result || stop()) {
+    return stop() ? too_long(start, fmt::format("while packing {} pods", req.pods.size()))
+                  : error_response(500, "", result.error().message);
+  }
   model::JsonWriter w;
   w.begin_object();
   w.key("nodeCount").number(result->node_count);
@@ -429,12 +437,24 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   auto& per_group = options.max_nodegroup_binpacking_duration;
   if (per_group.count() == 0 || per_group > cap) per_group = cap;
 
-  const auto stop = stop_condition(request);
+  const auto start = std::chrono::steady_clock::now();
+  const auto stop = stop_condition(request, start);
+  // What was done, for the answer when the deadline passes first.
+  size_t groups_done = 0, groups_total = 0;
+  auto progress = [&](size_t done, size_t total) {
+    groups_done = done;
+    groups_total = total;
+  };
   auto plan = compare_modes
-                  ? planner::modes::plan_comparing_modes(*planning_, input, options, {}, stop)
-                  : planning_->plan(input, options, {}, stop);
-  if (!plan) {
-    if (stop()) return too_long();
+                  ? planner::modes::plan_comparing_modes(*planning_, input, options, progress, stop)
+                  : planning_->plan(input, options, progress, stop);
+  if (!plan || stop()) {
+    if (stop()) {
+      return too_long(start, groups_total == 0
+                                   ? "before estimating any node group"
+                                   : fmt::format("with {} of {} node groups estimated",
+                                                 groups_done, groups_total));
+    }
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return internal ? error_response(500, "", plan.error().message) : invalid(plan.error().message);
   }

@@ -151,6 +151,7 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
   FilterStatus last_rejection =
       FilterStatus::make(FilterCode::kUnschedulable, "", "no acceptable node");
   for (size_t i = 0; i < n; ++i) {
+    if (s.stop_requested()) break;  // the request is over; its answer is dropped
     const size_t index = (start + i) % n;
     const NodeInfo& node = *nodes[index];
     if (node.node().spec.unschedulable) continue;

@@ -142,6 +142,7 @@ Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const 
   in.group.id = profile::node_group_from_template_name(name).value_or(name);
   in.group.max_size = limits.max_nodes_per_scaleup;
   framework::ClusterSnapshot snapshot;
+  snapshot.set_stop(request.cancelled);
   estimator::Estimate e = est.estimate(snapshot, in);
   if (e.internal_error) return make_error("internal: " + e.internal_error->message);
   if (request.cancelled && request.cancelled()) return make_error("cancelled: estimate abandoned");
