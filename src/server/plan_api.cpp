@@ -272,6 +272,8 @@ Status read_options(const json::object& opts, planner::scaleup::PlannerOptions& 
       return make_error("options." + std::string(key) + ": must be a non-negative duration");
     }
     *target = *d;
+    // A duration named in the request is CA's, on the wall clock (docs/api.md).
+    o.binpacking_wall_clock = true;
   }
   if (auto b = bool_at(opts, "balanceSimilarNodeGroups", false); !b)
     return fail(b.error());
@@ -355,8 +357,9 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
   auto max_nodes = int_at(scalars, "maxNodes", 0);
   if (!max_nodes || *max_nodes < 0) return invalid("maxNodes: must be a non-negative integer");
   req.max_nodes = *max_nodes;
-  req.max_duration =
-      std::min<std::chrono::nanoseconds>(req.max_duration, options_.max_request_time);
+  // CA's default binpacking duration, measured in work (planner WorkClock): the same request
+  // gets the same answer on a quiet and on a saturated machine. No cap by max_request_time:
+  // the deadline ends the request (503) rather than truncating its answer.
   const auto start = std::chrono::steady_clock::now();
   const auto stop = stop_condition(request, start);
   req.cancelled = stop;
@@ -430,12 +433,15 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   if (Status s = read_options(*opts, options, compare_modes); !s) {
     return invalid(s.error().message);
   }
-  // The request's budgets never exceed the server's; a per-group duration of 0 ("none") is
-  // the server's too.
-  const std::chrono::nanoseconds cap = options_.max_request_time;
-  options.max_binpacking_time = std::min(options.max_binpacking_time, cap);
-  auto& per_group = options.max_nodegroup_binpacking_duration;
-  if (per_group.count() == 0 || per_group > cap) per_group = cap;
+  // Budgets named by the request are CA's, on the wall clock, and never exceed the server's;
+  // a per-group duration of 0 ("none") is the server's too. Left out, they are CA's defaults
+  // measured in work (deterministic), and only the deadline ends the request.
+  if (options.binpacking_wall_clock) {
+    const std::chrono::nanoseconds cap = options_.max_request_time;
+    options.max_binpacking_time = std::min(options.max_binpacking_time, cap);
+    auto& per_group = options.max_nodegroup_binpacking_duration;
+    if (per_group.count() == 0 || per_group > cap) per_group = cap;
+  }
 
   const auto start = std::chrono::steady_clock::now();
   const auto stop = stop_condition(request, start);

@@ -17,9 +17,10 @@
 // 503 {"error": "overloaded: ..."} when a request runs past PlanApiOptions::max_request_time.
 //
 // Both routes are heavy (Route::heavy): they run on the server's compute threads, so health
-// probes, metrics and the live verbs answer while they run. A request's own time budgets
-// (maxBinpackingTime, maxNodegroupBinpackingDuration) are capped at max_request_time, and
-// the whole request stops there, checked inside every loop that grows with the input (the
+// probes, metrics and the live verbs answer while they run. CA's binpacking budgets are
+// measured in work unless the request names them (then on the wall clock, capped at
+// max_request_time): the same request gets the same answer under any load. The whole request
+// stops at max_request_time, checked inside every loop that grows with the input (the
 // planner's, the DRA allocator's), or when the server abandons it (shutdown grace over).
 
 #include <chrono>

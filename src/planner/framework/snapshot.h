@@ -223,6 +223,10 @@ class ClusterSnapshot {
     return stopped_;
   }
   const std::function<bool()>& stop_condition() const { return stop_; }
+  // One step of work done on this snapshot: one node checked for one pod (the unit the loops
+  // above count, and estimator::WorkClock turns into time).
+  void step() const { ++work_steps_; }
+  uint64_t work_steps() const { return work_steps_; }
 
   void fork();
   // Undo everything since the innermost fork(). Error when no fork is open.
@@ -271,6 +275,7 @@ class ClusterSnapshot {
   dra::AllocatedState dra_allocated_;
   std::function<bool()> stop_;
   mutable bool stopped_ = false;
+  mutable uint64_t work_steps_ = 0;
   // Claims allocated by placed pods: the allocation (owned by the pod) and how many placed
   // pods carry it.
   std::map<std::string, std::pair<const dra::AllocationResult*, int>, std::less<>> placed_claims_;

@@ -156,6 +156,7 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
     const NodeInfo& node = *nodes[index];
     if (node.node().spec.unschedulable) continue;
     if (acceptable && !acceptable(node)) continue;
+    s.step();
     FilterStatus st = pipeline_.filter(state, pod, node);
     if (!st.ok()) {
       last_rejection = std::move(st);

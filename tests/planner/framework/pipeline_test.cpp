@@ -56,7 +56,7 @@ TEST(FilterPipeline, StopsAtFirstFailingPluginAndKeepsItsStatus) {
 }
 
 // A request's stop condition (issue #44) is asked node by node: once true, the walk over the
-// nodes ends there, whichever search it is.
+// nodes ends there, whichever search it is, and the steps done are counted.
 TEST(FilterPipeline, TheSnapshotsStopConditionEndsTheWalkOverTheNodes) {
   ClusterSnapshot s;
   for (int i = 0; i < 100; ++i) {
@@ -64,9 +64,11 @@ TEST(FilterPipeline, TheSnapshotsStopConditionEndsTheWalkOverTheNodes) {
   }
   auto pipeline = FilterPipeline::make_default();
   auto big = PodInfo::make(PodBuilder("big").container(res({{"cpu", "2"}})));  // fits no node
-  // Without a stop condition every node is checked.
+  // Without a stop condition every node is checked, one step each.
   EXPECT_EQ(pipeline.find_first_passing_node(*big, s).rejected.size(), 100u);
+  EXPECT_EQ(s.work_steps(), 100u);
   EXPECT_EQ(pipeline.find_passing_nodes(*big, s).rejected.size(), 100u);
+  EXPECT_EQ(s.work_steps(), 200u);
 
   int asked = 0;
   s.set_stop([&asked] { return ++asked > 10; });
