@@ -216,6 +216,18 @@ class Connection final : public ConnectionBase,
     if (msg.count(http::field::host) > 1) {
       return send_error(400, "invalid request: more than one Host header");
     }
+    // A simulation request is admitted by the work its body brings before the body is read,
+    // so that overload is a quick 429 rather than a queue of megabytes (a chunked body is
+    // counted once read, in handle_request).
+    if (parser_->content_length()) {
+      std::string_view target = to_sv(msg.target());
+      const Route* route = HttpServer::Impl::find_route(
+          table_, to_sv(msg.method_string()), target.substr(0, target.find('?')));
+      if (route != nullptr && route->group == AuthGroup::kSimulation) {
+        body_bytes_ = server_.admit_simulation_body(static_cast<int64_t>(*parser_->content_length()));
+        if (!body_bytes_.acquired()) return send_response(server_.simulation_overloaded());
+      }
+    }
     if (parser_->is_done()) return handle_request();
     if (iequals(to_sv(msg[http::field::expect]), "100-continue")) {
       continue_sent_ = true;
@@ -323,7 +335,9 @@ class Connection final : public ConnectionBase,
   // A response to a request that could not be read completely: the rest of the input is
   // discarded, never buffered, and the connection is closed after the response.
   void send_error(int status, std::string_view message) {
-    HttpResponse res = HttpResponse::error(status, message);
+    send_response(HttpResponse::error(status, message));
+  }
+  void send_response(HttpResponse res) {
     std::string_view path, method;
     std::string request_id;
     if (parser_) {
@@ -392,6 +406,15 @@ class Connection final : public ConnectionBase,
     auto admission = server_.admit(table_, req);
     group_slot_ = std::move(admission.group_slot);
     heavy_slot_ = std::move(admission.heavy_slot);
+    if (admission.route != nullptr && admission.route->group == AuthGroup::kSimulation &&
+        !body_bytes_.acquired()) {
+      body_bytes_ = server_.admit_simulation_body(static_cast<int64_t>(req.body.size()));
+      if (!body_bytes_.acquired()) {
+        release_slots();
+        return answer(std::move(req), server_.simulation_overloaded(), admission.route_label,
+                      keep_alive, version);
+      }
+    }
     if (admission.route == nullptr) {
       return answer(std::move(req), std::move(admission.response), admission.route_label,
                     keep_alive, version);
@@ -430,6 +453,7 @@ class Connection final : public ConnectionBase,
   void release_slots() {
     group_slot_.release();
     heavy_slot_.release();
+    body_bytes_.release();
   }
 
   void send(HttpResponse r, std::string_view route, std::string_view method, std::string_view path,
@@ -671,6 +695,7 @@ class Connection final : public ConnectionBase,
   bool peer_is_loopback_ = false;
   std::optional<uint64_t> id_;
   InflightSlot group_slot_, heavy_slot_;  // of the request being answered
+  InflightBytes body_bytes_;               // its body, when it is a simulation request
   Clock::time_point started_ = Clock::now();
   State state_ = State::kIdle;
   bool first_request_ = true;

@@ -96,6 +96,7 @@ struct HttpServer::Impl {
   std::array<std::atomic<int>, 4> inflight{};
   std::array<int, 4> inflight_limit{};
   std::atomic<int> inflight_heavy{0};
+  std::atomic<int64_t> inflight_simulation_bytes{0};
   // Set when the shutdown grace period is over: unfinished heavy handlers stop (see
   // HttpRequest::abandoned) and their connections are closed.
   std::atomic<bool> abandoned{false};
@@ -178,6 +179,15 @@ struct HttpServer::Impl {
   void eviction_failed(uint64_t id);
 
   Admission admit(const RouteTable& table, HttpRequest& req);
+  // The route `method` `target` names in `table` (GET's for HEAD), or null.
+  static const Route* find_route(const RouteTable& table, std::string_view method,
+                                 std::string_view target);
+  // The body of a simulation request, `bytes` long, counted against
+  // max_inflight_simulation_bytes; not acquired: answer 429 (simulation_overloaded()).
+  InflightBytes admit_simulation_body(int64_t bytes) {
+    return InflightBytes(inflight_simulation_bytes, config.max_inflight_simulation_bytes, bytes);
+  }
+  HttpResponse simulation_overloaded() const;
   HttpResponse call(const Route& route, const HttpRequest& req);
   std::string next_request_id() {
     return fmt::format("{:016x}{:08x}", request_id_nonce,

@@ -1639,6 +1639,65 @@ TEST(HttpServer, ConnectionLimitsArePerListenerAndCloseTheLongestWaitingFirst) {
   EXPECT_TRUE(busy->read_until_close().ok());
 }
 
+// Issue #44: simulation requests are admitted by the body bytes they bring. Past the budget, a
+// request announcing its length is refused at once, before its body is read; a chunked one
+// once read. Other groups do not count, and one request alone always fits.
+TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
+  Gate gate;
+  auto config = test_config();
+  config.max_inflight_simulation_bytes = 1000;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("held");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread held([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/hold",
+                                         std::string(600, 'h')))
+                  .status,
+              200);
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+
+  // 600 + 600 > 1000: the header alone is answered, the body never sent.
+  auto early = must_connect(plain_client(*server));
+  ASSERT_TRUE(early);
+  ASSERT_TRUE(
+      early->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n").ok());
+  auto refused = must(early->read_response());
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(refused.header("Retry-After"), "1");
+  EXPECT_THAT(refused.body,
+              HasSubstr("overloaded: more than 1000 bytes of simulation request bodies in flight"));
+  // A chunked body of the same size: refused once read.
+  auto chunked = must_connect(plain_client(*server));
+  ASSERT_TRUE(chunked);
+  ASSERT_TRUE(chunked
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "258\r\n" +
+                              std::string(600, 'c') + "\r\n0\r\n\r\n")
+                  .ok());
+  EXPECT_EQ(must(chunked->read_response()).status, 429);
+  // What fits is served; the live group is not counted.
+  EXPECT_EQ(
+      must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(300, 'e')))
+          .status,
+      200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter",
+                                       std::string(5000, 'f')))
+                .status,
+            200);
+  gate.release();
+  held.join();
+  // Alone, a body larger than the budget is admitted.
+  EXPECT_EQ(
+      must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(1500, 'e')))
+          .status,
+      200);
+}
+
 // Issue #44: 64 keep-alive connections held open on the metrics listener made every new
 // kubelet probe fail (0/20). At the cap the probes now take the place of the longest waiting.
 TEST(HttpServer, ProbesAnswerWhenTheMetricsListenerIsFullOfIdleConnections) {
