@@ -3,11 +3,15 @@
 
 #include "server/http_server.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -1290,6 +1294,49 @@ TEST_F(HttpServerTls, CertificateFilesAreReloadedForNewConnections) {
   ASSERT_TRUE(after);
   EXPECT_EQ(after->server_common_name(), "hamisim-b");
   EXPECT_EQ(must(after->request("GET", "/healthz")).status, 200);
+}
+
+// Issue #44: a certificate on a hung mount (here a FIFO no one writes: reading it blocks)
+// stalled new TLS connections, /healthz and SIGTERM. The reloader reads the files on a thread
+// of its own: connections keep the last good certificate, and shutdown does not wait for it.
+TEST_F(HttpServerTls, ACertificateFileThatBlocksNeverStallsConnectionsOrShutdown) {
+  std::string cert = (pki_.ca.dir() / "hung.crt").string();
+  std::string key = (pki_.ca.dir() / "hung.key").string();
+  pki_.ca.issue_to({"hamisim-a", {"localhost"}, {"127.0.0.1"}, testing::CertUsage::kServer}, cert,
+                   key);
+  auto config = tls_config();
+  config.tls_cert = cert;
+  config.tls_key = key;
+  config.tls_reload_interval = 20ms;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  // The certificate becomes a FIFO: the reloader's next read of it blocks until a writer comes.
+  std::filesystem::remove(cert);
+  ASSERT_EQ(::mkfifo(cert.c_str(), 0600), 0);
+  // Wait until the reloader is stuck: a thread of this process blocked opening a file.
+  auto blocked_in_open = [] {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream in(task.path() / "syscall");
+      long number = -1;
+      if (in >> number && number == SYS_openat) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 3000 && !blocked_in_open(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(blocked_in_open());
+  for (int i = 0; i < 5; ++i) {
+    auto c = must_connect(client(*server));
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->server_common_name(), "hamisim-a");
+    EXPECT_EQ(must(c->request("GET", "/healthz")).status, 200);
+  }
+  EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/healthz")).status, 200);
+  server->shutdown(5s);
+  server.reset();
+  // Let the stuck reader go: it sees the end of the FIFO, fails, and finds the server gone.
+  const int fd = ::open(cert.c_str(), O_WRONLY | O_NONBLOCK);
+  EXPECT_GE(fd, 0) << "the reloader was not reading the FIFO";
+  if (fd >= 0) ::close(fd);
 }
 
 TEST_F(HttpServerTls, ManyConcurrentMtlsClientsAllSucceed) {
