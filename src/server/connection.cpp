@@ -130,6 +130,9 @@ class Connection final : public ConnectionBase,
   // Capacity of the body string any connection keeps between requests (a one-template
   // ExtenderArgs is ~12 KB); larger ones are kept within the server's kKeptLargeBodies.
   static constexpr size_t kKeptBodyCapacity = size_t(64) << 10;
+  // A simulation body at least this large makes the server return free memory once the
+  // simulation requests stop (HttpServer::Impl::return_memory_when_idle).
+  static constexpr size_t kLargeSimulationBody = size_t(1) << 20;
 
   Stream make_stream(tcp::socket&& socket) {
     if constexpr (kTls) {
@@ -515,6 +518,9 @@ class Connection final : public ConnectionBase,
     // The answer is complete: the request stops counting against the limits now, before the
     // client can have it and send its next request.
     const bool heavy = heavy_slot_.acquired();
+    if (body_bytes_.acquired() && in_body_.size() >= kLargeSimulationBody) {
+      server_.return_memory_when_idle();
+    }
     release_slots();
     auto written = [self = this->shared_from_this(), keep, heavy](error_code ec, size_t) {
       std::string().swap(self->out_body_);
@@ -800,6 +806,23 @@ void HttpServer::Impl::eviction_failed(uint64_t id) {
   if (it == conns.end() || !it->second.evicting) return;
   it->second.evicting = false;
   --evicting_per_listener[it->second.metrics_listener ? 1 : 0];
+}
+
+void HttpServer::Impl::return_memory_when_idle() {
+  if (trim_armed.exchange(true)) return;
+  net::post(control, [this] { wait_to_return_memory(); });
+}
+
+void HttpServer::Impl::wait_to_return_memory() {
+  if (stopping.load()) return;
+  trim_timer.expires_after(std::chrono::seconds(1));
+  trim_timer.async_wait([this](error_code ec) {
+    if (ec || stopping.load()) return;
+    // Still busy: look again in a second, so the trim comes after the burst, not inside it.
+    if (inflight_simulation_bytes.load() > 0) return wait_to_return_memory();
+    trim_armed.store(false);
+    return_free_memory();
+  });
 }
 
 void HttpServer::Impl::remove_connection(uint64_t id) {

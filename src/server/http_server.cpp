@@ -240,6 +240,7 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
       });
     }
     if (signals) signals->cancel(ec);
+    trim_timer.cancel();
     running.reset();
     probe_running.reset();
     {
