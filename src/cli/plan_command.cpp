@@ -165,7 +165,9 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration)
       ->capture_default_str()
       ->each(named);
-  app.add_option("--max-binpacking-time", o.max_binpacking_time)->capture_default_str()->each(named);
+  app.add_option("--max-binpacking-time", o.max_binpacking_time)
+      ->capture_default_str()
+      ->each(named);
   app.add_flag("--balance-similar-node-groups", o.planner.balance_similar_node_groups);
   app.add_flag("--fastpath-binpacking-enabled", o.planner.fastpath_binpacking);
   app.add_option("--expendable-pods-priority-cutoff", o.planner.expendable_pods_priority_cutoff)

@@ -196,8 +196,9 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--max-inflight-simulation", o.max_inflight_simulation,
                  "Concurrent simulation requests (429 beyond)")
       ->capture_default_str();
-  app.add_option("--max-inflight-simulation-bytes", o.max_inflight_simulation_bytes,
-                 "Body bytes of simulation requests in flight (429 beyond, before the body is read)")
+  app.add_option(
+         "--max-inflight-simulation-bytes", o.max_inflight_simulation_bytes,
+         "Body bytes of simulation requests in flight (429 beyond, before the body is read)")
       ->capture_default_str();
   app.add_option("--max-inflight-webhook", o.max_inflight_webhook,
                  "Concurrent webhook requests (429 beyond)")

@@ -227,7 +227,8 @@ class Connection final : public ConnectionBase,
       const Route* route = HttpServer::Impl::find_route(
           table_, to_sv(msg.method_string()), target.substr(0, target.find('?')));
       if (route != nullptr && route->group == AuthGroup::kSimulation) {
-        body_bytes_ = server_.admit_simulation_body(static_cast<int64_t>(*parser_->content_length()));
+        const auto length = static_cast<int64_t>(*parser_->content_length());
+        body_bytes_ = server_.admit_simulation_body(length);
         if (!body_bytes_.acquired()) return send_response(server_.simulation_overloaded());
       }
     }

@@ -282,7 +282,8 @@ TEST(PlanOverHttp, PlanRouteIsAsStrictAsTheCli) {
 
   const std::string empty = R"({"kind":"List","items":[]})";
   for (auto [body, want] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups + R"(,"cluster":)" + empty + "}",
+           {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups + R"(,"cluster":)" + empty +
+                "}",
             R"(invalid request: body: duplicate key \"cluster\")"},
            {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups +
                 R"(,"options":{"seed":1,"seed":2}})",

@@ -729,7 +729,8 @@ TEST_F(Admission, OnlyPodCreationsAreMutatedAsTheRegistrationSays) {
   const std::string pod_kind = R"("kind":{"group":"","version":"v1","kind":"Pod"})";
   const std::string pods = R"("resource":{"group":"","version":"v1","resource":"pods"})";
   // The same pod on CREATE is patched: each case below differs in one field only.
-  Answer create = run_body(review_with(R"("operation":"CREATE",)" + pod_kind + "," + pods, gpu_pod));
+  Answer create =
+      run_body(review_with(R"("operation":"CREATE",)" + pod_kind + "," + pods, gpu_pod));
   ASSERT_EQ(create.result.outcome, "patched");
   struct Case {
     std::string fields;

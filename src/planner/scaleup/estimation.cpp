@@ -10,7 +10,7 @@ namespace hamisim::planner::scaleup::detail {
 std::vector<expander::Option> Planner::estimate_groups() {
   const estimator::WorkClock work(snap_);
   const estimator::Clock& clock = env_.clock                 ? *env_.clock
-                                  : o_.binpacking_wall_clock ? static_cast<const estimator::Clock&>(steady_)
+                                  : o_.binpacking_wall_clock ? steady_clock()
                                                              : work;
   estimator::BinpackingTimeLimiter time_limiter(clock, o_.max_binpacking_time);
   time_limiter.init_binpacking();

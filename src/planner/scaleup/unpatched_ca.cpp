@@ -22,7 +22,7 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
   for (const PodInfoPtr& pod : remaining_) left.insert(pod->key());
   const estimator::WorkClock work(snap_);
   const estimator::Clock& clock = env_.clock                 ? *env_.clock
-                                  : o_.binpacking_wall_clock ? static_cast<const estimator::Clock&>(steady_)
+                                  : o_.binpacking_wall_clock ? steady_clock()
                                                              : work;
   int64_t blind_nodes = 0;
   std::string blind_groups;
