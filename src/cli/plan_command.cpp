@@ -158,9 +158,16 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--max-nodes-total", o.planner.max_nodes_total, "0 = no limit")
       ->capture_default_str();
   app.add_option("--max-nodes-per-scaleup", o.planner.max_nodes_per_scaleup)->capture_default_str();
+  // Left at their defaults, the two durations are budgets of work (the same plan on any
+  // machine under any load); named on the command line, they are CA's, on the wall clock
+  // (docs/plan.md).
+  const auto named = [&o](const std::string&) { o.planner.binpacking_wall_clock = true; };
   app.add_option("--max-nodegroup-binpacking-duration", o.max_nodegroup_binpacking_duration)
-      ->capture_default_str();
-  app.add_option("--max-binpacking-time", o.max_binpacking_time)->capture_default_str();
+      ->capture_default_str()
+      ->each(named);
+  app.add_option("--max-binpacking-time", o.max_binpacking_time)
+      ->capture_default_str()
+      ->each(named);
   app.add_flag("--balance-similar-node-groups", o.planner.balance_similar_node_groups);
   app.add_flag("--fastpath-binpacking-enabled", o.planner.fastpath_binpacking);
   app.add_option("--expendable-pods-priority-cutoff", o.planner.expendable_pods_priority_cutoff)
@@ -234,6 +241,9 @@ int run_plan(PlanOptions o) {
   }
   if (o.planner.max_nodes_per_scaleup < 0) {
     return fail(2, "--max-nodes-per-scaleup: must not be negative");
+  }
+  if (o.planner.max_nodes_total < 0) {
+    return fail(2, "--max-nodes-total: must not be negative (0: no limit)");
   }
 
   std::vector<model::FlagInput> inputs{{"--node-groups", o.node_groups_path},

@@ -196,6 +196,10 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
   app.add_option("--max-inflight-simulation", o.max_inflight_simulation,
                  "Concurrent simulation requests (429 beyond)")
       ->capture_default_str();
+  app.add_option(
+         "--max-inflight-simulation-bytes", o.max_inflight_simulation_bytes,
+         "Body bytes of simulation requests in flight (429 beyond, before the body is read)")
+      ->capture_default_str();
   app.add_option("--max-inflight-webhook", o.max_inflight_webhook,
                  "Concurrent webhook requests (429 beyond)")
       ->capture_default_str();
@@ -212,10 +216,10 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.001, 3600.0));
   app.add_option("--max-connections", o.max_connections,
-                 "Open connections on the main listener (new ones closed beyond)")
+                 "Open connections on the main listener (beyond: the longest idle one is closed)")
       ->capture_default_str();
   app.add_option("--max-metrics-connections", o.max_metrics_connections,
-                 "Open connections on the metrics listener, kept apart for probes and scrapes")
+                 "Open connections on the metrics listener (probes, scrapes; its own thread)")
       ->capture_default_str();
   app.add_option("--header-timeout", o.header_timeout_s,
                  "Seconds to read request headers (and TLS handshake)")
@@ -408,6 +412,7 @@ int run_serve(const ServeOptions& o) {
   sc.max_body_bytes = o.max_body_bytes;
   sc.max_inflight_live = o.max_inflight_live;
   sc.max_inflight_simulation = o.max_inflight_simulation;
+  sc.max_inflight_simulation_bytes = o.max_inflight_simulation_bytes;
   sc.max_inflight_webhook = o.max_inflight_webhook;
   sc.max_inflight_heavy = o.max_inflight_plan;
   sc.heavy_threads = o.plan_threads;

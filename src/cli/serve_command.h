@@ -22,6 +22,7 @@ struct ServeOptions {
   size_t max_body_bytes = 4 << 20;
   int max_inflight_live = 256;
   int max_inflight_simulation = 64;
+  int64_t max_inflight_simulation_bytes = int64_t(64) << 20;
   int max_inflight_webhook = 64;
   int max_inflight_plan = 4;    // /v1/plan and /v1/estimate computing or queued
   int plan_threads = 1;         // threads that compute them

@@ -618,6 +618,13 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
                                  {{std::string(device::kAssignedNodeAnnotation), node}});
   if (!patched) {
     pods_.evict(pod.metadata.uid);  // HAMi 4098c5b2: no leak when the patch fails
+    if (patched.code() == state::ApiCode::kNotFound) {
+      // The pod in the request is not (or no longer) in the cluster: the caller's mistake or a
+      // deletion racing the filter, not ours. Worded as /bind words it.
+      out.error = fmt::format("{}pod \"{}/{}\" not found", kInvalid, pod.metadata.namespace_,
+                              pod.metadata.name);
+      return out;
+    }
     event(pod, "Warning", "FilteringFailed", patched.error().message);
     out.error = std::string(kInternal) +
                 "patching the pod's allocation annotations: " + patched.error().message;

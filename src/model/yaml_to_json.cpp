@@ -2,6 +2,7 @@
 // decoder in decode.cpp reads both), the guard every other reader of YAML runs first
 // (check_yaml), and the entry points that take either JSON or YAML text.
 
+#include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "go/json_string.h"
+#include "go/utf8.h"
 #include "model/decode.h"
 #include "model/yaml_check.h"
 
@@ -313,7 +315,42 @@ struct YamlDocuments {
   size_t count = 0;
 };
 
+// YAML text is Unicode (YAML 1.2 §5.2), and Go's YAML reader refuses bytes that are not UTF-8
+// ("invalid leading UTF-8 octet"); yaml-cpp passes them through into keys and values. The error
+// names the line and the column (in characters) of the first bad byte. Text that starts with a
+// UTF-16 or UTF-32 byte order mark is left to yaml-cpp, which decodes those encodings.
+Status check_utf8(std::string_view yaml) {
+  if (yaml.starts_with("\xFE\xFF") || yaml.starts_with("\xFF\xFE") ||
+      yaml.starts_with(std::string_view("\0\0\xFE\xFF", 4))) {
+    return ok_status();
+  }
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < yaml.size();) {
+    const unsigned char c = static_cast<unsigned char>(yaml[i]);
+    if (c < 0x80) {
+      ++i;
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+      continue;
+    }
+    uint32_t rune = 0;
+    const size_t n = go::decode_utf8_rune(yaml, i, &rune);
+    if (n == 0) {
+      return make_error(fmt::format("yaml: line {}, column {}: invalid UTF-8 (byte 0x{:02x})",
+                                    line, column, c));
+    }
+    i += n;
+    ++column;
+  }
+  return ok_status();
+}
+
 Result<YamlDocuments> convert_yaml(std::string_view yaml) {
+  if (Status s = check_utf8(yaml); !s) return s.error();
   try {
     std::istringstream in{std::string(yaml)};
     YAML::Parser parser(in);

@@ -92,6 +92,7 @@ class Connection final : public ConnectionBase,
   void start() {
     if constexpr (kTls) {
       state_ = State::kHandshake;
+      waiting_since.store(Clock::now().time_since_epoch().count());
       lowest().expires_after(cfg().header_timeout);
       stream_.async_handshake(
           ssl::stream_base::server,
@@ -111,6 +112,16 @@ class Connection final : public ConnectionBase,
     net::post(lowest().get_executor(), [self = this->shared_from_this()] { self->close_now(); });
   }
 
+  void evict() override {
+    net::post(lowest().get_executor(), [self = this->shared_from_this()] {
+      if (self->closed_) return;  // on its way out anyway
+      if (self->state_ == State::kHandshake || self->state_ == State::kIdle) {
+        return self->close_now();
+      }
+      if (self->id_) self->server_.eviction_failed(*self->id_);
+    });
+  }
+
  private:
   enum class State { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing };
   // Bytes asked for per read while waiting for a request header; whatever of the body arrives
@@ -119,6 +130,9 @@ class Connection final : public ConnectionBase,
   // Capacity of the body string any connection keeps between requests (a one-template
   // ExtenderArgs is ~12 KB); larger ones are kept within the server's kKeptLargeBodies.
   static constexpr size_t kKeptBodyCapacity = size_t(64) << 10;
+  // A simulation body at least this large makes the server return free memory once the
+  // simulation requests stop (HttpServer::Impl::return_memory_when_idle).
+  static constexpr size_t kLargeSimulationBody = size_t(1) << 20;
 
   Stream make_stream(tcp::socket&& socket) {
     if constexpr (kTls) {
@@ -154,6 +168,7 @@ class Connection final : public ConnectionBase,
     continue_sent_ = false;
     if (buffer_.size() > 0) return read_header();
     state_ = State::kIdle;
+    waiting_since.store(Clock::now().time_since_epoch().count());
     lowest().expires_after(first_request_ ? cfg().header_timeout : cfg().idle_timeout);
     stream_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = this->shared_from_this()](error_code ec, size_t n) {
@@ -165,6 +180,7 @@ class Connection final : public ConnectionBase,
 
   void read_header() {
     state_ = State::kReading;
+    waiting_since.store(kBusy);
     first_request_ = false;
     started_ = Clock::now();
     lowest().expires_after(cfg().header_timeout);
@@ -197,6 +213,24 @@ class Connection final : public ConnectionBase,
     }
     if (msg.version() >= 11 && msg.count(http::field::host) == 0) {  // RFC 9112 §3.2
       return send_error(400, "invalid request: an HTTP/1.1 request needs a Host header");
+    }
+    // RFC 9112 §3.2: two Host fields name two targets (what a proxy in front routed by and
+    // what we would read may differ), so the request is refused whatever its version.
+    if (msg.count(http::field::host) > 1) {
+      return send_error(400, "invalid request: more than one Host header");
+    }
+    // A simulation request is admitted by the work its body brings before the body is read,
+    // so that overload is a quick 429 rather than a queue of megabytes (a chunked body is
+    // counted once read, in handle_request).
+    if (parser_->content_length()) {
+      std::string_view target = to_sv(msg.target());
+      const Route* route = HttpServer::Impl::find_route(
+          table_, to_sv(msg.method_string()), target.substr(0, target.find('?')));
+      if (route != nullptr && route->group == AuthGroup::kSimulation) {
+        const auto length = static_cast<int64_t>(*parser_->content_length());
+        body_bytes_ = server_.admit_simulation_body(length);
+        if (!body_bytes_.acquired()) return send_response(server_.simulation_overloaded());
+      }
     }
     if (parser_->is_done()) return handle_request();
     if (iequals(to_sv(msg[http::field::expect]), "100-continue")) {
@@ -305,7 +339,9 @@ class Connection final : public ConnectionBase,
   // A response to a request that could not be read completely: the rest of the input is
   // discarded, never buffered, and the connection is closed after the response.
   void send_error(int status, std::string_view message) {
-    HttpResponse res = HttpResponse::error(status, message);
+    send_response(HttpResponse::error(status, message));
+  }
+  void send_response(HttpResponse res) {
     std::string_view path, method;
     std::string request_id;
     if (parser_) {
@@ -374,6 +410,15 @@ class Connection final : public ConnectionBase,
     auto admission = server_.admit(table_, req);
     group_slot_ = std::move(admission.group_slot);
     heavy_slot_ = std::move(admission.heavy_slot);
+    if (admission.route != nullptr && admission.route->group == AuthGroup::kSimulation &&
+        !body_bytes_.acquired()) {
+      body_bytes_ = server_.admit_simulation_body(static_cast<int64_t>(req.body.size()));
+      if (!body_bytes_.acquired()) {
+        release_slots();
+        return answer(std::move(req), server_.simulation_overloaded(), admission.route_label,
+                      keep_alive, version);
+      }
+    }
     if (admission.route == nullptr) {
       return answer(std::move(req), std::move(admission.response), admission.route_label,
                     keep_alive, version);
@@ -412,6 +457,7 @@ class Connection final : public ConnectionBase,
   void release_slots() {
     group_slot_.release();
     heavy_slot_.release();
+    body_bytes_.release();
   }
 
   void send(HttpResponse r, std::string_view route, std::string_view method, std::string_view path,
@@ -473,6 +519,9 @@ class Connection final : public ConnectionBase,
     // The answer is complete: the request stops counting against the limits now, before the
     // client can have it and send its next request.
     const bool heavy = heavy_slot_.acquired();
+    if (body_bytes_.acquired() && in_body_.size() >= kLargeSimulationBody) {
+      server_.return_memory_when_idle();
+    }
     release_slots();
     auto written = [self = this->shared_from_this(), keep, heavy](error_code ec, size_t) {
       std::string().swap(self->out_body_);
@@ -625,6 +674,7 @@ class Connection final : public ConnectionBase,
     if (closed_) return;
     closed_ = true;
     state_ = State::kClosing;
+    waiting_since.store(kBusy);
     error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().close();
@@ -652,6 +702,7 @@ class Connection final : public ConnectionBase,
   bool peer_is_loopback_ = false;
   std::optional<uint64_t> id_;
   InflightSlot group_slot_, heavy_slot_;  // of the request being answered
+  InflightBytes body_bytes_;               // its body, when it is a simulation request
   Clock::time_point started_ = Clock::now();
   State state_ = State::kIdle;
   bool first_request_ = true;
@@ -665,7 +716,9 @@ using TlsConnection = Connection<beast::ssl_stream<beast::tcp_stream>>;
 }  // namespace
 
 void HttpServer::Impl::do_accept(Listener& l) {
-  l.acceptor.async_accept(net::make_strand(ioc), [this, &l](error_code ec, tcp::socket socket) {
+  // Each connection on a strand of its listener's io_context (probe_ioc for the metrics one).
+  net::io_context& context = l.metrics ? probe_ioc : ioc;
+  l.acceptor.async_accept(net::make_strand(context), [this, &l](error_code ec, tcp::socket socket) {
     on_accept(l, ec, std::move(socket));
   });
 }
@@ -701,20 +754,76 @@ void HttpServer::Impl::on_accept(Listener& l, error_code ec, tcp::socket socket)
 
 std::optional<uint64_t> HttpServer::Impl::add_connection(const std::shared_ptr<ConnectionBase>& c,
                                                          bool metrics_listener) {
-  std::lock_guard lock(conns_mu);
-  if (stopping_locked) return std::nullopt;
-  const int limit = metrics_listener ? config.max_metrics_connections : config.max_connections;
-  size_t& open = open_per_listener[metrics_listener ? 1 : 0];
-  if (limit > 0 && open >= size_t(limit)) {
-    log->warn("connection limit {} of the {} listener reached, dropping a new connection", limit,
-              metrics_listener ? "metrics" : "main");
-    return std::nullopt;
+  std::shared_ptr<ConnectionBase> evicted;
+  std::optional<uint64_t> id;
+  {
+    std::lock_guard lock(conns_mu);
+    if (stopping_locked) return std::nullopt;
+    const size_t l = metrics_listener ? 1 : 0;
+    const int limit = metrics_listener ? config.max_metrics_connections : config.max_connections;
+    if (limit > 0 && open_per_listener[l] - evicting_per_listener[l] >= size_t(limit)) {
+      // At the cap: the connection of this listener that has waited longest for a request
+      // (idle keep-alive, or connected and silent) makes room, so that clients holding
+      // connections open cannot lock out new ones (kubelet's probes: each comes on a new
+      // connection and sends its request at once). Connections busy with a request are never
+      // closed for this.
+      OpenConnection* oldest = nullptr;
+      int64_t oldest_since = ConnectionBase::kBusy;
+      for (auto& [other_id, open] : conns) {
+        if (open.metrics_listener != metrics_listener || open.evicting) continue;
+        auto other = open.connection.lock();
+        if (!other) continue;
+        const int64_t since = other->waiting_since.load();
+        if (since < oldest_since) {
+          oldest_since = since;
+          oldest = &open;
+          evicted = std::move(other);
+        }
+      }
+      if (oldest == nullptr) {
+        if (auto suppressed = connection_limit_warnings.admit()) {
+          log->warn(
+              "connection limit {} of the {} listener reached and every connection is busy with "
+              "a request: dropping a new connection ({} more dropped since the last warning)",
+              limit, metrics_listener ? "metrics" : "main", *suppressed);
+        }
+        return std::nullopt;
+      }
+      oldest->evicting = true;
+      ++evicting_per_listener[l];
+    }
+    id = ++next_conn_id;
+    conns.emplace(*id, OpenConnection{c, metrics_listener});
+    ++open_per_listener[l];
   }
-  uint64_t id = ++next_conn_id;
-  conns.emplace(id, OpenConnection{c, metrics_listener});
-  ++open;
   open_connections->add(1);
+  if (evicted) evicted->evict();
   return id;
+}
+
+void HttpServer::Impl::eviction_failed(uint64_t id) {
+  std::lock_guard lock(conns_mu);
+  auto it = conns.find(id);
+  if (it == conns.end() || !it->second.evicting) return;
+  it->second.evicting = false;
+  --evicting_per_listener[it->second.metrics_listener ? 1 : 0];
+}
+
+void HttpServer::Impl::return_memory_when_idle() {
+  if (trim_armed.exchange(true)) return;
+  net::post(control, [this] { wait_to_return_memory(); });
+}
+
+void HttpServer::Impl::wait_to_return_memory() {
+  if (stopping.load()) return;
+  trim_timer.expires_after(std::chrono::seconds(1));
+  trim_timer.async_wait([this](error_code ec) {
+    if (ec || stopping.load()) return;
+    // Still busy: look again in a second, so the trim comes after the burst, not inside it.
+    if (inflight_simulation_bytes.load() > 0) return wait_to_return_memory();
+    trim_armed.store(false);
+    return_free_memory();
+  });
 }
 
 void HttpServer::Impl::remove_connection(uint64_t id) {
@@ -723,7 +832,9 @@ void HttpServer::Impl::remove_connection(uint64_t id) {
     std::lock_guard lock(conns_mu);
     auto it = conns.find(id);
     if (it == conns.end()) return;
-    --open_per_listener[it->second.metrics_listener ? 1 : 0];
+    const size_t l = it->second.metrics_listener ? 1 : 0;
+    --open_per_listener[l];
+    if (it->second.evicting) --evicting_per_listener[l];
     conns.erase(it);
     last = stopping_locked && conns.empty();
   }

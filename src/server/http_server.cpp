@@ -9,6 +9,7 @@
 #include <random>
 
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 #include "server/server_impl.h"
@@ -173,7 +174,8 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 }
 
 Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics) {
-  auto l = std::make_unique<Listener>(control, is_metrics);
+  auto l = std::make_unique<Listener>(is_metrics ? net::make_strand(probe_ioc) : control,
+                                      is_metrics);
   error_code ec;
   auto fail = [&](std::string_view what) {
     return make_error(fmt::format("listen on {}:{} ({}): {}: {}", ep.address().to_string(),
@@ -230,11 +232,17 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
   net::post(control, [this, grace, live = std::move(live)] {
     error_code ec;
     for (auto& l : listeners) {
-      l->acceptor.close(ec);
-      l->retry.cancel();
+      // On the listener's own strand (the metrics listener's is on probe_ioc).
+      net::dispatch(l->acceptor.get_executor(), [l = l.get()] {
+        error_code close_ec;
+        l->acceptor.close(close_ec);
+        l->retry.cancel();
+      });
     }
     if (signals) signals->cancel(ec);
+    trim_timer.cancel();
     running.reset();
+    probe_running.reset();
     {
       std::lock_guard lock(conns_mu);
       if (conns.empty()) return;
@@ -257,10 +265,10 @@ void HttpServer::Impl::begin_shutdown(std::chrono::milliseconds grace) {
   });
 }
 
-void HttpServer::Impl::run_worker() {
+void HttpServer::Impl::run_worker(net::io_context& context) {
   for (;;) {
     try {
-      ioc.run();
+      context.run();
       return;
     } catch (const std::exception& e) {
       // Nothing we post throws; if something does, keep the worker alive.
@@ -305,16 +313,22 @@ MetricsRegistry& HttpServer::metrics() {
 void HttpServer::start() {
   if (impl_->started.exchange(true)) return;
   impl_->running.emplace(impl_->ioc.get_executor());
-  net::post(impl_->control, [impl = impl_.get()] {
-    if (impl->stopping.load()) return;
-    for (auto& l : impl->listeners) impl->do_accept(*l);
-  });
+  for (auto& l : impl_->listeners) {
+    net::post(l->acceptor.get_executor(), [impl = impl_.get(), l = l.get()] {
+      if (!impl->stopping.load()) impl->do_accept(*l);
+    });
+  }
+  if (impl_->bound_metrics_port != 0) {
+    impl_->probe_running.emplace(impl_->probe_ioc.get_executor());
+    impl_->probe_thread =
+        std::thread([impl = impl_.get()] { impl->run_worker(impl->probe_ioc); });
+  }
   int n = impl_->config.threads > 0 ? impl_->config.threads
                                     : int(std::max(1u, std::thread::hardware_concurrency()));
   impl_->heavy_pool.emplace(size_t(std::max(1, impl_->config.heavy_threads)));
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i)
-    impl_->threads.emplace_back([impl = impl_.get()] { impl->run_worker(); });
+    impl_->threads.emplace_back([impl = impl_.get()] { impl->run_worker(impl->ioc); });
 }
 
 void HttpServer::request_shutdown(std::chrono::milliseconds grace) {
@@ -326,6 +340,7 @@ void HttpServer::wait() {
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
+  if (impl_->probe_thread.joinable()) impl_->probe_thread.join();
   // Heavy work still queued or running was abandoned with the connections: the I/O threads
   // waited for each answer (work guards), so the pool is idle or finishing here.
   if (impl_->heavy_pool) impl_->heavy_pool->join();

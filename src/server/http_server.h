@@ -134,6 +134,11 @@ struct ServerConfig {
   int max_inflight_live = 256;
   int max_inflight_simulation = 64;
   int max_inflight_webhook = 64;
+  // Body bytes of simulation-group requests (/filter-simulation, /v1/*) from the moment their
+  // header announces them (Content-Length; a chunked body once read) until the answer is
+  // written; beyond, 429 at once, before the body is read, and the connection is closed.
+  // <= 0: unlimited.
+  int64_t max_inflight_simulation_bytes = int64_t(64) << 20;
   // Heavy requests (Route::heavy) computing or waiting for a compute thread; beyond: 429.
   int max_inflight_heavy = 4;
   int heavy_threads = 1;  // compute threads for heavy routes

@@ -17,9 +17,11 @@
 // 503 {"error": "overloaded: ..."} when a request runs past PlanApiOptions::max_request_time.
 //
 // Both routes are heavy (Route::heavy): they run on the server's compute threads, so health
-// probes, metrics and the live verbs answer while they run. A request's own time budgets
-// (maxBinpackingTime, maxNodegroupBinpackingDuration) are capped at max_request_time, and
-// the whole request stops there or when the server abandons it (shutdown grace period over).
+// probes, metrics and the live verbs answer while they run. CA's binpacking budgets are
+// measured in work unless the request names them (then on the wall clock, capped at
+// max_request_time): the same request gets the same answer under any load. The whole request
+// stops at max_request_time, checked inside every loop that grows with the input (the
+// planner's, the DRA allocator's), or when the server abandons it (shutdown grace over).
 
 #include <chrono>
 #include <memory>
@@ -46,9 +48,12 @@ class PlanApi {
   HttpResponse plan(const HttpRequest& request) const;
 
  private:
-  // True once `request` is abandoned by the server or has run past max_request_time.
-  std::function<bool()> stop_condition(const HttpRequest& request) const;
-  HttpResponse too_long() const;
+  // True once `request` is abandoned by the server or has computed (since `start`) past
+  // max_request_time. Monotonic: once true, true for good.
+  std::function<bool()> stop_condition(const HttpRequest& request,
+                                       std::chrono::steady_clock::time_point start) const;
+  // 503, saying how long the request ran and what it had done (`done`).
+  HttpResponse too_long(std::chrono::steady_clock::time_point start, std::string_view done) const;
 
   std::shared_ptr<const planner::scaleup::Planning> planning_;
   PlanApiOptions options_;

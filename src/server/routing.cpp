@@ -43,6 +43,27 @@ Result<RouteTable> RouteTable::build(std::vector<Route> routes) {
   return t;
 }
 
+const Route* HttpServer::Impl::find_route(const RouteTable& table, std::string_view method,
+                                          std::string_view target) {
+  auto it = table.by_path.find(target);
+  if (it == table.by_path.end()) return nullptr;
+  const Route* get = nullptr;
+  for (size_t i : it->second) {
+    if (table.routes[i].method == method) return &table.routes[i];
+    if (table.routes[i].method == "GET") get = &table.routes[i];
+  }
+  return method == "HEAD" ? get : nullptr;
+}
+
+HttpResponse HttpServer::Impl::simulation_overloaded() const {
+  HttpResponse r = HttpResponse::error(
+      429, fmt::format("overloaded: more than {} bytes of simulation request bodies in flight "
+                       "(--max-inflight-simulation-bytes)",
+                       config.max_inflight_simulation_bytes));
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 HttpServer::Impl::Admission HttpServer::Impl::admit(const RouteTable& table, HttpRequest& req) {
   Admission a;
   auto it = table.by_path.find(req.target);

@@ -72,4 +72,42 @@ class InflightSlot {
   Gauge* gauge_ = nullptr;
 };
 
+// The body bytes of admitted simulation requests, held like an InflightSlot: admission by work
+// rather than by count (one 2.3 MB /filter-simulation costs what a hundred small ones do). A
+// request is admitted while the bytes in flight plus its own stay within the limit, and always
+// when nothing else is in flight, so no single request within --max-body-bytes starves.
+class InflightBytes {
+ public:
+  InflightBytes() = default;
+  InflightBytes(std::atomic<int64_t>& counter, int64_t limit, int64_t bytes) {
+    const int64_t prev = counter.fetch_add(bytes, std::memory_order_acq_rel);
+    if (limit > 0 && prev > 0 && prev + bytes > limit) {
+      counter.fetch_sub(bytes, std::memory_order_acq_rel);
+      return;
+    }
+    counter_ = &counter;
+    bytes_ = bytes;
+  }
+  InflightBytes(InflightBytes&& o) noexcept
+      : counter_(std::exchange(o.counter_, nullptr)), bytes_(o.bytes_) {}
+  InflightBytes& operator=(InflightBytes&& o) noexcept {
+    if (this != &o) {
+      release();
+      counter_ = std::exchange(o.counter_, nullptr);
+      bytes_ = o.bytes_;
+    }
+    return *this;
+  }
+  ~InflightBytes() { release(); }
+  bool acquired() const { return counter_ != nullptr; }
+  void release() {
+    if (counter_ == nullptr) return;
+    std::exchange(counter_, nullptr)->fetch_sub(bytes_, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<int64_t>* counter_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
 }  // namespace hamisim::server

@@ -27,6 +27,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "log/rate_limit.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/routing.h"
@@ -43,9 +44,20 @@ using error_code = boost::system::error_code;
 class ConnectionBase {
  public:
   virtual ~ConnectionBase() = default;
-  // Both post to the connection's strand.
+  // All three post to the connection's strand.
   virtual void notify_stopping() = 0;
   virtual void force_close() = 0;
+  // Closes the connection if it still waits for a request (see waiting_since); otherwise
+  // tells the server it stays (HttpServer::Impl::eviction_failed).
+  virtual void evict() = 0;
+
+  // When the connection began to wait for the first byte of a request (a fresh connection,
+  // its TLS handshake included, or a keep-alive one between requests), in steady-clock ticks;
+  // kBusy while it reads, handles or answers one. Written on the connection's strand, read by
+  // the accepting thread: a listener at its cap closes the connection that has waited longest
+  // to make room (add_connection).
+  static constexpr int64_t kBusy = INT64_MAX;
+  std::atomic<int64_t> waiting_since{kBusy};
 };
 
 struct HttpServer::Impl {
@@ -84,6 +96,7 @@ struct HttpServer::Impl {
   std::array<std::atomic<int>, 4> inflight{};
   std::array<int, 4> inflight_limit{};
   std::atomic<int> inflight_heavy{0};
+  std::atomic<int64_t> inflight_simulation_bytes{0};
   // Set when the shutdown grace period is over: unfinished heavy handlers stop (see
   // HttpRequest::abandoned) and their connections are closed.
   std::atomic<bool> abandoned{false};
@@ -97,10 +110,17 @@ struct HttpServer::Impl {
   struct OpenConnection {
     std::weak_ptr<ConnectionBase> connection;
     bool metrics_listener = false;
+    bool evicting = false;  // asked to close to make room; not counted against the cap
   };
   std::mutex conns_mu;
   std::unordered_map<uint64_t, OpenConnection> conns;  // guarded by conns_mu
-  std::array<size_t, 2> open_per_listener{};           // main, metrics; guarded by conns_mu
+  // Per listener (main, metrics), guarded by conns_mu: connections open, and of those, asked
+  // to close to make room for a new one.
+  std::array<size_t, 2> open_per_listener{};
+  std::array<size_t, 2> evicting_per_listener{};
+  // The warning that a listener is at its cap and a new connection had to be dropped: a client
+  // reconnecting in a loop triggers it at will.
+  log::RateLimit connection_limit_warnings{std::chrono::seconds(10)};
   uint64_t next_conn_id = 0;                           // guarded by conns_mu
   bool stopping_locked = false;                        // guarded by conns_mu
   std::atomic<bool> stopping{false};
@@ -123,15 +143,27 @@ struct HttpServer::Impl {
   uint16_t bound_metrics_port = 0;
 
   net::io_context ioc;
+  // The metrics listener's own: kubelet's probes and Prometheus are accepted, read and answered
+  // on a thread of their own (probe_thread), so neither CPU-heavy requests nor a flood of
+  // connections on the main listener can queue them behind other work. Declared after `ioc`:
+  // destroyed before it, after the listeners.
+  net::io_context probe_ioc{1};
   net::strand<net::io_context::executor_type> control{net::make_strand(ioc)};
   std::vector<std::unique_ptr<Listener>> listeners;
   std::optional<net::signal_set> signals;
   net::steady_timer grace_timer{control};
+  // After a burst of large simulation requests glibc keeps their freed memory in its arenas
+  // (an idle server held 398 MB after one). Once no simulation body has been in flight for a
+  // second, the free memory goes back to the system (return_memory_when_idle).
+  net::steady_timer trim_timer{control};
+  std::atomic<bool> trim_armed{false};
   // Keeps the worker threads in the io_context from start() until shutdown has closed the
   // listeners. Without it a shutdown requested before the first accept was posted could find
   // the workers gone (nothing to wait for), its close never ran, and connections waiting in
   // the kernel's accept queue were neither served nor closed.
   std::optional<net::executor_work_guard<net::io_context::executor_type>> running;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> probe_running;
+  std::thread probe_thread;  // runs probe_ioc while there is a metrics listener
   // Runs heavy routes' handlers; declared after the io_context, so destroyed before it: the
   // connections its pending work holds reach back into the io_context and the members above.
   std::optional<net::thread_pool> heavy_pool;
@@ -140,7 +172,7 @@ struct HttpServer::Impl {
   Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics);
   void do_accept(Listener& l);
   void on_accept(Listener& l, error_code ec, tcp::socket socket);
-  void run_worker();
+  void run_worker(net::io_context& context);
   void begin_shutdown(std::chrono::milliseconds grace);
   void wait_for_signal(std::chrono::milliseconds grace);
 
@@ -148,14 +180,29 @@ struct HttpServer::Impl {
   std::optional<uint64_t> add_connection(const std::shared_ptr<ConnectionBase>& c,
                                          bool metrics_listener);
   void remove_connection(uint64_t id);
+  // The connection `id`, asked to make room, had begun a request meanwhile: it counts again.
+  void eviction_failed(uint64_t id);
 
   Admission admit(const RouteTable& table, HttpRequest& req);
+  // The route `method` `target` names in `table` (GET's for HEAD), or null.
+  static const Route* find_route(const RouteTable& table, std::string_view method,
+                                 std::string_view target);
+  // The body of a simulation request, `bytes` long, counted against
+  // max_inflight_simulation_bytes; not acquired: answer 429 (simulation_overloaded()).
+  InflightBytes admit_simulation_body(int64_t bytes) {
+    return InflightBytes(inflight_simulation_bytes, config.max_inflight_simulation_bytes, bytes);
+  }
+  HttpResponse simulation_overloaded() const;
   HttpResponse call(const Route& route, const HttpRequest& req);
   std::string next_request_id() {
     return fmt::format("{:016x}{:08x}", request_id_nonce,
                        request_counter.fetch_add(1, std::memory_order_relaxed) + 1);
   }
   void record(std::string_view route, int status, std::string_view outcome, double seconds);
+  // A large simulation request was answered: returns free memory to the system once none has
+  // been in flight for a second. Any thread.
+  void return_memory_when_idle();
+  void wait_to_return_memory();  // on `control`
 };
 
 }  // namespace hamisim::server

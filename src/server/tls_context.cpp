@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -127,34 +128,81 @@ std::vector<std::string> peer_identities(SSL* ssl) {
   return out;
 }
 
+TlsProvider::TlsProvider(const ServerConfig& config, spdlog::logger& log, Counter& reload_ok,
+                         Counter& reload_failed)
+    : log_(log),
+      reload_ok_(reload_ok),
+      reload_failed_(reload_failed),
+      reload_(std::make_shared<Reload>()) {
+  reload_->config = config;
+  reload_->config.logger.reset();  // the reloader logs nothing itself
+}
+
+TlsProvider::~TlsProvider() {
+  std::lock_guard lock(reload_->mu);
+  reload_->stopping = true;
+  reload_->wake.notify_all();
+}
+
 Status TlsProvider::load() {
-  Stamps stamps = stat_all();
-  auto ctx = build_tls_context(config_);
+  Stamps stamps = reload_->stat_all();
+  auto ctx = build_tls_context(reload_->config);
   if (!ctx) return ctx.error();
-  ctx_ = std::move(ctx.value());
-  loaded_ = stamps;
-  last_check_ = Clock::now();
+  {
+    std::lock_guard lock(mu_);
+    ctx_ = std::move(ctx.value());
+  }
+  std::thread(run_reloader, reload_, stamps).detach();
   return ok_status();
 }
 
+void TlsProvider::run_reloader(std::shared_ptr<Reload> reload, Stamps loaded) {
+  std::optional<Stamps> failed;
+  for (;;) {
+    {
+      std::unique_lock lock(reload->mu);
+      reload->wake.wait_for(lock, reload->config.tls_reload_interval,
+                            [&] { return reload->stopping; });
+      if (reload->stopping) return;
+    }
+    // No lock held: these may block for as long as the file system does.
+    const Stamps stamps = reload->stat_all();
+    if (stamps == loaded || (failed && stamps == *failed)) continue;
+    auto ctx = build_tls_context(reload->config);
+    std::lock_guard lock(reload->mu);
+    if (reload->stopping) return;
+    if (ctx) {
+      reload->built = std::move(ctx.value());
+      ++reload->reloads;
+      loaded = stamps;
+      failed.reset();
+    } else {
+      reload->errors.push_back(ctx.error().message);
+      failed = stamps;
+    }
+  }
+}
+
 std::shared_ptr<ssl::context> TlsProvider::current() {
-  std::lock_guard lock(mu_);
-  auto now = Clock::now();
-  if (now - last_check_ < config_.tls_reload_interval) return ctx_;
-  last_check_ = now;
-  Stamps stamps = stat_all();
-  if (stamps == loaded_ || (failed_ && stamps == *failed_)) return ctx_;
-  auto ctx = build_tls_context(config_);
-  if (ctx) {
-    ctx_ = std::move(ctx.value());
-    loaded_ = stamps;
-    failed_.reset();
-    reload_ok_.inc();
-    log_.info("tls: reloaded certificate {} and key {}", config_.tls_cert, config_.tls_key);
-  } else {
-    failed_ = stamps;
+  std::shared_ptr<ssl::context> built;
+  std::vector<std::string> errors;
+  int reloads = 0;
+  {
+    std::lock_guard lock(reload_->mu);
+    built = std::move(reload_->built);
+    reloads = std::exchange(reload_->reloads, 0);
+    errors.swap(reload_->errors);
+  }
+  for (const std::string& e : errors) {
     reload_failed_.inc();
-    log_.error("{}; keeping the previous certificate", ctx.error().message);
+    log_.error("{}; keeping the previous certificate", e);
+  }
+  std::lock_guard lock(mu_);
+  if (built) {
+    ctx_ = std::move(built);
+    for (int i = 0; i < reloads; ++i) reload_ok_.inc();
+    const ServerConfig& c = reload_->config;
+    log_.info("tls: reloaded certificate {} and key {}", c.tls_cert, c.tls_key);
   }
   return ctx_;
 }

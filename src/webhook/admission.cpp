@@ -11,6 +11,7 @@
 
 #include "model/base64.h"
 #include "model/decode.h"
+#include "model/strict_json.h"
 #include "webhook/json_patch.h"
 #include "webhook/mutation.h"
 #include "webhook/pod_json.h"
@@ -85,6 +86,11 @@ struct Review {
   std::string api_version;
   std::string uid;
   std::string namespace_;
+  // Why the webhook is not registered for this request (a DELETE, a Node, a subresource);
+  // empty when it is. The API server sends only what the registration names (deploy/: pods,
+  // CREATE), so anything else is a misconfigured registration or a hand-made request, and the
+  // answer leaves it alone instead of patching or blocking it.
+  std::string not_handled;
   const json::value* object = nullptr;  // request.object; nullptr when missing or null
 };
 
@@ -136,6 +142,50 @@ std::optional<Review> decode_review(const json::value& doc, std::string& error) 
   if (!ns) return std::nullopt;
   r.uid = std::move(*uid);
   r.namespace_ = std::move(*ns);
+  // operation, kind, resource and subResource: absent means what the registration names (the
+  // API server always sends them; reviews made by hand often leave them out).
+  auto operation = string_field(*req, "operation", "request.operation", error);
+  if (!operation) return std::nullopt;
+  auto sub_resource = string_field(*req, "subResource", "request.subResource", error);
+  if (!sub_resource) return std::nullopt;
+  // request.kind and request.resource: pods are v1 Pods of the core group.
+  struct GroupVersion {
+    const char* key;
+    const char* last;  // the third field's name
+    const char* want;  // and its value for pods
+    const char* label;
+    std::string other;  // "<group/>version, <Label>=<value>" when not a pod's
+  };
+  GroupVersion request_kind{"kind", "kind", "Pod", "Kind", {}};
+  GroupVersion request_resource{"resource", "resource", "pods", "Resource", {}};
+  for (GroupVersion* gv : {&request_kind, &request_resource}) {
+    const json::value* v = req->if_contains(gv->key);
+    if (!v || v->is_null()) continue;
+    const std::string path = std::string("request.") + gv->key;
+    const json::object* o = v->if_object();
+    if (!o) {
+      error = "couldn't decode AdmissionReview: " + path + ": expected an object";
+      return std::nullopt;
+    }
+    auto group = string_field(*o, "group", path + ".group", error);
+    if (!group) return std::nullopt;
+    auto version = string_field(*o, "version", path + ".version", error);
+    if (!version) return std::nullopt;
+    auto last = string_field(*o, gv->last, path + "." + gv->last, error);
+    if (!last) return std::nullopt;
+    if (!group->empty() || *version != "v1" || *last != gv->want) {
+      gv->other = (group->empty() ? "" : *group + "/") + *version + ", " + gv->label + "=" + *last;
+    }
+  }
+  if (!operation->empty() && *operation != "CREATE") {
+    r.not_handled = "operation " + *operation;
+  } else if (!request_kind.other.empty()) {
+    r.not_handled = "kind " + request_kind.other;
+  } else if (!request_resource.other.empty()) {
+    r.not_handled = "resource " + request_resource.other;
+  } else if (!sub_resource->empty()) {
+    r.not_handled = "subresource " + *sub_resource;
+  }
   if (const json::value* object = req->if_contains("object"); object && !object->is_null()) {
     r.object = object;
   }
@@ -251,6 +301,12 @@ AdmissionResult handle(std::string_view body, std::string_view content_type,
         errored(400, "contentType=" + std::string(content_type) + ", expected application/json"));
   }
 
+  // What the API server's decoder refuses and Boost.JSON would take: a repeated key (two
+  // `uid`s: which one would the answer echo?) and numbers beyond float64.
+  if (Status strict = model::check_strict_json(body, {.max_depth = kMaxJsonDepth}); !strict) {
+    return render(std::nullopt, "",
+                  errored(400, "couldn't decode AdmissionReview: " + strict.error().message));
+  }
   json::parse_options opts;
   opts.max_depth = kMaxJsonDepth;
   std::error_code ec;
@@ -265,6 +321,10 @@ AdmissionResult handle(std::string_view body, std::string_view content_type,
   if (!review) return render(std::nullopt, "", errored(400, error));
 
   const auto answer = [&](const Verdict& v) { return render(review->api_version, review->uid, v); };
+  if (!review->not_handled.empty()) {
+    return answer(allowed(review->not_handled +
+                          " is not handled: the webhook mutates pods on CREATE only"));
+  }
   if (!review->object) return answer(errored(400, "there is no content to decode"));
   const json::object* object = review->object->if_object();
   if (!object) {

@@ -417,6 +417,13 @@ TEST_F(CliTest, PlanWithANegativeMaxNodesPerScaleUpExits2) {
   EXPECT_THAT(r.err, HasSubstr("--max-nodes-per-scaleup: must not be negative"));
 }
 
+TEST_F(CliTest, PlanWithANegativeMaxNodesTotalExits2) {
+  const auto r = hamisim(plan_args({"--max-nodes-total", "-5"}));
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--max-nodes-total: must not be negative"));
+}
+
 TEST_F(CliTest, PlanWithANonNumericMaxNodesTotalExits2) {
   const auto r = hamisim(plan_args({"--max-nodes-total", "abc"}));
   expect_ran(r);

@@ -113,11 +113,13 @@ struct Cluster {
   SelectorCache selectors;
   ShareIds share_ids;
   int64_t budget = Allocator::kDefaultStepBudget;
+  std::function<bool()> stop;
   NodeSelectorMatch matches = no_selector_matches;
 
   Result<NodeAllocation> allocate(const std::string& node,
                                   const std::vector<const ResourceClaim*>& claims) {
     Allocator allocator(classes, selectors, share_ids, budget);
+    allocator.set_stop(stop);
     const auto pools = gather_pools(slices, node, matches);
     return allocator.allocate(pools, node, matches, claims, committed);
   }
@@ -688,6 +690,34 @@ TEST(DraAllocator, TheDefaultBudgetCoversWhatKubernetesSearchesInTime) {
   out = cluster.allocate("n1", c);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->unschedulable, "timed out trying to allocate devices");
+}
+
+// Issue #44: a request past its deadline stops the search from outside, as the step budget
+// does, every kStopCheckSteps steps; an `All` request stops while it gathers its devices.
+TEST(DraAllocator, TheCallersStopConditionEndsTheSearch) {
+  Cluster cluster;
+  std::vector<Device> devices;
+  for (int i = 0; i < 12; ++i) devices.emplace_back().name = "d" + std::to_string(i);
+  cluster.slices = {node_slice("n1", devices, "d.example.com")};
+  cluster.classes = {device_class("any", {})};
+  const auto c = claim("c", {request("six", exact("any", 6)), request("seven", exact("any", 7))});
+  int asked = 0;
+  cluster.stop = [&asked] { return ++asked >= 3; };
+  auto out = cluster.allocate("n1", c);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->unschedulable, "timed out trying to allocate devices");
+  EXPECT_EQ(asked, 3);  // after 3 * 64 steps of the thousands the whole search takes
+
+  ExactDeviceRequest all = exact("any");
+  all.allocation_mode = AllocationMode::kAll;
+  cluster.stop = [] { return true; };
+  auto stopped = cluster.allocate("n1", claim("all", {request("all", all)}));
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.error().message, "cancelled: the allocation was stopped");
+  cluster.stop = nullptr;
+  auto whole = cluster.allocate("n1", claim("all", {request("all", all)}));
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole->unschedulable, "");
 }
 
 TEST(DraAllocator, AnIncompletePoolIsNotUsedForExactCount) {

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "device/catalog/device_config.h"
+#include "dra/decode.h"
 #include "http_test_client.h"
 #include "model/decode.h"
 #include "plan_http_support.h"
@@ -245,6 +246,67 @@ TEST(PlanOverHttp, PlanRouteReadsDraObjects) {
   EXPECT_NE(r->body.find("cluster: items[2]"), std::string::npos) << r->body;
 }
 
+// /v1/plan reads its parts by the rules `hamisim plan` reads files by (issue #44): a key
+// repeated inside a DRA object is refused by the strict DRA decoder (it once reached the
+// decoder with the last value only: 7 pods placed where the CLI refused the slice); repeated
+// keys of the request itself have no meaning and are refused; so are negative limits.
+TEST(PlanOverHttp, PlanRouteIsAsStrictAsTheCli) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  const std::string slice = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
+                            R"("metadata":{"name":"s"},"spec":{"driver":"a.example.com",)"
+                            R"("driver":"b.example.com","nodeName":"n","pool":{"name":"n",)"
+                            R"("generation":1,"resourceSliceCount":1},"devices":[]}})";
+  const std::string groups = R"({"apiVersion":"hamisim.io/v1","kind":"NodeGroups",)"
+                             R"("nodeGroups":[{"name":"g","minSize":0,"maxSize":3,)"
+                             R"("members":{"pool":"gpu"}}]})";
+  auto post = [&](const std::string& body) {
+    auto r = http_request(serve.client(), "POST", "/v1/plan", body);
+    EXPECT_TRUE(r) << r.error().message;
+    return r.value_or(hamisim::testing::ClientResponse{});
+  };
+  auto r = post(R"({"cluster":{"kind":"List","items":[)" + slice + R"(]},"nodeGroups":)" +
+                groups + "}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find(R"(cluster: items[0])"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"(repeated field \"driver\")"), std::string::npos) << r.body;
+  // The same text as a `plan --cluster` file is refused the same way.
+  auto objects = model::decode_objects_json(R"({"kind":"List","items":[)" + slice + "]}",
+                                            {.dra = true});
+  ASSERT_TRUE(objects) << objects.error().message;
+  dra::Objects dra_objects;
+  Status cli = dra::decode_objects(objects->dra_objects, dra_objects);
+  ASSERT_FALSE(cli.ok());
+  EXPECT_NE(cli.error().message.find("repeated field \"driver\""), std::string::npos)
+      << cli.error().message;
+
+  const std::string empty = R"({"kind":"List","items":[]})";
+  for (auto [body, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups + R"(,"cluster":)" + empty +
+                "}",
+            R"(invalid request: body: duplicate key \"cluster\")"},
+           {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups +
+                R"(,"options":{"seed":1,"seed":2}})",
+            R"(invalid request: options: duplicate key \"seed\")"},
+           {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups +
+                R"(,"options":{"maxNodesTotal":-5}})",
+            "invalid request: options.maxNodesTotal: must be a non-negative integer"},
+           {R"({"cluster":)" + empty + R"(,"nodeGroups":{"apiVersion":"hamisim.io/v1",)"
+                R"("apiVersion":"hamisim.io/v1","kind":"NodeGroups","nodeGroups":[]}})",
+            "duplicate"},
+           {R"({"cluster":)" + empty + "", "invalid request: body is not JSON: "},
+           {R"([])", "invalid request: body: must be an object"}}) {
+    SCOPED_TRACE(body);
+    r = post(body);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find(want), std::string::npos) << r.body;
+  }
+  // The envelope without repetitions is fine.
+  r = post(R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups +
+           R"(,"options":{"maxNodesTotal":0}})");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 // The example's K80 node as a CA template, and a trainer pod (1 GPU, 8000 MiB).
 std::pair<boost::json::value, boost::json::value> k80_template_and_trainer() {
   auto cluster = model::yaml_to_json(read_example("cluster.yaml"));
@@ -291,6 +353,34 @@ TEST(PlanOverHttp, EstimateRoute) {
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
   EXPECT_NE(bad->body.find("invalid request: template"), std::string::npos) << bad->body;
+}
+
+// A Pod in a what-if request is decoded from its own text, as from a file: repeated keys merge
+// as Go's decoder merges them (both halves of a repeated `metadata` count), where a parsed and
+// re-serialized body kept only the last.
+TEST(PlanOverHttp, EstimatePodsAreDecodedAsGoDecodesThem) {
+  Example e;
+  Serve serve(e.registry, e.profiles);
+  auto [k80, trainer] = k80_template_and_trainer();
+  const std::string spec = boost::json::serialize(trainer.at("spec"));
+  const std::string pod =
+      R"({"metadata":{"name":"dup"},"metadata":{"namespace":"ml"},"spec":)" + spec + "}";
+  const std::string body = R"({"template":)" + boost::json::serialize(k80) + R"(,"pods":[)" +
+                           pod + R"(],"maxNodes":1})";
+  auto r = http_request(serve.client(), "POST", "/v1/estimate", body);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto out = boost::json::parse(r->body).as_object();
+  ASSERT_EQ(out["placements"].as_array().size(), 1u) << r->body;
+  EXPECT_EQ(out["placements"].as_array()[0].at("pod").as_string(), "ml/dup");
+
+  auto twice = http_request(serve.client(), "POST", "/v1/estimate",
+                            R"({"pods":[],"template":)" + boost::json::serialize(k80) +
+                                R"(,"pods":[]})");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 400);
+  EXPECT_NE(twice->body.find(R"(body: duplicate key \"pods\")"), std::string::npos)
+      << twice->body;
 }
 
 // An unplaced pod's reason summarizes the copies that rejected it (counts and a few names), so

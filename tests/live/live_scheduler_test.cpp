@@ -363,6 +363,25 @@ TEST(LiveScheduler, PodDeletedBetweenFilterAndBindReleasesItsReservation) {
   EXPECT_EQ(h.node_annotation("gpu-1", "hami.io/mutex.lock"), "");
 }
 
+// /filter of a pod the cluster does not have (never created, or deleted while filtered) is the
+// caller's mistake, worded as /bind words it, not an internal error; nothing stays reserved.
+TEST(LiveScheduler, FilterOfAPodNotInTheClusterIsNotFound) {
+  Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  auto ghost = model::decode_pod_json(pod_json("ghost", 1000));
+  ASSERT_TRUE(ghost) << ghost.error().message;
+  ghost->metadata.uid = "ghost-uid";
+  auto prepared = fit::prepare_pod(*ghost, h.registry, {});
+  ASSERT_TRUE(prepared) << prepared.error().message;
+  auto r = h.scheduler->filter(*prepared, {"gpu-1"});
+  EXPECT_EQ(r.kind, Kind::kError);
+  EXPECT_EQ(r.error, "invalid request: pod \"default/ghost\" not found");
+  EXPECT_EQ(h.scheduler->pods().size(), 0u);
+  EXPECT_TRUE(event_reasons(h, "FilteringFailed").empty());
+  // The node is still free for a pod that exists.
+  EXPECT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);
+}
+
 TEST(LiveScheduler, BindToAnUnknownNodeFailsAndReleasesTheReservation) {
   Harness h({node_json("gpu-1"), pod_json("p1", 1000)});
   ASSERT_TRUE(h.wait_ready());

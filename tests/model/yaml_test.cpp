@@ -3,6 +3,7 @@
 #include <string>
 
 #include "model/decode.h"
+#include "model/yaml_check.h"
 
 namespace hamisim::model {
 namespace {
@@ -63,6 +64,25 @@ TEST(YamlToJsonTest, SyntaxErrorsCarryLineAndColumn) {
   EXPECT_NE(err.find(", column "), std::string::npos) << err;
   const std::string err2 = yaml_error("a: b\n  c: d\n");
   EXPECT_EQ(err2.rfind("yaml: line 2, column ", 0), 0u) << err2;
+}
+
+// Go's YAML reader refuses text that is not UTF-8; the error points at the first bad byte,
+// its column counted in characters.
+TEST(YamlToJsonTest, InvalidUtf8IsRefusedWithLineAndColumn) {
+  EXPECT_EQ(yaml_error("a: b\nc: d\xff\n"), "yaml: line 2, column 5: invalid UTF-8 (byte 0xff)");
+  // "é" is one character of two bytes; then a lead byte without its continuation.
+  EXPECT_EQ(yaml_error("k: \xc3\xa9\xc3("), "yaml: line 1, column 5: invalid UTF-8 (byte 0xc3)");
+  EXPECT_EQ(yaml_error("- x\n- \"\xc0\xaf\"\n"),  // an overlong "/"
+            "yaml: line 2, column 4: invalid UTF-8 (byte 0xc0)");
+  EXPECT_EQ(yaml_error("# \xed\xa0\x80\n"),  // a surrogate, even in a comment
+            "yaml: line 1, column 3: invalid UTF-8 (byte 0xed)");
+  // Every reader of YAML runs the same check.
+  ASSERT_FALSE(check_yaml("a: \xfe\n").ok());
+  EXPECT_EQ(check_yaml("a: \xfe\n").error().message,
+            "yaml: line 1, column 4: invalid UTF-8 (byte 0xfe)");
+  // Valid UTF-8 of every length passes through.
+  EXPECT_EQ(json_of("k: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"\n"),
+            "{\"k\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}");
 }
 
 TEST(YamlToJsonTest, DeepNestingIsAnErrorNotACrash) {

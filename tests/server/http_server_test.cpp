@@ -3,11 +3,15 @@
 
 #include "server/http_server.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -1292,6 +1296,49 @@ TEST_F(HttpServerTls, CertificateFilesAreReloadedForNewConnections) {
   EXPECT_EQ(must(after->request("GET", "/healthz")).status, 200);
 }
 
+// Issue #44: a certificate on a hung mount (here a FIFO no one writes: reading it blocks)
+// stalled new TLS connections, /healthz and SIGTERM. The reloader reads the files on a thread
+// of its own: connections keep the last good certificate, and shutdown does not wait for it.
+TEST_F(HttpServerTls, ACertificateFileThatBlocksNeverStallsConnectionsOrShutdown) {
+  std::string cert = (pki_.ca.dir() / "hung.crt").string();
+  std::string key = (pki_.ca.dir() / "hung.key").string();
+  pki_.ca.issue_to({"hamisim-a", {"localhost"}, {"127.0.0.1"}, testing::CertUsage::kServer}, cert,
+                   key);
+  auto config = tls_config();
+  config.tls_cert = cert;
+  config.tls_key = key;
+  config.tls_reload_interval = 20ms;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  // The certificate becomes a FIFO: the reloader's next read of it blocks until a writer comes.
+  std::filesystem::remove(cert);
+  ASSERT_EQ(::mkfifo(cert.c_str(), 0600), 0);
+  // Wait until the reloader is stuck: a thread of this process blocked opening a file.
+  auto blocked_in_open = [] {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream in(task.path() / "syscall");
+      long number = -1;
+      if (in >> number && number == SYS_openat) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 3000 && !blocked_in_open(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(blocked_in_open());
+  for (int i = 0; i < 5; ++i) {
+    auto c = must_connect(client(*server));
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->server_common_name(), "hamisim-a");
+    EXPECT_EQ(must(c->request("GET", "/healthz")).status, 200);
+  }
+  EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/healthz")).status, 200);
+  server->shutdown(5s);
+  server.reset();
+  // Let the stuck reader go: it sees the end of the FIFO, fails, and finds the server gone.
+  const int fd = ::open(cert.c_str(), O_WRONLY | O_NONBLOCK);
+  EXPECT_GE(fd, 0) << "the reloader was not reading the FIFO";
+  if (fd >= 0) ::close(fd);
+}
+
 TEST_F(HttpServerTls, ManyConcurrentMtlsClientsAllSucceed) {
   auto server = start_server(mtls_config(), test_routes());
   ASSERT_TRUE(server);
@@ -1600,7 +1647,10 @@ TEST(HttpServer, ShutdownGraceAbandonsAComputingHeavyRequest) {
 
 // Each listener has its own connection budget: idle keep-alive clients that fill the main
 // listener do not lock out probes and scrapes on the metrics listener.
-TEST(HttpServer, ConnectionLimitsArePerListener) {
+// Each listener has its own cap. At the cap, the connection that has waited longest for a
+// request (idle keep-alive, or connected and silent) is closed to make room for the new one;
+// connections busy with a request never are, and when all are busy the new one is dropped.
+TEST(HttpServer, ConnectionLimitsArePerListenerAndCloseTheLongestWaitingFirst) {
   auto config = test_config();
   config.max_connections = 2;
   config.max_metrics_connections = 1;
@@ -1611,21 +1661,180 @@ TEST(HttpServer, ConnectionLimitsArePerListener) {
     held.push_back(must_connect(plain_client(*server)));
     ASSERT_TRUE(held.back());
     EXPECT_EQ(must(held.back()->request("GET", "/healthz")).status, 200);
+    std::this_thread::sleep_for(20ms);  // held[0] has waited longer
   }
-  ClientOptions quick = plain_client(*server);
-  quick.timeout = 10s;
-  EXPECT_FALSE(testing::http_request(quick, "GET", "/healthz").ok());  // over the main budget
-  auto probe = must_connect(metrics_client(*server));
-  ASSERT_TRUE(probe);
-  EXPECT_EQ(must(probe->request("GET", "/healthz")).status, 200);
-  EXPECT_EQ(must(probe->request("GET", "/metrics")).status, 200);
+  // Over the main budget: the longest idle connection makes room.
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  auto closed = held[0]->read_until_close();
+  ASSERT_TRUE(closed.ok()) << closed.error().message;
+  EXPECT_EQ(*closed, "");
+  EXPECT_EQ(must(held[1]->request("GET", "/healthz")).status, 200);
+
+  // The metrics listener's budget is its own: one connection busy reading a request there.
+  auto busy = must_connect(metrics_client(*server));
+  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy->write_raw("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());
+  std::this_thread::sleep_for(50ms);  // the server has read it
   ClientOptions quick_metrics = metrics_client(*server);
   quick_metrics.timeout = 10s;
-  EXPECT_FALSE(testing::http_request(quick_metrics, "GET", "/healthz").ok());  // its own budget
-  held.clear();
-  probe.reset();
-  EXPECT_TRUE(eventually_shows(*server, "hamisim_http_open_connections 1\n"));
-  EXPECT_EQ(must(testing::http_request(plain_client(*server), "GET", "/healthz")).status, 200);
+  EXPECT_FALSE(testing::http_request(quick_metrics, "GET", "/healthz").ok());  // all busy
+  ASSERT_TRUE(busy->write_raw("\r\n").ok());
+  auto finished = must(busy->read_response());
+  EXPECT_EQ(finished.status, 200);
+  // Now idle, it makes room for the next one.
+  EXPECT_EQ(must(testing::http_request(metrics_client(*server), "GET", "/metrics")).status, 200);
+  EXPECT_TRUE(busy->read_until_close().ok());
+}
+
+// Issue #44: simulation requests are admitted by the body bytes they bring. Past the budget, a
+// request announcing its length is refused at once, before its body is read; a chunked one
+// once read. Other groups do not count, and one request alone always fits.
+TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
+  Gate gate;
+  auto config = test_config();
+  config.max_inflight_simulation_bytes = 1000;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("held");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread held([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/hold",
+                                         std::string(600, 'h')))
+                  .status,
+              200);
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+
+  // 600 + 600 > 1000: the header alone is answered, the body never sent.
+  auto early = must_connect(plain_client(*server));
+  ASSERT_TRUE(early);
+  ASSERT_TRUE(
+      early->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n").ok());
+  auto refused = must(early->read_response());
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(refused.header("Retry-After"), "1");
+  EXPECT_THAT(refused.body,
+              HasSubstr("overloaded: more than 1000 bytes of simulation request bodies in flight"));
+  // A chunked body of the same size: refused once read.
+  auto chunked = must_connect(plain_client(*server));
+  ASSERT_TRUE(chunked);
+  ASSERT_TRUE(chunked
+                  ->write_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "258\r\n" +
+                              std::string(600, 'c') + "\r\n0\r\n\r\n")
+                  .ok());
+  EXPECT_EQ(must(chunked->read_response()).status, 429);
+  // What fits is served; the live group is not counted.
+  EXPECT_EQ(
+      must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(300, 'e')))
+          .status,
+      200);
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter",
+                                       std::string(5000, 'f')))
+                .status,
+            200);
+  gate.release();
+  held.join();
+  // Alone, a body larger than the budget is admitted.
+  EXPECT_EQ(
+      must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(1500, 'e')))
+          .status,
+      200);
+}
+
+// Issue #44: 64 keep-alive connections held open on the metrics listener made every new
+// kubelet probe fail (0/20). At the cap the probes now take the place of the longest waiting.
+TEST(HttpServer, ProbesAnswerWhenTheMetricsListenerIsFullOfIdleConnections) {
+  auto config = test_config();
+  ASSERT_EQ(config.max_metrics_connections, 64);
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  std::vector<std::unique_ptr<HttpTestClient>> idle;
+  for (int i = 0; i < config.max_metrics_connections; ++i) {
+    idle.push_back(must_connect(metrics_client(*server)));
+    ASSERT_TRUE(idle.back());
+    // Half keep-alive between requests, half connected and silent.
+    if (i % 2 == 0) EXPECT_EQ(must(idle.back()->request("GET", "/healthz")).status, 200);
+  }
+  // Each probe keeps its connection, so each one needs a place of its own.
+  std::vector<std::unique_ptr<HttpTestClient>> probes;
+  int answered = 0;
+  for (int i = 0; i < 20; ++i) {
+    probes.push_back(must_connect(metrics_client(*server)));
+    ASSERT_TRUE(probes.back());
+    auto r = probes.back()->request("GET", "/healthz");
+    if (r && r->status == 200) ++answered;
+  }
+  EXPECT_EQ(answered, 20);
+  // The 20 longest waiting connections were closed for them, and only those.
+  int closed = 0;
+  for (auto& c : idle) {
+    if (auto r = c->request("GET", "/healthz"); !r || r->status != 200) ++closed;
+  }
+  EXPECT_EQ(closed, 20);
+  for (auto& p : probes) EXPECT_EQ(must(p->request("GET", "/healthz")).status, 200);
+}
+
+// The metrics listener runs on a thread of its own: with every request thread of the main
+// listener taken by handlers, kubelet's probes and the scrape still answer.
+TEST(HttpServer, ProbesAnswerWhileEveryRequestThreadIsBusy) {
+  Gate gate;
+  auto config = test_config();
+  config.threads = 1;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/block", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("done");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread blocked([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/block")).status, 200);
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+  ClientOptions probe = metrics_client(*server);
+  probe.timeout = 5s;
+  auto health = testing::http_request(probe, "GET", "/healthz");
+  auto scrape = testing::http_request(probe, "GET", "/metrics");
+  gate.release();
+  blocked.join();
+  ASSERT_TRUE(health.ok()) << health.error().message;
+  EXPECT_EQ(health->status, 200);
+  ASSERT_TRUE(scrape.ok()) << scrape.error().message;
+  EXPECT_EQ(scrape->status, 200);
+}
+
+// A client reconnecting in a loop to a full listener wrote a warning per attempt (126,700
+// lines in 5 s); it is one line per interval now, which counts the rest.
+TEST(HttpServer, ConnectionLimitWarningsAreRateLimited) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  auto config = test_config();
+  config.logger = logger;
+  config.max_metrics_connections = 1;
+  auto server = start_server(config, test_routes());
+  ASSERT_TRUE(server);
+  auto busy = must_connect(metrics_client(*server));
+  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy->write_raw("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());
+  std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE(testing::http_request(metrics_client(*server), "GET", "/healthz").ok());
+  }
+  ASSERT_TRUE(busy->write_raw("\r\n").ok());
+  EXPECT_EQ(must(busy->read_response()).status, 200);
+  server->shutdown(5s);
+  const std::string logs = out.str();
+  size_t lines = 0;
+  for (size_t at = logs.find("connection limit 1 of the metrics listener reached");
+       at != std::string::npos; at = logs.find("connection limit", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << logs;
 }
 
 // RFC 9112 §6.3: a transfer coding that does not end in chunked cannot frame a request; the
@@ -1657,6 +1866,27 @@ TEST(HttpServer, Http11RequestWithoutHostIsRejected) {
   auto r = must(client->read_response());
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body, HasSubstr("invalid request: an HTTP/1.1 request needs a Host header"));
+}
+
+TEST(HttpServer, TwoHostHeadersAreRejected) {
+  auto server = start_server(test_config(), test_routes());
+  ASSERT_TRUE(server);
+  for (const char* request : {"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                              "GET /healthz HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+                              "GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"}) {
+    SCOPED_TRACE(request);
+    auto client = must_connect(plain_client(*server));
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->write_raw(request).ok());
+    auto r = must(client->read_response());
+    EXPECT_EQ(r.status, 400);
+    EXPECT_THAT(r.body, HasSubstr("invalid request: more than one Host header"));
+  }
+  // One Host is fine.
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->write_raw("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").ok());
+  EXPECT_EQ(must(client->read_response()).status, 200);
 }
 
 // Answers given before a request is whole (413, 431, 400 for bad framing) carry the request's

@@ -676,6 +676,98 @@ TEST_F(Admission, CaseOfKeysMattersAsInKubernetes) {
   EXPECT_EQ(a.message(), "pod has no containers");
 }
 
+TEST_F(Admission, RepeatedKeysAreBadRequestsAsInTheApiServersStrictDecoding) {
+  // Two uids: which one would the answer echo? Boost.JSON alone would keep one silently.
+  const std::string two_uids =
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"a",)"
+      R"("uid":"b","object":{"spec":{"containers":[{"name":"c"}]}}}})";
+  expect_generic_error(run_body(two_uids), 400,
+                       "couldn't decode AdmissionReview: duplicate key \"uid\" at request");
+  // Anywhere in the pod too: a repeated limit could hide the device request HAMi would see.
+  Answer pod = run_body(review_body(
+      R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+      R"({"nvidia.com/gpu":"1","nvidia.com/gpu":"2"}}}]}})"));
+  expect_generic_error(pod, 400,
+                       "duplicate key \"nvidia.com/gpu\" at "
+                       "request.object.spec.containers[0].resources.limits");
+  // The same key in two objects is no repetition.
+  EXPECT_EQ(run(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a"},{"name":"b"}]}})")
+                .result.outcome,
+            "allowed");
+}
+
+TEST_F(Admission, NumbersBeyondFloat64AreBadRequests) {
+  for (const char* number : {"1e999", "-1e400", "1234567890e300"}) {
+    SCOPED_TRACE(number);
+    Answer a = run_body(review_body(std::string(R"({"metadata":{"x":[1,)") + number +
+                                    R"(]},"spec":{"containers":[{"name":"c"}]}})"));
+    expect_generic_error(a, 400, "is out of range of a float64 at request.object.metadata.x[1]");
+  }
+  // NaN and Infinity are no JSON at all.
+  for (const char* number : {"NaN", "Infinity", "-Infinity"}) {
+    SCOPED_TRACE(number);
+    Answer a = run_body(review_body(std::string(R"({"metadata":{"x":)") + number +
+                                    R"(},"spec":{"containers":[{"name":"c"}]}})"));
+    expect_generic_error(a, 400, "couldn't decode AdmissionReview: invalid JSON");
+  }
+  // The largest finite numbers still pass.
+  EXPECT_EQ(run(R"({"metadata":{"x":1.7976931348623157e308},"spec":{"containers":[{"name":"c"}]}})")
+                .result.outcome,
+            "allowed");
+}
+
+// A review with the request's own fields set (the API server always sends them).
+std::string review_with(std::string_view request_fields, std::string_view pod) {
+  return std::string(R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1",)"
+                     R"("request":{"uid":"u-1","namespace":"team-a",)") +
+         std::string(request_fields) + R"(,"object":)" + std::string(pod) + "}}";
+}
+
+TEST_F(Admission, OnlyPodCreationsAreMutatedAsTheRegistrationSays) {
+  const std::string gpu_pod = R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+                              R"("resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
+  const std::string pod_kind = R"("kind":{"group":"","version":"v1","kind":"Pod"})";
+  const std::string pods = R"("resource":{"group":"","version":"v1","resource":"pods"})";
+  // The same pod on CREATE is patched: each case below differs in one field only.
+  Answer create =
+      run_body(review_with(R"("operation":"CREATE",)" + pod_kind + "," + pods, gpu_pod));
+  ASSERT_EQ(create.result.outcome, "patched");
+  struct Case {
+    std::string fields;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"("operation":"DELETE",)" + pod_kind + "," + pods, "operation DELETE is not handled"},
+           {R"("operation":"UPDATE",)" + pod_kind + "," + pods, "operation UPDATE is not handled"},
+           {R"("operation":"CREATE","kind":{"group":"","version":"v1","kind":"Node"},)"
+            R"("resource":{"group":"","version":"v1","resource":"nodes"})",
+            "kind v1, Kind=Node is not handled"},
+           {R"("operation":"CREATE","kind":{"group":"apps","version":"v1","kind":"Pod"},)" + pods,
+            "kind apps/v1, Kind=Pod is not handled"},
+           {R"("operation":"CREATE",)" + pod_kind +
+                R"(,"resource":{"group":"","version":"v1","resource":"nodes"})",
+            "resource v1, Resource=nodes is not handled"},
+           {R"("operation":"CREATE",)" + pod_kind + "," + pods + R"(,"subResource":"status")",
+            "subresource status is not handled"}}) {
+    SCOPED_TRACE(c.fields);
+    Answer a = run_body(review_with(c.fields, gpu_pod));
+    EXPECT_EQ(a.result.outcome, "allowed");
+    EXPECT_TRUE(a.allowed());
+    EXPECT_FALSE(a.response.contains("patch"));
+    EXPECT_EQ(a.code(), 200);
+    EXPECT_THAT(a.message(), StartsWith(c.message));
+    EXPECT_EQ(a.response.at("uid").as_string(), "u-1");
+  }
+  // The fields have Kubernetes' types.
+  for (const char* fields :
+       {R"("operation":7)", R"("kind":"Pod")", R"("kind":{"kind":1})", R"("resource":[])",
+        R"("subResource":{})"}) {
+    SCOPED_TRACE(fields);
+    expect_generic_error(run_body(review_with(fields, gpu_pod)), 400,
+                         "couldn't decode AdmissionReview: request.");
+  }
+}
+
 // --- vendors -------------------------------------------------------------------------------
 
 class OtherVendor final : public device::DeviceBackend {

@@ -310,7 +310,7 @@ class Search {
   Search(const std::vector<Pool>& pools, std::string_view node_name,
          const NodeSelectorMatch& matches_node, const AllocatedState& committed,
          const NameMap<const DeviceClass*>& classes, SelectorCache& selectors, ShareIds& share_ids,
-         int64_t budget)
+         int64_t budget, const std::function<bool()>& stop)
       : pools_(pools),
         node_name_(node_name),
         matches_node_(matches_node),
@@ -319,6 +319,7 @@ class Search {
         selectors_(selectors),
         share_ids_(share_ids),
         budget_(budget),
+        stop_(stop),
         counters_(pools.size()) {
     for (size_t p = 0; p < pools.size(); ++p) {
       const Pool& pool = pools[p];
@@ -445,6 +446,9 @@ class Search {
       }
     }
     for (size_t d = 0; d < candidates_.size(); ++d) {
+      if (d % Allocator::kStopCheckSteps == 0 && stop_ && stop_()) {
+        return make_error("cancelled: the allocation was stopped");
+      }
       const int selectable = is_selectable(claim, alt, d);
       if (selectable < 0) return make_error(error_);
       const Candidate& c = candidates_[d];
@@ -484,7 +488,7 @@ class Search {
       return Outcome::kTooManyResults;
     }
     if (alt.all) {
-      if (++steps_ > budget_) return Outcome::kTimedOut;
+      if (out_of_steps()) return Outcome::kTimedOut;
       const size_t d = alt.all_devices[static_cast<size_t>(device)];
       const Try t = try_allocate(c, alt, d, true);
       if (t == Try::kError) return Outcome::kError;
@@ -494,7 +498,7 @@ class Search {
       return o;
     }
     for (size_t d = start; d < candidates_.size(); ++d) {
-      if (++steps_ > budget_) return Outcome::kTimedOut;
+      if (out_of_steps()) return Outcome::kTimedOut;
       if (in_use(c, alt, d)) continue;
       const int selectable = is_selectable(claim.name, alt, d);
       if (selectable < 0) return Outcome::kError;
@@ -513,6 +517,12 @@ class Search {
       if (o != Outcome::kFail) return o;
     }
     return Outcome::kFail;
+  }
+
+  // One more step: false while the budget lasts and the caller has not stopped the search.
+  bool out_of_steps() {
+    if (++steps_ > budget_) return true;
+    return steps_ % Allocator::kStopCheckSteps == 0 && stop_ && stop_();
   }
 
   // Step 1 of the checks: held whole by a committed claim or by a claim of this allocation.
@@ -760,6 +770,7 @@ class Search {
   SelectorCache& selectors_;
   ShareIds& share_ids_;
   int64_t budget_;
+  const std::function<bool()>& stop_;
   int64_t steps_ = 0;
   bool invalid_pools_ = false;
   std::string error_;
@@ -802,7 +813,7 @@ Result<NodeAllocation> Allocator::allocate(const std::vector<Pool>& pools,
                                            const std::vector<const ResourceClaim*>& claims,
                                            const AllocatedState& committed) {
   Search search(pools, node_name, matches_node, committed, classes_, selectors_, share_ids_,
-                step_budget_);
+                step_budget_, stop_);
   if (Status s = search.prepare(claims); !s.ok()) return s.error();
   return search.run();
 }

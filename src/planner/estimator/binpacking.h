@@ -42,6 +42,26 @@ class SteadyClock final : public Clock {
   std::chrono::nanoseconds now() const override;
 };
 
+// Time measured in work instead of on the wall: the steps done on a snapshot (a node checked
+// for a pod, framework::ClusterSnapshot::step) at a nominal kStepCost each. CA's binpacking
+// limits (--max-nodegroup-binpacking-duration, --max-binpacking-time) read the wall clock, so
+// its answers change with the machine's load; through this clock the same limits become a
+// budget of work, and the same input gives the same answer on any machine under any load
+// (issue #44: one estimate gave 860 or 1,000 nodes by load). kStepCost is what one step cost
+// on a quiet machine (docs/reliability.md), so the default budgets stop where CA's clock would
+// there.
+class WorkClock final : public Clock {
+ public:
+  static constexpr std::chrono::nanoseconds kStepCost{3000};
+  explicit WorkClock(const framework::ClusterSnapshot& snapshot) : snapshot_(snapshot) {}
+  std::chrono::nanoseconds now() const override {
+    return kStepCost * static_cast<int64_t>(snapshot_.work_steps());
+  }
+
+ private:
+  const framework::ClusterSnapshot& snapshot_;
+};
+
 // The answer of a PodFitter for one pod.
 struct FitResult {
   enum class Kind { kFits, kRejected, kInternalError };

@@ -98,6 +98,8 @@ FilterResult FilterPipeline::find_passing_nodes(const PodInfo& pod,
   result.pre_filter = state.pre_filter_status();
   if (!state.ok()) return result;
   for (const NodeInfo* node : snapshot.nodes()) {
+    if (snapshot.stop_requested()) break;
+    snapshot.step();
     FilterStatus s = filter(state, pod, *node);
     if (s.ok()) {
       result.passing.push_back(node);
@@ -120,9 +122,11 @@ PassingNodeSearch FilterPipeline::find_first_passing_node(const PodInfo& pod,
   if (n == 0) return result;
   const size_t start = options.start_index % n;
   for (size_t i = 0; i < n; ++i) {
+    if (snapshot.stop_requested()) break;  // no node found; the caller drops the answer
     const NodeInfo* node = nodes[(start + i) % n];
     if (options.skip_unschedulable_nodes && node->node().spec.unschedulable) continue;
     if (options.is_acceptable && !options.is_acceptable(*node)) continue;
+    snapshot.step();
     FilterStatus s = filter(state, pod, *node);
     if (s.ok()) {
       result.node = node;
@@ -143,6 +147,7 @@ FilterStatus FilterPipeline::run_on_node(const PodInfo& pod, const ClusterSnapsh
   }
   PodFilterState state = pre_filter(pod, snapshot);
   if (!state.ok()) return state.pre_filter_status();
+  snapshot.step();
   return filter(state, pod, *node);
 }
 

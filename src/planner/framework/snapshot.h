@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -211,6 +212,22 @@ class ClusterSnapshot {
   // status; null when it is not allocated.
   const dra::AllocationResult* claim_allocation(std::string_view claim) const;
 
+  // The request's stop condition (its deadline passed, or the server abandoned it): the loops
+  // that can grow with the input (the filter pass over the nodes, the device fit over the
+  // copies, the DRA allocator's search) ask it as they go and stop early, leaving an answer
+  // that the caller, seeing the same condition, throws away. Unset: never stops.
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  // The stop condition, remembered once true.
+  bool stop_requested() const {
+    if (!stopped_ && stop_ && stop_()) stopped_ = true;
+    return stopped_;
+  }
+  const std::function<bool()>& stop_condition() const { return stop_; }
+  // One step of work done on this snapshot: one node checked for one pod (the unit the loops
+  // above count, and estimator::WorkClock turns into time).
+  void step() const { ++work_steps_; }
+  uint64_t work_steps() const { return work_steps_; }
+
   void fork();
   // Undo everything since the innermost fork(). Error when no fork is open.
   Status revert();
@@ -256,6 +273,9 @@ class ClusterSnapshot {
   std::vector<size_t> marks_;  // log size at each open fork
   std::shared_ptr<const DraCluster> dra_;
   dra::AllocatedState dra_allocated_;
+  std::function<bool()> stop_;
+  mutable bool stopped_ = false;
+  mutable uint64_t work_steps_ = 0;
   // Claims allocated by placed pods: the allocation (owned by the pod) and how many placed
   // pods carry it.
   std::map<std::string, std::pair<const dra::AllocationResult*, int>, std::less<>> placed_claims_;

@@ -20,6 +20,7 @@ Status Planner::check_unique_pending() const {
 
 // Step 1: nodes and the pods running on them, with their device usage and quota.
 Status Planner::load_cluster() {
+  snap_.set_stop(env_.cancelled);
   if (in_.dra) snap_.set_dra(in_.dra);
   for (const model::Node& node : in_.nodes) {
     const auto slices = in_.dra ? in_.dra->node_slices(node.metadata.name) : nullptr;

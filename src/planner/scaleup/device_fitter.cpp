@@ -151,10 +151,12 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
   FilterStatus last_rejection =
       FilterStatus::make(FilterCode::kUnschedulable, "", "no acceptable node");
   for (size_t i = 0; i < n; ++i) {
+    if (s.stop_requested()) break;  // the request is over; its answer is dropped
     const size_t index = (start + i) % n;
     const NodeInfo& node = *nodes[index];
     if (node.node().spec.unschedulable) continue;
     if (acceptable && !acceptable(node)) continue;
+    s.step();
     FilterStatus st = pipeline_.filter(state, pod, node);
     if (!st.ok()) {
       last_rejection = std::move(st);

@@ -8,7 +8,10 @@ namespace hamisim::planner::scaleup::detail {
 
 // ComputeExpansionOption for every valid group with schedulable pods.
 std::vector<expander::Option> Planner::estimate_groups() {
-  const estimator::Clock& clock = env_.clock ? *env_.clock : steady_;
+  const estimator::WorkClock work(snap_);
+  const estimator::Clock& clock = env_.clock                 ? *env_.clock
+                                  : o_.binpacking_wall_clock ? steady_clock()
+                                                             : work;
   estimator::BinpackingTimeLimiter time_limiter(clock, o_.max_binpacking_time);
   time_limiter.init_binpacking();
   estimator::StaticLimits limits{o_.max_nodes_per_scaleup, o_.max_nodegroup_binpacking_duration,

@@ -71,9 +71,12 @@ Result<Plan> Planner::run() {
     plan->summary += "; but an extender failed, so device fit was not checked for some pods (" +
                      plan->extender_failures.front() + ")";
   }
-  if (!plan || env_.unpatched_ca == nullptr) return plan;
-  plan->unpatched_ca = compare_unpatched_ca(*plan, *env_.unpatched_ca);
-  if (stop_requested()) return cancelled_error();
+  if (plan && env_.unpatched_ca != nullptr) {
+    plan->unpatched_ca = compare_unpatched_ca(*plan, *env_.unpatched_ca);
+  }
+  // The loops stop early once the request is over (ClusterSnapshot::set_stop) and leave a
+  // partial answer behind: never hand it out as a plan.
+  if (plan && stop_requested()) return cancelled_error();
   return plan;
 }
 

@@ -39,6 +39,10 @@ struct PlannerOptions {
   int64_t max_nodes_per_scaleup = 1000;
   std::chrono::nanoseconds max_nodegroup_binpacking_duration = std::chrono::seconds(10);
   std::chrono::nanoseconds max_binpacking_time = std::chrono::minutes(5);
+  // How the two durations above are measured. False: in work (estimator::WorkClock), so the
+  // plan is the same on any machine under any load. True: on the wall clock, as CA does (a
+  // caller that names a duration asks for this).
+  bool binpacking_wall_clock = false;
   bool balance_similar_node_groups = false;
   bool fastpath_binpacking = false;
   int32_t expendable_pods_priority_cutoff = -10;

@@ -178,6 +178,7 @@ class Planner {
   DeviceAwareFitter fitter_;
   fit::DeviceQuota quota_;
   estimator::SteadyClock steady_;
+  const estimator::Clock& steady_clock() const { return steady_; }
   ClusterSnapshot snap_;
   Plan plan_;
   std::vector<GroupState> states_;

@@ -122,7 +122,12 @@ Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const 
                               : in_process.emplace(cache);
   framework::FilterPipeline pipeline = framework::FilterPipeline::make_default(fit_args_);
   DeviceAwareFitter fitter(pipeline, stage);
-  estimator::SteadyClock clock;
+  framework::ClusterSnapshot snapshot;
+  snapshot.set_stop(request.cancelled);
+  estimator::SteadyClock steady;
+  estimator::WorkClock work(snapshot);
+  const estimator::Clock& clock =
+      request.wall_clock ? static_cast<const estimator::Clock&>(steady) : work;
   estimator::StaticLimits limits;
   if (request.max_nodes > 0) limits.max_nodes_per_scaleup = request.max_nodes;
   limits.max_nodegroup_binpacking_duration = request.max_duration;
@@ -141,7 +146,6 @@ Result<EstimateResult> Planning::estimate(const EstimateRequest& request) const 
   const std::string& name = request.template_node.metadata.name;
   in.group.id = profile::node_group_from_template_name(name).value_or(name);
   in.group.max_size = limits.max_nodes_per_scaleup;
-  framework::ClusterSnapshot snapshot;
   estimator::Estimate e = est.estimate(snapshot, in);
   if (e.internal_error) return make_error("internal: " + e.internal_error->message);
   if (request.cancelled && request.cancelled()) return make_error("cancelled: estimate abandoned");

@@ -22,8 +22,10 @@ struct EstimateRequest {
   // Pods every new node runs before the estimated ones (DaemonSets): they take resources and
   // devices on each copy.
   std::vector<model::Pod> existing_pods;
-  // CA's --max-nodegroup-binpacking-duration for this estimate.
+  // CA's --max-nodegroup-binpacking-duration for this estimate, measured in work
+  // (estimator::WorkClock) unless `wall_clock`.
   std::chrono::nanoseconds max_duration = std::chrono::seconds(10);
+  bool wall_clock = false;
   // Asked before each new node; true stops adding nodes and the estimate fails "cancelled:".
   std::function<bool()> cancelled;
 };

@@ -20,7 +20,10 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
 
   std::set<std::string, std::less<>> left;
   for (const PodInfoPtr& pod : remaining_) left.insert(pod->key());
-  const estimator::Clock& clock = env_.clock ? *env_.clock : steady_;
+  const estimator::WorkClock work(snap_);
+  const estimator::Clock& clock = env_.clock                 ? *env_.clock
+                                  : o_.binpacking_wall_clock ? steady_clock()
+                                                             : work;
   int64_t blind_nodes = 0;
   std::string blind_groups;
   for (const ScaleUp& s : blind.scale_ups) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "framework_test_support.h"
 
 namespace hamisim::planner::estimator {
@@ -171,6 +173,46 @@ TEST(BinpackingEstimator, NodeGroupBinpackingDurationCheckedOnlyWhenAddingNode) 
   EXPECT_EQ(e.placements.size(), 4u);
   ASSERT_EQ(e.unplaced.size(), 4u);
   EXPECT_EQ(e.unplaced[0].reason, "node group binpacking duration exceeded");
+}
+
+// A fitter that takes `delay` of wall time per question: a slow or busy machine.
+class SlowFitter : public PodFitter {
+ public:
+  SlowFitter(PodFitter& inner, std::chrono::microseconds delay) : inner_(inner), delay_(delay) {}
+  FitResult fit_any(const PodInfo& p, const ClusterSnapshot& s,
+                    const std::function<bool(const framework::NodeInfo&)>& a) override {
+    std::this_thread::sleep_for(delay_);
+    return inner_.fit_any(p, s, a);
+  }
+  FitResult fit_on(const PodInfo& p, const ClusterSnapshot& s, std::string_view n) override {
+    std::this_thread::sleep_for(delay_);
+    return inner_.fit_on(p, s, n);
+  }
+
+ private:
+  PodFitter& inner_;
+  std::chrono::microseconds delay_;
+};
+
+// Issue #44: measured by the WorkClock, the binpacking duration is a budget of steps (nodes
+// checked for pods): the estimate stops at the same node whatever the machine's speed.
+TEST(BinpackingEstimator, AWorkClockBudgetGivesTheSameAnswerOnASlowMachine) {
+  // 40 pods of 1 cpu, 4 per copy: each pod is checked against every copy before a new one
+  // is added, so the steps grow with the square of the copies; 30 steps allow a few copies.
+  auto run = [](std::chrono::microseconds delay) {
+    Fixture f;
+    SlowFitter slow(f.fitter, delay);
+    WorkClock work(f.snapshot);
+    BinpackingEstimator est(slow, work, {1000, WorkClock::kStepCost * 30});
+    Estimate e =
+        est.estimate(f.snapshot, input({group("p", 40, res({{"cpu", "1"}}))}, NodeBuilder("t")));
+    return std::pair{e.node_count, f.snapshot.work_steps()};
+  };
+  const auto fast = run(std::chrono::microseconds(0));
+  EXPECT_GT(fast.first, 1);
+  EXPECT_LT(fast.first, 10) << fast.second << " steps";  // 10 copies would take all 40 pods
+  const auto slow = run(std::chrono::microseconds(2000));
+  EXPECT_EQ(slow, fast);
 }
 
 // §4.5.1 SngCapacityThreshold: node group max size (plus similar groups) bounds the count.

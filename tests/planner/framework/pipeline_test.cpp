@@ -55,6 +55,34 @@ TEST(FilterPipeline, StopsAtFirstFailingPluginAndKeepsItsStatus) {
   EXPECT_EQ(r.rejected[1].status.code, FilterCode::kUnschedulableAndUnresolvable);
 }
 
+// A request's stop condition (issue #44) is asked node by node: once true, the walk over the
+// nodes ends there, whichever search it is, and the steps done are counted.
+TEST(FilterPipeline, TheSnapshotsStopConditionEndsTheWalkOverTheNodes) {
+  ClusterSnapshot s;
+  for (int i = 0; i < 100; ++i) {
+    add_node(s, NodeBuilder("n" + std::to_string(i))
+                    .allocatable(res({{"cpu", "1"}, {"pods", "10"}})));
+  }
+  auto pipeline = FilterPipeline::make_default();
+  auto big = PodInfo::make(PodBuilder("big").container(res({{"cpu", "2"}})));  // fits no node
+  // Without a stop condition every node is checked, one step each.
+  EXPECT_EQ(pipeline.find_first_passing_node(*big, s).rejected.size(), 100u);
+  EXPECT_EQ(s.work_steps(), 100u);
+  EXPECT_EQ(pipeline.find_passing_nodes(*big, s).rejected.size(), 100u);
+  EXPECT_EQ(s.work_steps(), 200u);
+
+  int asked = 0;
+  s.set_stop([&asked] { return ++asked > 10; });
+  PassingNodeSearch first = pipeline.find_first_passing_node(*big, s);
+  EXPECT_EQ(first.node, nullptr);
+  EXPECT_EQ(first.rejected.size(), 10u);
+  EXPECT_TRUE(s.stop_requested());
+  // Remembered: no further node is checked, and the condition is not asked again.
+  const int asked_then = asked;
+  EXPECT_TRUE(pipeline.find_passing_nodes(*big, s).rejected.empty());
+  EXPECT_EQ(asked, asked_then);
+}
+
 // NodeResourcesFit args flow into the default pipeline (extender-managed resources).
 TEST(FilterPipeline, DefaultPipelineHonoursFitArgs) {
   ClusterSnapshot s;

@@ -145,6 +145,7 @@ Result<dra::NodeAllocation> allocate_on(const DraPodState& state, const NodeInfo
   };
   const auto pools = dra::gather_pools(slices, node.name(), matches);
   dra::Allocator allocator(state.snapshot->dra()->classes(), selectors, share_ids);
+  allocator.set_stop(state.snapshot->stop_condition());
   if (extended == nullptr) {
     return allocator.allocate(pools, node.name(), matches, state.to_allocate,
                               state.snapshot->dra_allocated());
