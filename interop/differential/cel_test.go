@@ -1,13 +1,9 @@
 package differential
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -44,23 +40,8 @@ var unsupportedCEL = []string{
 // allocators must pick the same device, find none, or fail with an error (a compile or run-time
 // error fails the pod's attempt in both).
 func TestCELSelectors(t *testing.T) {
-	tool := draTool(t)
-	cmd := exec.Command(tool)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", tool, err)
-	}
-	defer func() { stdin.Close(); _ = cmd.Wait() }()
-	answers := bufio.NewScanner(stdout)
-	answers.Buffer(make([]byte, 1<<20), 16<<20)
-	enc := json.NewEncoder(stdin)
-
-	first, last := 0, *celCases
-	if *celCase >= 0 {
-		first, last = *celCase, *celCase+1
-	}
+	tool := startAllocatorTool(t)
+	first, last := caseRange(*celCases, *celCase)
 	var disagreements []string
 	counts := map[string]int{}
 	gaps := 0
@@ -69,13 +50,7 @@ func TestCELSelectors(t *testing.T) {
 		expr, unsupported := celExpression(r, 3)
 		in := celCaseInput(r, expr)
 		want := realAllocate(in)
-		if err := enc.Encode(toolInput(in)); err != nil {
-			t.Fatalf("writing case %d: %v", i, err)
-		}
-		if !answers.Scan() {
-			t.Fatalf("case %d: %s ended without an answer", i, tool)
-		}
-		got := hamisimOutcome(answers.Bytes())
+		got := tool.ask(t, i, in)
 		if *celCase >= 0 {
 			t.Logf("case %d: %s\nkubernetes: %+v\nhamisim: %+v", i, expr, want, got)
 		}
@@ -90,12 +65,7 @@ func TestCELSelectors(t *testing.T) {
 	}
 	fmt.Printf("differential: CEL selectors: %d cases (%d matched a device, %d matched none, %d errors; %d known gaps of docs/cel.md), %d disagreements\n",
 		last-first, counts["allocated"], counts["unschedulable"], counts["error"], gaps, len(disagreements))
-	if len(disagreements) > 0 {
-		if len(disagreements) > 20 {
-			disagreements = append(disagreements[:20], fmt.Sprintf("... and %d more", len(disagreements)-20))
-		}
-		t.Fatalf("hamisim's CEL disagrees with Kubernetes':\n  %s", strings.Join(disagreements, "\n  "))
-	}
+	failOnDisagreements(t, "hamisim's CEL disagrees with Kubernetes'", disagreements)
 }
 
 // celExpression builds a boolean selector of at most `depth` levels; unsupported says whether

@@ -59,35 +59,14 @@ type draCaseInput struct {
 // outcome (allocated, does not fit, error) and each result's request, driver, pool, device,
 // whether it is a share, and the capacity it consumes.
 func TestDRAAllocator(t *testing.T) {
-	tool := draTool(t)
-	cmd := exec.Command(tool)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", tool, err)
-	}
-	defer func() { stdin.Close(); _ = cmd.Wait() }()
-	answers := bufio.NewScanner(stdout)
-	answers.Buffer(make([]byte, 1<<20), 16<<20)
-	enc := json.NewEncoder(stdin)
-
-	first, last := 0, *draCases
-	if *draCase >= 0 {
-		first, last = *draCase, *draCase+1
-	}
+	tool := startAllocatorTool(t)
+	first, last := caseRange(*draCases, *draCase)
 	var disagreements []string
 	counts := map[string]int{}
 	for i := first; i < last; i++ {
 		in := generateDRACase(rand.New(rand.NewPCG(*draSeed, uint64(i))))
 		want := realAllocate(in)
-		if err := enc.Encode(toolInput(in)); err != nil {
-			t.Fatalf("writing case %d to %s: %v", i, tool, err)
-		}
-		if !answers.Scan() {
-			t.Fatalf("case %d: %s ended without an answer", i, tool)
-		}
-		got := hamisimOutcome(answers.Bytes())
+		got := tool.ask(t, i, in)
 		counts[want.kind]++
 		if *draCase >= 0 {
 			b, _ := json.MarshalIndent(toolInput(in), "", "  ")
@@ -99,12 +78,58 @@ func TestDRAAllocator(t *testing.T) {
 	}
 	fmt.Printf("differential: DRA allocator: %d cases (%d allocated, %d do not fit, %d errors), %d disagreements\n",
 		last-first, counts["allocated"], counts["unschedulable"], counts["error"], len(disagreements))
-	if len(disagreements) > 0 {
-		if len(disagreements) > 20 {
-			disagreements = append(disagreements[:20], fmt.Sprintf("... and %d more", len(disagreements)-20))
-		}
-		t.Fatalf("hamisim's allocator disagrees with Kubernetes':\n  %s", strings.Join(disagreements, "\n  "))
+	failOnDisagreements(t, "hamisim's allocator disagrees with Kubernetes'", disagreements)
+}
+
+// caseRange is every case up to `cases`, or only case `one` when it is set (>= 0).
+func caseRange(cases, one int) (int, int) {
+	if one >= 0 {
+		return one, one + 1
 	}
+	return 0, cases
+}
+
+func failOnDisagreements(t *testing.T, what string, disagreements []string) {
+	if len(disagreements) == 0 {
+		return
+	}
+	if len(disagreements) > 20 {
+		disagreements = append(disagreements[:20], fmt.Sprintf("... and %d more", len(disagreements)-20))
+	}
+	t.Fatalf("%s:\n  %s", what, strings.Join(disagreements, "\n  "))
+}
+
+// allocatorTool is dra_allocate (hamisim's allocator) running for the test, one case at a time.
+type allocatorTool struct {
+	path    string
+	enc     *json.Encoder
+	answers *bufio.Scanner
+}
+
+func startAllocatorTool(t *testing.T) *allocatorTool {
+	path := draTool(t)
+	cmd := exec.Command(path)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	answers := bufio.NewScanner(stdout)
+	answers.Buffer(make([]byte, 1<<20), 16<<20)
+	return &allocatorTool{path: path, enc: json.NewEncoder(stdin), answers: answers}
+}
+
+// ask sends case i and reads hamisim's answer.
+func (a *allocatorTool) ask(t *testing.T, i int, in draCaseInput) outcome {
+	if err := a.enc.Encode(toolInput(in)); err != nil {
+		t.Fatalf("writing case %d to %s: %v", i, a.path, err)
+	}
+	if !a.answers.Scan() {
+		t.Fatalf("case %d: %s ended without an answer", i, a.path)
+	}
+	return hamisimOutcome(a.answers.Bytes())
 }
 
 func draTool(t *testing.T) string {
