@@ -248,6 +248,16 @@ func (s *scenario) waitEvent(pod, reason, want string) string {
 	return found
 }
 
+// staysPending waits for kube-scheduler's FailedScheduling Event of the pod carrying hamisim's
+// reason, checks that the pod is not bound, and returns the Event.
+func (s *scenario) staysPending(pod, reason string) string {
+	ev := s.waitEvent(pod, "FailedScheduling", reason)
+	if p := s.get(pod); p.Spec.NodeName != "" {
+		s.fatalf("%s was bound to %s", pod, p.Spec.NodeName)
+	}
+	return ev
+}
+
 func (s *scenario) nodeAnnotation(node, key string) string {
 	n, err := s.client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 	if err != nil {
@@ -326,11 +336,7 @@ func (e *env) deviceExhaustion(t *testing.T) {
 	s.mustCreate(s.podYAML("fits", 1, 6000, 0, nil))
 	s.waitAllocated("fits", 60*time.Second)
 	s.mustCreate(s.podYAML("too-much", 1, 6000, 0, nil))
-	ev := s.waitEvent("too-much", "FailedScheduling", "CardInsufficientMemory")
-	if p := s.get("too-much"); p.Spec.NodeName != "" {
-		s.fatalf("too-much was bound to %s", p.Spec.NodeName)
-	}
-	t.Logf("[exhaustion] %s", ev)
+	t.Logf("[exhaustion] %s", s.staysPending("too-much", "CardInsufficientMemory"))
 }
 
 // resourceQuota: a ResourceQuota on HAMi's device memory: the first pod fits it and is bound, the
@@ -365,11 +371,7 @@ func (e *env) unknownGPUType(t *testing.T) {
 	s.node("gputype-1", 1, 10, 16384, "NVIDIA-Tesla T4")
 	s.waitRegistered("gputype-1")
 	s.mustCreate(s.podYAML("wants-a100", 1, 1000, 0, map[string]string{"nvidia.com/use-gputype": "A100"}))
-	ev := s.waitEvent("wants-a100", "FailedScheduling", "CardTypeMismatch")
-	if p := s.get("wants-a100"); p.Spec.NodeName != "" {
-		s.fatalf("wants-a100 was bound to %s", p.Spec.NodeName)
-	}
-	t.Logf("[gputype] %s", ev)
+	t.Logf("[gputype] %s", s.staysPending("wants-a100", "CardTypeMismatch"))
 }
 
 // manyPodsAtOnce: 200 pods created at once on 50 nodes: each is bound exactly once, and no
