@@ -653,13 +653,20 @@ TEST(DraAllocator, AMissingDeviceClassIsNamed) {
   EXPECT_EQ(allocator.missing_device_class(hami_claim("c", 1, 1, 1)), std::nullopt);
 }
 
+// A node n1 with `n` dedicated devices d0, d1, ... of driver d.example.com, for the tests that
+// make the search long.
+Cluster plain_devices(int n) {
+  Cluster cluster;
+  std::vector<Device> devices;
+  for (int i = 0; i < n; ++i) devices.emplace_back().name = "d" + std::to_string(i);
+  cluster.slices = {node_slice("n1", devices, "d.example.com")};
+  return cluster;
+}
+
 TEST(DraAllocator, TheStepBudgetBoundsTheSearch) {
   // 12 dedicated devices, requests for 6 and then 7 more: no solution, and the search tries all
   // C(12,6) = 924 choices for the first request before it can say so.
-  Cluster cluster;
-  std::vector<Device> devices;
-  for (int i = 0; i < 12; ++i) devices.emplace_back().name = "d" + std::to_string(i);
-  cluster.slices = {node_slice("n1", devices, "d.example.com")};
+  Cluster cluster = plain_devices(12);
   cluster.classes = {device_class("any", {})};
   const auto c = claim("c", {request("six", exact("any", 6)), request("seven", exact("any", 7))});
   auto out = cluster.allocate("n1", c);
@@ -677,10 +684,7 @@ TEST(DraAllocator, TheStepBudgetBoundsTheSearch) {
 // until the differential test found a case Kubernetes allocates after 1.67 million steps:
 // -dra-seed 7 -dra-case 119631).
 TEST(DraAllocator, TheDefaultBudgetCoversWhatKubernetesSearchesInTime) {
-  Cluster cluster;
-  std::vector<Device> devices;
-  for (int i = 0; i < 18; ++i) devices.emplace_back().name = "d" + std::to_string(i);
-  cluster.slices = {node_slice("n1", devices, "d.example.com")};
+  Cluster cluster = plain_devices(18);
   cluster.classes = {device_class("any", {}), device_class("none", {"device.driver == 'x'"})};
   const auto c = claim("c", {request("nine", exact("any", 9)), request("none", exact("none", 1))});
   auto out = cluster.allocate("n1", c);
@@ -695,10 +699,7 @@ TEST(DraAllocator, TheDefaultBudgetCoversWhatKubernetesSearchesInTime) {
 // Issue #44: a request past its deadline stops the search from outside, as the step budget
 // does, every kStopCheckSteps steps; an `All` request stops while it gathers its devices.
 TEST(DraAllocator, TheCallersStopConditionEndsTheSearch) {
-  Cluster cluster;
-  std::vector<Device> devices;
-  for (int i = 0; i < 12; ++i) devices.emplace_back().name = "d" + std::to_string(i);
-  cluster.slices = {node_slice("n1", devices, "d.example.com")};
+  Cluster cluster = plain_devices(12);
   cluster.classes = {device_class("any", {})};
   const auto c = claim("c", {request("six", exact("any", 6)), request("seven", exact("any", 7))});
   int asked = 0;
