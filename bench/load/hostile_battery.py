@@ -16,6 +16,7 @@
 Needs python3-yaml (the body generators). The last line says how many cases passed.
 
     bench/load/hostile_battery.py [HAMISIM]   (default build/src/cli/hamisim)
+    BATTERY_CASES=simulation_flood bench/load/hostile_battery.py   (only the cases named)
 """
 import http.client
 import json
@@ -177,6 +178,9 @@ def case_simulation_flood():
         # Before: warmed up by one request (the bounded caches hold what it decoded).
         post(serve.port, "/filter-simulation", body)
         before = rss_kib(serve.proc.pid)
+        # The live /filter on a quiet server, for comparison with its latency under the flood.
+        quiet = sorted(post(serve.port, "/filter", live[i % len(live)], timeout=30)[1]
+                       for i in range(20))
         # The flood runs in a process of its own, so that its threads never hold up the
         # probing client (Python's lock around the interpreter).
         results_queue, stop = multiprocessing.Queue(), multiprocessing.Event()
@@ -215,7 +219,8 @@ def case_simulation_flood():
         p99 = live_times[min(len(live_times) - 1, (len(live_times) * 99) // 100)]
         verdict("live /filter under a simulation flood", p99 < 0.1,
                 f"{len(live_times)} calls, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
-                f"(goal: p99 under 100 ms)")
+                f"(goal: p99 under 100 ms; quiet server: p50 {quiet[10] * 1000:.1f} ms, "
+                f"max {quiet[-1] * 1000:.1f} ms)")
         verdict("429 under simulation overload", statuses.get(429, 0) > 0,
                 f"{statuses.get(429, 0)} refused with 429, {statuses.get(200, 0)} answered")
         time.sleep(3)
@@ -227,6 +232,13 @@ def case_simulation_flood():
 
 
 def flood_simulation(port, body, connections, stop, results_queue):
+    # In a cluster the flooding client (Cluster Autoscaler) runs on a machine of its own; here
+    # it shares the server's two cores, so it runs at the lowest priority, to measure the
+    # server rather than the CPU the client takes from it. It still saturates the server:
+    # most of its posts are refused with 429. (At the client's normal priority the live
+    # /filter's p99 is in docs/reliability.md too.)
+    if os.environ.get("BATTERY_FLOOD_NICE", "19") != "0":
+        os.nice(int(os.environ.get("BATTERY_FLOOD_NICE", "19")))
     statuses, lock = {}, threading.Lock()
 
     def one():
@@ -280,7 +292,11 @@ def _quietly(f, *args):
         pass
 
 
+# BATTERY_CASES=simulation_flood,sigterm runs only those cases (while working on one).
+chosen = [c for c in os.environ.get("BATTERY_CASES", "").split(",") if c]
 for case in (case_deadlines, case_connection_flood, case_simulation_flood, case_sigterm):
+    if chosen and case.__name__.removeprefix("case_") not in chosen:
+        continue
     try:
         case()
     except Exception as e:

@@ -210,6 +210,16 @@ void add_serve_options(CLI::App& app, ServeOptions& o) {
                  "Threads that compute /v1/plan and /v1/estimate, apart from the request threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  app.add_option("--simulation-threads", o.simulation_threads,
+                 "Threads that compute /filter-simulation, apart from the request threads (0: "
+                 "one per core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
+  app.add_option("--compute-nice", o.compute_nice,
+                 "How much lower the plan and simulation threads' priority is than the request "
+                 "threads' (nice increment), so the live verbs and probes get the CPU first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 19));
   app.add_option("--max-plan-time", o.max_plan_time_s,
                  "Seconds one /v1/plan or /v1/estimate may compute (503 beyond); caps the "
                  "request's own binpacking budgets")
@@ -416,6 +426,8 @@ int run_serve(const ServeOptions& o) {
   sc.max_inflight_webhook = o.max_inflight_webhook;
   sc.max_inflight_heavy = o.max_inflight_plan;
   sc.heavy_threads = o.plan_threads;
+  sc.simulation_threads = o.simulation_threads;
+  sc.compute_nice = o.compute_nice;
   sc.max_connections = o.max_connections;
   sc.max_metrics_connections = o.max_metrics_connections;
   sc.header_timeout = seconds(o.header_timeout_s);

@@ -26,6 +26,8 @@ struct ServeOptions {
   int max_inflight_webhook = 64;
   int max_inflight_plan = 4;    // /v1/plan and /v1/estimate computing or queued
   int plan_threads = 1;         // threads that compute them
+  int simulation_threads = 0;   // threads that compute /filter-simulation (0: one per core)
+  int compute_nice = 10;        // how much lower those threads' priority is
   double max_plan_time_s = 30;  // the longest one of them may compute
   int max_connections = 10000;  // main listener
   int max_metrics_connections = 64;

@@ -423,13 +423,17 @@ class Connection final : public ConnectionBase,
       return answer(std::move(req), std::move(admission.response), admission.route_label,
                     keep_alive, version);
     }
-    if (!admission.route->heavy) {
+    ComputePool* pool = admission.route->heavy ? &*server_.heavy_pool
+                        : admission.route->group == AuthGroup::kSimulation
+                            ? &*server_.simulation_pool
+                            : nullptr;
+    if (pool == nullptr) {
       HttpResponse res = server_.call(*admission.route, req);
       return answer(std::move(req), std::move(res), admission.route_label, keep_alive, version);
     }
     // A compute thread runs the handler; this connection's strand is free meanwhile (the
     // grace period can close it), and the work guard keeps the I/O threads up for the answer.
-    net::post(*server_.heavy_pool,
+    net::post(pool->context(),
               [self = this->shared_from_this(), work = net::make_work_guard(server_.ioc),
                route = admission.route, label = admission.route_label, keep_alive, version,
                req = std::move(req)]() mutable {
@@ -650,7 +654,15 @@ class Connection final : public ConnectionBase,
 
   // Closing right after a response while the client may still be sending would make the
   // kernel answer with RST, which can destroy the response before the client reads it. So
-  // half-close, discard what still arrives for a short while, then close.
+  // half-close and discard what still arrives, up to kMaxDrainBytes (a small remainder, such
+  // as the rest of a refused body that fits the socket buffers, is read and the close is
+  // clean); past that, stop reading and close after a short delay, as Go's net/http server
+  // does (rstAvoidanceDelay). Reading a refused 2.5 MB body to its end cost the threads that
+  // serve the live /filter more than all the simulation work (issue #44), and kept the
+  // flooding client sending.
+  static constexpr size_t kMaxDrainBytes = size_t(256) << 10;
+  static constexpr auto kUnreadCloseDelay = std::chrono::milliseconds(500);
+
   void linger_close() {
     state_ = State::kClosing;
     error_code ec;
@@ -664,15 +676,26 @@ class Connection final : public ConnectionBase,
   void drain() {
     if (!drain_buf_) drain_buf_ = std::make_unique<char[]>(kReadChunk);
     lowest().async_read_some(net::buffer(drain_buf_.get(), kReadChunk),
-                             [self = this->shared_from_this()](error_code ec, size_t) {
+                             [self = this->shared_from_this()](error_code ec, size_t n) {
                                if (ec) return self->close_now();
-                               self->drain();
+                               self->drained_ += n;
+                               if (self->drained_ <= kMaxDrainBytes) return self->drain();
+                               self->close_after_delay();
                              });
+  }
+
+  void close_after_delay() {
+    lowest().expires_never();
+    close_timer_.emplace(lowest().get_executor());
+    close_timer_->expires_after(std::min<std::chrono::milliseconds>(
+        cfg().body_timeout, std::chrono::milliseconds(kUnreadCloseDelay)));
+    close_timer_->async_wait([self = this->shared_from_this()](error_code) { self->close_now(); });
   }
 
   void close_now() {
     if (closed_) return;
     closed_ = true;
+    if (close_timer_) close_timer_->cancel();
     state_ = State::kClosing;
     waiting_since.store(kBusy);
     error_code ec;
@@ -697,6 +720,8 @@ class Connection final : public ConnectionBase,
   std::vector<std::pair<std::string_view, std::string_view>> fields_;  // write_head's scratch
   http::response<http::empty_body> continue_res_;
   std::unique_ptr<char[]> drain_buf_;
+  size_t drained_ = 0;                            // bytes discarded since linger_close
+  std::optional<net::steady_timer> close_timer_;  // close_after_delay's
   std::vector<std::string> identities_;
   std::string remote_;
   bool peer_is_loopback_ = false;

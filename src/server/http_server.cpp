@@ -323,9 +323,14 @@ void HttpServer::start() {
     impl_->probe_thread =
         std::thread([impl = impl_.get()] { impl->run_worker(impl->probe_ioc); });
   }
-  int n = impl_->config.threads > 0 ? impl_->config.threads
-                                    : int(std::max(1u, std::thread::hardware_concurrency()));
-  impl_->heavy_pool.emplace(size_t(std::max(1, impl_->config.heavy_threads)));
+  const int n = impl_->config.threads > 0 ? impl_->config.threads
+                                          : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  impl_->heavy_pool.emplace(impl_->config.heavy_threads, impl_->config.compute_nice,
+                            "hamisim-plan");
+  impl_->simulation_pool.emplace(
+      impl_->config.simulation_threads > 0 ? impl_->config.simulation_threads : cores,
+      impl_->config.compute_nice, "hamisim-sim");
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i)
     impl_->threads.emplace_back([impl = impl_.get()] { impl->run_worker(impl->ioc); });
@@ -341,9 +346,10 @@ void HttpServer::wait() {
     if (t.joinable()) t.join();
   }
   if (impl_->probe_thread.joinable()) impl_->probe_thread.join();
-  // Heavy work still queued or running was abandoned with the connections: the I/O threads
-  // waited for each answer (work guards), so the pool is idle or finishing here.
+  // Compute work still queued or running was abandoned with the connections: the I/O threads
+  // waited for each answer (work guards), so the pools are idle or finishing here.
   if (impl_->heavy_pool) impl_->heavy_pool->join();
+  if (impl_->simulation_pool) impl_->simulation_pool->join();
   impl_->threads_done.store(true);
 }
 

@@ -142,6 +142,12 @@ struct ServerConfig {
   // Heavy requests (Route::heavy) computing or waiting for a compute thread; beyond: 429.
   int max_inflight_heavy = 4;
   int heavy_threads = 1;  // compute threads for heavy routes
+  // Compute threads for the other simulation routes (/filter-simulation); 0 = one per core.
+  int simulation_threads = 0;
+  // How much lower the compute threads' scheduling priority is than the request threads'
+  // (a nice increment, 0-19): on a saturated machine the live verbs and the probes, which run
+  // on the request threads, get the CPU first.
+  int compute_nice = 10;
   // Open connections per listener; a new one beyond is closed at once. The metrics listener
   // has its own budget, so idle keep-alive clients of the main listener cannot lock out
   // kubelet's probes and Prometheus.

@@ -25,9 +25,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include "log/rate_limit.h"
+#include "server/compute_pool.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/routing.h"
@@ -164,9 +164,11 @@ struct HttpServer::Impl {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> running;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> probe_running;
   std::thread probe_thread;  // runs probe_ioc while there is a metrics listener
-  // Runs heavy routes' handlers; declared after the io_context, so destroyed before it: the
-  // connections its pending work holds reach back into the io_context and the members above.
-  std::optional<net::thread_pool> heavy_pool;
+  // Run the handlers of heavy routes and of the other simulation routes, at a lower priority
+  // than the request threads; declared after the io_context, so destroyed before it: the
+  // connections their pending work holds reach back into the io_context and the members above.
+  std::optional<ComputePool> heavy_pool;
+  std::optional<ComputePool> simulation_pool;
 
   Status init(ServerConfig cfg, std::vector<Route> user_routes, MetricsRegistry* registry);
   Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics);

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -1745,6 +1746,91 @@ TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
       200);
 }
 
+// Issue #44: a refused simulation body was read to its end before the connection closed;
+// under a flood of 2.5 MB bodies that reading took more of the request threads than the
+// simulations did, and kept the clients sending. At most kMaxDrainBytes of it are read now;
+// then the server stops reading and closes shortly after, as Go's net/http server does.
+TEST(HttpServer, ARefusedBodyIsNotReadToItsEnd) {
+  Gate gate;
+  auto config = test_config();
+  config.max_body_bytes = size_t(256) << 20;
+  config.max_inflight_simulation_bytes = 1000;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("held");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread held([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/hold",
+                                         std::string(600, 'h')))
+                  .status,
+              200);
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+
+  constexpr size_t kBody = size_t(128) << 20;
+  auto client = must_connect(plain_client(*server));
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client
+                  ->write_raw(fmt::format(
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", kBody))
+                  .ok());
+  // The answer comes before the body, as a client that reads while it sends (Go's) sees it.
+  EXPECT_EQ(must(client->read_response()).status, 429);
+  const std::string chunk(size_t(1) << 20, 'b');
+  size_t sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (sent < kBody && client->write_raw(chunk).ok()) sent += chunk.size();
+  // What the kernel buffers on both sides took, and no more: far from the whole body.
+  EXPECT_LT(sent, kBody / 4) << "the server read the refused body";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  gate.release();
+  held.join();
+}
+
+// Issue #44: simulation requests compute on threads of their own, at a lower priority than
+// the request threads, so that a saturated simulation path leaves the live verbs answering.
+TEST(HttpServer, SimulationComputesApartFromTheLiveVerbsAtALowerPriority) {
+  Gate gate;
+  auto config = test_config();
+  config.threads = 1;  // one request thread: a simulation computed on it would block /filter
+  config.simulation_threads = 1;
+  config.compute_nice = 7;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/simulate", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+                      gate.enter_and_wait();
+                      return text("simulated");
+                    }});
+  auto server = start_server(config, routes);
+  ASSERT_TRUE(server);
+  std::thread simulating([&] {
+    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/simulate")).body,
+              "simulated");
+  });
+  ASSERT_TRUE(gate.wait_entered(1));
+  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter", "x")).status, 200);
+
+  // The compute threads are named and niced (field 19 of /proc/<pid>/task/<tid>/stat).
+  std::map<std::string, int> nice_by_name;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm"), stat(task.path() / "stat");
+    std::string name, line;
+    std::getline(comm, name);
+    std::getline(stat, line);
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+    }
+    nice_by_name[name] = std::stoi(field);
+  }
+  EXPECT_EQ(nice_by_name["hamisim-sim"], 7);
+  EXPECT_EQ(nice_by_name["hamisim-plan"], 7);
+  gate.release();
+  simulating.join();
+}
+
 // Issue #44: 64 keep-alive connections held open on the metrics listener made every new
 // kubelet probe fail (0/20). At the cap the probes now take the place of the longest waiting.
 TEST(HttpServer, ProbesAnswerWhenTheMetricsListenerIsFullOfIdleConnections) {
@@ -1785,7 +1871,8 @@ TEST(HttpServer, ProbesAnswerWhileEveryRequestThreadIsBusy) {
   auto config = test_config();
   config.threads = 1;
   auto routes = test_routes();
-  routes.push_back({"POST", "/block", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
+  // A live route: it runs on the request thread (a simulation one would compute apart).
+  routes.push_back({"POST", "/block", AuthGroup::kLive, [&gate](const HttpRequest&) {
                       gate.enter_and_wait();
                       return text("done");
                     }});
