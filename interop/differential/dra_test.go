@@ -106,9 +106,9 @@ type allocatorTool struct {
 	answers *bufio.Scanner
 }
 
-func startAllocatorTool(t *testing.T) *allocatorTool {
+func startAllocatorTool(t *testing.T, args ...string) *allocatorTool {
 	path := draTool(t)
-	cmd := exec.Command(path)
+	cmd := exec.Command(path, args...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -123,13 +123,18 @@ func startAllocatorTool(t *testing.T) *allocatorTool {
 
 // ask sends case i and reads hamisim's answer.
 func (a *allocatorTool) ask(t *testing.T, i int, in draCaseInput) outcome {
+	return hamisimOutcome(a.askRaw(t, i, in))
+}
+
+// askRaw sends case i and returns hamisim's answer line.
+func (a *allocatorTool) askRaw(t *testing.T, i int, in draCaseInput) []byte {
 	if err := a.enc.Encode(toolInput(in)); err != nil {
 		t.Fatalf("writing case %d to %s: %v", i, a.path, err)
 	}
 	if !a.answers.Scan() {
 		t.Fatalf("case %d: %s ended without an answer", i, a.path)
 	}
-	return hamisimOutcome(a.answers.Bytes())
+	return a.answers.Bytes()
 }
 
 func draTool(t *testing.T) string {
@@ -158,6 +163,32 @@ type result struct {
 }
 
 func realAllocate(in draCaseInput) outcome {
+	alloc, err := realAllocator(in)
+	if err != nil {
+		return outcome{kind: "error", detail: err.Error()}
+	}
+	results, err := alloc.Allocate(context.Background(), in.Node, in.Claims)
+	if err != nil {
+		return outcome{kind: "error", detail: err.Error()}
+	}
+	if results == nil {
+		return outcome{kind: "unschedulable"}
+	}
+	o := outcome{kind: "allocated"}
+	for _, a := range results {
+		var rs []result
+		for _, r := range a.Devices.Results {
+			rs = append(rs, result{Request: r.Request, Driver: r.Driver, Pool: r.Pool, Device: r.Device,
+				Shared: r.ShareID != nil, Consumed: consumed(r.ConsumedCapacity)})
+		}
+		o.results = append(o.results, rs)
+	}
+	return o
+}
+
+// realAllocator is Kubernetes' allocator over the case's slices, classes and allocated claims,
+// as kube-scheduler's DRA plugin builds it once per pod before asking about each node.
+func realAllocator(in draCaseInput) (structured.Allocator, error) {
 	ctx := context.Background()
 	state := structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
@@ -180,28 +211,8 @@ func realAllocate(in draCaseInput) outcome {
 			state.AllocatedDevices.Insert(id)
 		}
 	}
-	alloc, err := structured.NewAllocator(ctx, draFeatures, state, classLister(in.Classes), in.Slices,
+	return structured.NewAllocator(ctx, draFeatures, state, classLister(in.Classes), in.Slices,
 		cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}))
-	if err != nil {
-		return outcome{kind: "error", detail: err.Error()}
-	}
-	results, err := alloc.Allocate(ctx, in.Node, in.Claims)
-	if err != nil {
-		return outcome{kind: "error", detail: err.Error()}
-	}
-	if results == nil {
-		return outcome{kind: "unschedulable"}
-	}
-	o := outcome{kind: "allocated"}
-	for _, a := range results {
-		var rs []result
-		for _, r := range a.Devices.Results {
-			rs = append(rs, result{Request: r.Request, Driver: r.Driver, Pool: r.Pool, Device: r.Device,
-				Shared: r.ShareID != nil, Consumed: consumed(r.ConsumedCapacity)})
-		}
-		o.results = append(o.results, rs)
-	}
-	return o
 }
 
 func consumed(m map[resourceapi.QualifiedName]resource.Quantity) string {

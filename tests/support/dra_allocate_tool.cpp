@@ -1,7 +1,7 @@
 // hamisim's structured DRA allocator as a batch program, for the differential test against
 // Kubernetes' own allocator (interop/differential). Not a product command.
 //
-//   dra_allocate [--step-budget N] < cases.jsonl > answers.jsonl
+//   dra_allocate [--step-budget N] [--time-iterations N] < cases.jsonl > answers.jsonl
 //
 // Each input line is one case:
 //   {"node": <Node>, "objects": [<ResourceSlice|DeviceClass|ResourceClaim>...]}
@@ -12,9 +12,15 @@
 //   {"unschedulable": "..."}                the claims do not fit this node
 //   {"claims": [[{"request","driver","pool","device","shareID","consumedCapacity"}...]...]}
 // A line that does not decode is answered {"input": "..."}.
+//
+// With --time-iterations N each answer also carries "nsPerAllocation": the decision made N
+// more times on the decoded input (the node's pools gathered, the allocator built and run, as
+// for each node kube-scheduler's Filter asks about; decoding not included), wall time per
+// decision. The peer benchmark (interop/differential/dra_peer_test.go) sets it.
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <iostream>
 #include <string>
 
@@ -30,6 +36,7 @@ using namespace hamisim;
 namespace {
 
 int64_t step_budget = dra::Allocator::kDefaultStepBudget;
+int64_t time_iterations = 0;
 
 json::object answer(const std::string& line) {
   json::error_code ec;
@@ -57,16 +64,34 @@ json::object answer(const std::string& line) {
   const dra::NodeSelectorMatch matches = [&](const model::NodeSelector& selector) {
     return planner::framework::NodeSelectorMatcher::compile(selector).matches(*node);
   };
-  const auto pools = dra::gather_pools(objects.slices, node->metadata.name, matches);
+  // One pod's claims on this node; the selector cache lives as long as the pod's scheduling
+  // cycle, as kube-scheduler's CEL cache does.
   dra::SelectorCache selectors;
-  dra::ShareIds share_ids;
-  dra::Allocator allocator(objects.classes, selectors, share_ids, step_budget);
-  for (const auto* c : to_allocate) {
-    if (auto missing = allocator.missing_device_class(*c)) return {{"error", *missing}};
+  auto decide = [&]() -> Result<dra::NodeAllocation> {
+    const auto pools = dra::gather_pools(objects.slices, node->metadata.name, matches);
+    dra::ShareIds share_ids;
+    dra::Allocator allocator(objects.classes, selectors, share_ids, step_budget);
+    for (const auto* c : to_allocate) {
+      if (auto missing = allocator.missing_device_class(*c)) return make_error(*missing);
+    }
+    return allocator.allocate(pools, node->metadata.name, matches, to_allocate, committed);
+  };
+  auto got = decide();
+  json::object timing;
+  if (time_iterations > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < time_iterations; ++i) {
+      if (decide().ok() != got.ok()) return {{"error", "the decision changed when repeated"}};
+    }
+    const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+    timing["nsPerAllocation"] = took.count() / double(time_iterations);
   }
-  auto got = allocator.allocate(pools, node->metadata.name, matches, to_allocate, committed);
-  if (!got) return {{"error", got.error().message}};
-  if (!got->unschedulable.empty()) return {{"unschedulable", got->unschedulable}};
+  auto with_timing = [&](json::object o) {
+    for (const auto& [k, v] : timing) o[k] = v;
+    return o;
+  };
+  if (!got) return with_timing({{"error", got.error().message}});
+  if (!got->unschedulable.empty()) return with_timing({{"unschedulable", got->unschedulable}});
   json::array claims;
   for (const auto& a : got->claims) {
     json::array results;
@@ -83,18 +108,23 @@ json::object answer(const std::string& line) {
     }
     claims.push_back(std::move(results));
   }
-  return {{"claims", std::move(claims)}};
+  return with_timing({{"claims", std::move(claims)}});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  if (argc == 3 && std::string(argv[1]) == "--step-budget") {
-    step_budget = std::stoll(argv[2]);
-  } else if (argc != 1) {
-    std::cerr << "usage: dra_allocate [--step-budget N] < cases.jsonl\n";
-    return 2;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 < argc && flag == "--step-budget") {
+      step_budget = std::stoll(argv[i + 1]);
+    } else if (i + 1 < argc && flag == "--time-iterations") {
+      time_iterations = std::stoll(argv[i + 1]);
+    } else {
+      std::cerr << "usage: dra_allocate [--step-budget N] [--time-iterations N] < cases.jsonl\n";
+      return 2;
+    }
   }
   std::string line;
   while (std::getline(std::cin, line)) {
