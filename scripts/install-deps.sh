@@ -9,7 +9,7 @@ PACKAGES=(
   libsimdjson-dev libxxhash-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl
   clang-19 libclang-rt-19-dev llvm-19
-  curl
+  curl python3
 )
 
 missing=()
