@@ -27,7 +27,11 @@ FitResult reserve_fit(const framework::FilterPipeline& pipeline, const PodInfo& 
   if (!fit.fits()) return fit;
   const NodeInfo* node = s.node(fit.node);
   if (node == nullptr) return fit;
-  auto reserved = pipeline.reserve(fit.placed_as ? *fit.placed_as : pod, s, *node);
+  auto reserved = fit.filter_state
+                      ? pipeline.reserve(fit.placed_as ? *fit.placed_as : pod, *fit.filter_state,
+                                         *node)
+                      : Result<framework::PodInfoPtr>(make_error(
+                            "a fit on node \"" + fit.node + "\" without the pod's filter state"));
   if (!reserved.ok()) {
     FitResult failed;
     failed.kind = FitResult::Kind::kInternalError;
@@ -55,13 +59,17 @@ FitResult PipelineFitter::fit_any(const PodInfo& pod, const ClusterSnapshot& s,
   }
   // MarkMatch: the next walk starts right after the matched node.
   next_start_ = (opts.start_index + found.order_index) % n + 1;
-  return reserve_fit(pipeline_, pod, s, FitResult::fit(found.node->name()));
+  return reserve_fit(pipeline_, pod, s,
+                     FitResult::fit(found.node->name(), std::move(found.state)));
 }
 
 FitResult PipelineFitter::fit_on(const PodInfo& pod, const ClusterSnapshot& s,
                                  std::string_view node) {
-  FilterStatus st = pipeline_.run_on_node(pod, s, node);
-  if (st.ok()) return reserve_fit(pipeline_, pod, s, FitResult::fit(std::string(node)));
+  std::shared_ptr<const framework::PodFilterState> state;
+  FilterStatus st = pipeline_.run_on_node(pod, s, node, &state);
+  if (st.ok()) {
+    return reserve_fit(pipeline_, pod, s, FitResult::fit(std::string(node), std::move(state)));
+  }
   return FitResult::rejected(std::move(st));
 }
 

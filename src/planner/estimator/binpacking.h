@@ -74,11 +74,16 @@ struct FitResult {
   // the pod is placed as it is.
   framework::PodInfoPtr placed_as;
   std::map<std::string, std::string, std::less<>> allocations;  // kFits: annotations added
+  // kFits: the pipeline's state of the pod's cycle (PreFilter's, and Filter's on the node
+  // chosen), which Reserve uses (reserve_fit).
+  std::shared_ptr<const framework::PodFilterState> filter_state;
 
   bool fits() const { return kind == Kind::kFits; }
-  static FitResult fit(std::string node) { return {Kind::kFits, std::move(node), {}, {}, {}, {}}; }
+  static FitResult fit(std::string node, std::shared_ptr<const framework::PodFilterState> state) {
+    return {Kind::kFits, std::move(node), {}, {}, {}, {}, std::move(state)};
+  }
   static FitResult rejected(framework::FilterStatus s) {
-    return {Kind::kRejected, {}, std::move(s), {}, {}, {}};
+    return {Kind::kRejected, {}, std::move(s), {}, {}, {}, {}};
   }
 };
 
@@ -102,8 +107,9 @@ class PodFitter {
 };
 
 // CA's Reserve after a fit (it runs it for pods with claims): `fit` with the pod as the
-// pipeline's plugins store it (DRA: carrying the claims it allocated on the node). A Reserve
-// error becomes an internal error, which ends the estimation as in CA.
+// pipeline's plugins store it (DRA: carrying the claims Filter allocated on the node, from
+// fit.filter_state). A Reserve error becomes an internal error, which ends the estimation as
+// in CA.
 FitResult reserve_fit(const framework::FilterPipeline& pipeline, const framework::PodInfo& pod,
                       const framework::ClusterSnapshot& s, FitResult fit);
 

@@ -46,11 +46,16 @@ FilterPipeline FilterPipeline::make_default(NodeResourcesFitArgs fit_args) {
   return FilterPipeline(std::move(plugins));
 }
 
-Result<PodInfoPtr> FilterPipeline::reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+Result<PodInfoPtr> FilterPipeline::reserve(const PodInfo& pod, const PodFilterState& state,
                                            const NodeInfo& node) const {
+  if (!state.ok() || state.states_.size() != plugins_.size()) {
+    return make_error(fmt::format("reserve on node \"{}\" without the pod's filter state",
+                                  node.name()));
+  }
   PodInfoPtr current;
-  for (const auto& plugin : plugins_) {
-    auto next = plugin->reserve(current ? *current : pod, snapshot, node);
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    if (state.skipped_[i]) continue;
+    auto next = plugins_[i]->reserve(current ? *current : pod, state.states_[i].get(), node);
     if (!next.ok()) return next.error();
     if (*next) current = std::move(*next);
   }
@@ -114,9 +119,11 @@ PassingNodeSearch FilterPipeline::find_first_passing_node(const PodInfo& pod,
                                                           const ClusterSnapshot& snapshot,
                                                           const PassingNodeOptions& options) const {
   PassingNodeSearch result;
-  PodFilterState state = pre_filter(pod, snapshot);
+  auto shared = std::make_shared<PodFilterState>(pre_filter(pod, snapshot));
+  const PodFilterState& state = *shared;
   result.pre_filter = state.pre_filter_status();
   if (!state.ok()) return result;
+  result.state = std::move(shared);
   auto nodes = snapshot.nodes();
   const size_t n = nodes.size();
   if (n == 0) return result;
@@ -139,16 +146,19 @@ PassingNodeSearch FilterPipeline::find_first_passing_node(const PodInfo& pod,
 }
 
 FilterStatus FilterPipeline::run_on_node(const PodInfo& pod, const ClusterSnapshot& snapshot,
-                                         std::string_view node_name) const {
+                                         std::string_view node_name,
+                                         std::shared_ptr<const PodFilterState>* state_out) const {
   const NodeInfo* node = snapshot.node(node_name);
   if (node == nullptr) {
     return FilterStatus::make(FilterCode::kError, "",
                               fmt::format("node \"{}\" not found in the snapshot", node_name));
   }
-  PodFilterState state = pre_filter(pod, snapshot);
-  if (!state.ok()) return state.pre_filter_status();
+  auto state = std::make_shared<PodFilterState>(pre_filter(pod, snapshot));
+  if (!state->ok()) return state->pre_filter_status();
   snapshot.step();
-  return filter(state, pod, *node);
+  FilterStatus status = filter(*state, pod, *node);
+  if (state_out != nullptr) *state_out = std::move(state);
+  return status;
 }
 
 }  // namespace hamisim::planner::framework

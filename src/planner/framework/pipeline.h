@@ -44,6 +44,8 @@ struct FilterResult {
 
 struct PassingNodeSearch {
   FilterStatus pre_filter;            // not ok(): no node was evaluated
+  // The pod's PreFilter and Filter state (CycleState), for reserve() on the node found.
+  std::shared_ptr<const PodFilterState> state;
   const NodeInfo* node = nullptr;     // the first node that passed, null when none did
   size_t order_index = 0;             // its position in the order walked (from the start index)
   std::vector<NodeVerdict> rejected;  // nodes evaluated before it that failed, in walk order
@@ -86,12 +88,15 @@ class FilterPipeline {
   PassingNodeSearch find_first_passing_node(const PodInfo& pod, const ClusterSnapshot& snapshot,
                                             const PassingNodeOptions& options = {}) const;
   // CA's RunFiltersOnNode: PreFilter then Filter on one node. A PreFilter failure is
-  // returned as is; a node that does not exist is an Error status.
+  // returned as is; a node that does not exist is an Error status. `state`, when given,
+  // receives the pod's state for reserve().
   FilterStatus run_on_node(const PodInfo& pod, const ClusterSnapshot& snapshot,
-                           std::string_view node_name) const;
-  // Reserve of every plugin, in order, once the pod is placed on `node`: the pod to store
-  // (each plugin's changes applied in turn), or null to store it unchanged.
-  Result<PodInfoPtr> reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+                           std::string_view node_name,
+                           std::shared_ptr<const PodFilterState>* state = nullptr) const;
+  // Reserve of every plugin not skipped, in order, once the pod is placed on `node`: the pod
+  // to store (each plugin's changes applied in turn), or null to store it unchanged. `state`
+  // is the pod's, from the pre_filter and the filter() on `node` that placed it.
+  Result<PodInfoPtr> reserve(const PodInfo& pod, const PodFilterState& state,
                              const NodeInfo& node) const;
 
  private:

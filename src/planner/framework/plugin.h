@@ -70,7 +70,9 @@ class FilterPlugin {
   // Reserve, once the pod is placed on `node` (CA runs it for pods with claims): the pod as it
   // is to be stored in the snapshot when the plugin records something with it (DRA: the claims
   // it allocated there); null when it stores the pod unchanged. An error is an internal one.
-  virtual Result<PodInfoPtr> reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+  // `state` is what pre_filter stored and filter() on `node` added to, as kube-scheduler's
+  // CycleState carries them from Filter to Reserve: nothing is decided again here.
+  virtual Result<PodInfoPtr> reserve(const PodInfo& pod, const PluginState* state,
                                      const NodeInfo& node) const {
     return PodInfoPtr();
   }

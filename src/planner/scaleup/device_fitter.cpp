@@ -19,8 +19,9 @@ framework::PodInfoPtr with_allocations(const PodInfo& pod, const Annotations& an
 
 namespace {
 
-FitResult fits_with(const PodInfo& pod, const NodeInfo& node, Annotations& allocations) {
-  FitResult r = FitResult::fit(node.name());
+FitResult fits_with(const PodInfo& pod, const NodeInfo& node, Annotations& allocations,
+                    std::shared_ptr<const framework::PodFilterState> state) {
+  FitResult r = FitResult::fit(node.name(), std::move(state));
   if (!allocations.empty()) {
     r.placed_as = with_allocations(pod, allocations);
     r.allocations = std::move(allocations);
@@ -100,11 +101,14 @@ FitResult DeviceAwareFitter::failed(const Error& error) {
 }
 
 FitResult DeviceAwareFitter::decide(const PodInfo& pod,
-                                    const std::vector<const NodeInfo*>& candidates) {
+                                    const std::vector<const NodeInfo*>& candidates,
+                                    const std::shared_ptr<const framework::PodFilterState>& state) {
   auto verdicts = filter(pod, candidates);
   if (!verdicts) return failed(verdicts.error());
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (verdicts->survived(i)) return fits_with(pod, *candidates[i], verdicts->allocations[i]);
+    if (verdicts->survived(i)) {
+      return fits_with(pod, *candidates[i], verdicts->allocations[i], state);
+    }
   }
   return rejected_by_devices(devices_.plugin_name(), candidates, verdicts->rejections);
 }
@@ -137,13 +141,14 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
               : found.rejected.back().status);
     }
     next_start_ = (start + found.order_index) % n + 1;
-    return FitResult::fit(found.node->name());
+    return FitResult::fit(found.node->name(), std::move(found.state));
   }
   // Every acceptable node is a candidate (CA does no early exit when extenders run). A stage
   // that judges each node alone is asked node by node and the walk stops at the first
   // survivor: the decision is the same, and no rejection is reported when a node is found.
-  framework::PodFilterState state = pipeline_.pre_filter(pod, s);
-  if (!state.ok()) return FitResult::rejected(state.pre_filter_status());
+  const auto state =
+      std::make_shared<const framework::PodFilterState>(pipeline_.pre_filter(pod, s));
+  if (!state->ok()) return FitResult::rejected(state->pre_filter_status());
   const bool node_by_node = devices_.judges_each_node_alone();
   std::vector<const NodeInfo*> candidates;
   std::vector<size_t> positions;        // snapshot index of each candidate
@@ -157,7 +162,7 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
     if (node.node().spec.unschedulable) continue;
     if (acceptable && !acceptable(node)) continue;
     s.step();
-    FilterStatus st = pipeline_.filter(state, pod, node);
+    FilterStatus st = pipeline_.filter(*state, pod, node);
     if (!st.ok()) {
       last_rejection = std::move(st);
       continue;
@@ -169,14 +174,14 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
     if (!verdict) return failed(verdict.error());
     if (verdict->survived(0)) {
       next_start_ = index + 1;
-      return fits_with(pod, node, verdict->allocations[0]);
+      return fits_with(pod, node, verdict->allocations[0], state);
     }
     rejections.push_back(std::move(verdict->rejections[0]));
   }
   // No node passed the framework filters: the device stage is not consulted.
   if (candidates.empty()) return FitResult::rejected(std::move(last_rejection));
   if (node_by_node) return rejected_by_devices(devices_.plugin_name(), candidates, rejections);
-  FitResult r = decide(pod, candidates);
+  FitResult r = decide(pod, candidates, state);
   if (r.fits()) {
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (candidates[i]->name() == r.node) next_start_ = positions[i] + 1;
@@ -187,11 +192,12 @@ FitResult DeviceAwareFitter::find_any(const PodInfo& pod, const framework::Clust
 
 FitResult DeviceAwareFitter::find_on(const PodInfo& pod, const framework::ClusterSnapshot& s,
                                      std::string_view node) {
-  FilterStatus st = pipeline_.run_on_node(pod, s, node);
+  std::shared_ptr<const framework::PodFilterState> state;
+  FilterStatus st = pipeline_.run_on_node(pod, s, node, &state);
   if (!st.ok()) return FitResult::rejected(std::move(st));
-  if (!devices_.interested(pod)) return FitResult::fit(std::string(node));
+  if (!devices_.interested(pod)) return FitResult::fit(std::string(node), std::move(state));
   const NodeInfo* info = s.node(node);
-  return decide(pod, {info});
+  return decide(pod, {info}, state);
 }
 
 }  // namespace hamisim::planner::scaleup

@@ -38,9 +38,11 @@ class DeviceAwareFitter final : public estimator::PodFitter {
                                 const std::function<bool(const framework::NodeInfo&)>& acceptable);
   estimator::FitResult find_on(const framework::PodInfo& pod, const framework::ClusterSnapshot& s,
                                std::string_view node);
-  // Runs the device stage over `candidates` (walk order) and picks the first survivor.
+  // Runs the device stage over `candidates` (walk order) and picks the first survivor; `state`
+  // is the pod's filter state, carried to Reserve.
   estimator::FitResult decide(const framework::PodInfo& pod,
-                              const std::vector<const framework::NodeInfo*>& candidates);
+                              const std::vector<const framework::NodeInfo*>& candidates,
+                              const std::shared_ptr<const framework::PodFilterState>& state);
   // The device stage's verdicts, its warnings kept.
   Result<DeviceVerdicts> filter(const framework::PodInfo& pod,
                                 std::span<const framework::NodeInfo* const> candidates);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dra/decode.h"
 #include "framework_test_support.h"
 
 namespace hamisim::planner::framework {
@@ -214,6 +215,60 @@ TEST(FilterPipeline, DeterministicResults) {
     EXPECT_EQ(ra.rejected[i].node->name(), rb.rejected[i].node->name());
     EXPECT_EQ(ra.rejected[i].status.reasons, rb.rejected[i].status.reasons);
   }
+}
+
+
+// Issue #48: Reserve takes the allocation Filter made on the chosen node from the pod's filter
+// state (kube-scheduler's CycleState) instead of running PreFilter and the allocator again. A
+// node Filter never allocated on has nothing to reserve: an internal error, not a new search.
+TEST(FilterPipeline, ReserveUsesTheAllocationFilterMadeOnTheChosenNode) {
+  dra::Objects objects;
+  for (const char* json : {
+           R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"gpu"},
+               "spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.example.com'"}}]}})",
+           R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":"all"},
+               "spec":{"driver":"gpu.example.com","allNodes":true,
+                       "pool":{"name":"all","generation":1,"resourceSliceCount":1},
+                       "devices":[{"name":"gpu-0"},{"name":"gpu-1"}]}})",
+           R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",
+               "metadata":{"name":"c","namespace":"default"},
+               "spec":{"devices":{"requests":[{"name":"r","exactly":{"deviceClassName":"gpu"}}]}}})"}) {
+    ASSERT_TRUE(dra::decode_object(json, "test", objects).ok()) << json;
+  }
+  ClusterSnapshot s;
+  s.set_dra(std::make_shared<const DraCluster>(std::move(objects)));
+  add_node(s, NodeBuilder("n1").allocatable(res({{"pods", "10"}})));
+  add_node(s, NodeBuilder("n2").allocatable(res({{"pods", "10"}})));
+  auto pod = model::decode_pod_json(R"({"metadata":{"name":"p","namespace":"default"},
+      "spec":{"containers":[{"name":"c"}],"resourceClaims":[{"name":"gpu","resourceClaimName":"c"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  auto info = PodInfo::make(*pod);
+  const FilterPipeline pipeline = FilterPipeline::make_default();
+
+  PassingNodeSearch found = pipeline.find_first_passing_node(*info, s);
+  ASSERT_NE(found.node, nullptr);
+  ASSERT_EQ(found.node->name(), "n1");
+  ASSERT_TRUE(found.state);
+  auto elsewhere = pipeline.reserve(*info, *found.state, *s.node("n2"));
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.error().message,
+            "reserve on node \"n2\": Filter allocated nothing there for this pod");
+  auto reserved = pipeline.reserve(*info, *found.state, *found.node);
+  ASSERT_TRUE(reserved.ok()) << reserved.error().message;
+  ASSERT_TRUE(*reserved);
+  const auto& allocations = (*reserved)->claim_allocations();
+  ASSERT_EQ(allocations.size(), 1u);
+  EXPECT_EQ(allocations[0].claim, "default/c");
+  ASSERT_EQ(allocations[0].allocation.results.size(), 1u);
+  EXPECT_EQ(allocations[0].allocation.results[0].device, "gpu-0");
+
+  // Without the pod's claims, nothing is reserved and the pod is stored as it is.
+  auto plain = PodInfo::make(PodBuilder("plain").build());
+  PassingNodeSearch plain_found = pipeline.find_first_passing_node(*plain, s);
+  ASSERT_TRUE(plain_found.state);
+  auto unchanged = pipeline.reserve(*plain, *plain_found.state, *plain_found.node);
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_FALSE(*unchanged);
 }
 
 }  // namespace

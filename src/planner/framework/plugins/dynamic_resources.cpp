@@ -1,5 +1,8 @@
 #include "planner/framework/plugins/dynamic_resources.h"
 
+#include <map>
+#include <mutex>
+
 #include <fmt/format.h>
 
 namespace hamisim::planner::framework {
@@ -22,6 +25,11 @@ struct DraPodState final : PluginState {
   // them, one more claim, made for that node.
   std::vector<ExtendedResourceRequest> extended;
   std::string extended_claim;  // its key, "<namespace>/<pod>-extended-resources"
+  // What Filter allocated on each node it passed, for Reserve on the node chosen (as
+  // kube-scheduler's plugin keeps nodeAllocations in its CycleState). Filter may run on
+  // several threads.
+  mutable std::mutex mu;
+  mutable std::map<std::string, dra::NodeAllocation, std::less<>> allocated_on_node;
 };
 
 // The claim the scheduler makes for the pod's DRA-served extended resources on `node`
@@ -167,37 +175,43 @@ FilterStatus DynamicResources::filter(const PodInfo& pod, const PluginState* sta
   }
   const auto extended = extended_claim_for(s, pod, node);
   if (s.to_allocate.empty() && !extended) return FilterStatus::success();
-  std::lock_guard lock(mu_);
-  auto out = allocate_on(s, node, extended.get(), selectors_, share_ids_);
+  Result<dra::NodeAllocation> out = [&] {
+    std::lock_guard lock(mu_);
+    return allocate_on(s, node, extended.get(), selectors_, share_ids_);
+  }();
   if (!out.ok()) return FilterStatus::make(FilterCode::kError, kName, out.error().message);
   if (!out->unschedulable.empty()) return unresolvable(std::move(out->unschedulable));
+  std::lock_guard lock(s.mu);
+  s.allocated_on_node.insert_or_assign(node.name(), std::move(*out));
   return FilterStatus::success();
 }
 
-Result<PodInfoPtr> DynamicResources::reserve(const PodInfo& pod, const ClusterSnapshot& snapshot,
+Result<PodInfoPtr> DynamicResources::reserve(const PodInfo& pod, const PluginState* state,
                                              const NodeInfo& node) const {
-  std::unique_ptr<PluginState> state;
-  const FilterStatus pre = pre_filter(pod, snapshot, state);
-  if (pre.code == FilterCode::kSkip) return PodInfoPtr();
-  if (!pre.ok())
-    return make_error(fmt::format("reserve on node \"{}\": {}", node.name(),
-                                  pre.reasons.empty() ? "" : pre.reasons[0]));
+  if (state == nullptr) {
+    return make_error(fmt::format("reserve on node \"{}\": no PreFilter state", node.name()));
+  }
   const auto& s = static_cast<const DraPodState&>(*state);
-  const auto extended = extended_claim_for(s, pod, node);
+  const bool extended = !s.extended.empty() && extended_claim_for(s, pod, node) != nullptr;
   if (s.to_allocate.empty() && !extended) return PodInfoPtr();
-  std::lock_guard lock(mu_);
-  auto out = allocate_on(s, node, extended.get(), selectors_, share_ids_);
-  if (!out.ok()) return out.error();
-  if (!out->unschedulable.empty()) {
-    return make_error(fmt::format("reserve on node \"{}\": {}", node.name(), out->unschedulable));
+  dra::NodeAllocation out;
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.allocated_on_node.find(node.name());
+    if (it == s.allocated_on_node.end()) {
+      return make_error(fmt::format(
+          "reserve on node \"{}\": Filter allocated nothing there for this pod", node.name()));
+    }
+    out = std::move(it->second);
+    s.allocated_on_node.erase(it);
   }
   std::vector<ClaimAllocation> allocations;
   size_t next = 0;
   for (const PodClaim& c : s.claims) {
     if (c.allocation) continue;
-    allocations.push_back({c.key, std::move(out->claims[next++])});
+    allocations.push_back({c.key, std::move(out.claims[next++])});
   }
-  if (extended) allocations.push_back({s.extended_claim, std::move(out->claims[next])});
+  if (extended) allocations.push_back({s.extended_claim, std::move(out.claims[next])});
   return PodInfo::with_claim_allocations(pod, std::move(allocations));
 }
 
