@@ -19,6 +19,7 @@
 #include "model/json_writer.h"
 #include "model/text.h"
 #include "model/yaml_check.h"
+#include "model/yaml_number.h"
 
 namespace hamisim::kube {
 
@@ -81,20 +82,11 @@ struct Reader {
                  bool& out) const {
     const YAML::Node n = parent[key];
     if (!n.IsDefined() || n.IsNull()) return ok_status();
+    // client-go reads the kubeconfig through sigs.k8s.io/yaml: YAML 1.1 booleans.
     if (n.IsScalar()) {
-      const std::string& s = n.Scalar();
-      // sigs.k8s.io/yaml reads YAML 1.1 booleans.
-      for (const char* t : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}) {
-        if (s == t) {
-          out = true;
-          return ok_status();
-        }
-      }
-      for (const char* f : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}) {
-        if (s == f) {
-          out = false;
-          return ok_status();
-        }
+      if (const std::optional<bool> b = model::yaml11_bool(n.Scalar())) {
+        out = *b;
+        return ok_status();
       }
     }
     return error(join(path, key), "expected true or false, got " + describe(n));

@@ -11,6 +11,7 @@
 // and flags").
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,5 +28,12 @@ YamlInteger parse_yaml_integer(std::string_view text, int64_t* out);
 // The message for kLeadingZero: `"010" has a leading zero (octal in YAML 1.1, decimal in YAML
 // 1.2): write 10, or 8 for octal`.
 std::string leading_zero_message(std::string_view text);
+
+// A plain scalar as a boolean under YAML 1.1, as go-yaml v2 (sigs.k8s.io/yaml, hence
+// kube-scheduler's configuration and client-go's kubeconfig loading) resolves it: y, yes, on,
+// true and n, no, off, false, each in lower, capitalized and upper case (`Y` and `N` single).
+// nullopt: not a boolean. The one table of both YAML 1.1 readers (the scheduler configuration's
+// and the kubeconfig's), which used to disagree on `y` and `n`.
+std::optional<bool> yaml11_bool(std::string_view plain);
 
 }  // namespace hamisim::model

@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "go/json_key.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "server/decoded_cache.h"
@@ -19,15 +20,10 @@ namespace od = simdjson::ondemand;
 
 static_assert(model::kJsonPadding >= simdjson::SIMDJSON_PADDING);
 
+// Go's encoding/json matches keys by Unicode case folding (the Kelvin sign folds to "k"):
+// go::json_key_matches, the one matcher every decoder uses.
 bool key_is(std::string_view key, std::string_view name) {
-  if (key.size() != name.size()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    char a = key[i], b = name[i];
-    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-    if (a != b) return false;
-  }
-  return true;
+  return go::json_key_matches(key, name);
 }
 
 std::string json_error(std::string_view where, simdjson::error_code code) {

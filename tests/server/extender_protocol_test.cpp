@@ -202,6 +202,17 @@ TEST(ExtenderArgsTest, BodiesOfKeptObjectsDecodeAsTheFullDecoderDoes) {
   }
 }
 
+// Keys match as Go's encoding/json matches them, by Unicode case folding: "ſ" (U+017F) folds to
+// "s" and the Kelvin sign (U+212A) to "k", so kube-scheduler's Go would read these fields, and
+// so does hamisim (go::json_key_matches, the one matcher of every decoder).
+TEST(ExtenderArgsTest, KeysFoldAsGoFoldsThem) {
+  auto args = decode_extender_args_in_buffer(padded(
+      "{\"pod\":" + kShortPod + ",\"NodeName\xc5\xbf\":[\"a\",\"b\"],\"Nodes\":null}"));
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_TRUE(args->node_names_present);
+  EXPECT_EQ(args->node_names, (std::vector<std::string>{"a", "b"}));
+}
+
 // Anything else is left to the full decoder, which gives what it gives without a cache.
 TEST(ExtenderArgsTest, OtherBodiesAreLeftToTheFullDecoder) {
   const std::string pod = R"("Pod":)" + kPod;

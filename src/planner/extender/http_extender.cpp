@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "go/duration.h"
+#include "go/json_key.h"
 #include "http/client_transport.h"
 #include "model/json_writer.h"
 #include "planner/extender/extender_url.h"
@@ -77,14 +78,10 @@ std::string encode_filter_args(const FilterRequest& request, bool node_cache_cap
 
 namespace {
 
-// Go's encoding/json matches keys with bytes.EqualFold-like folding; ASCII folding covers
-// every key of these types.
-bool key_is(std::string_view key, std::string_view want) {
-  return key.size() == want.size() &&
-         std::equal(key.begin(), key.end(), want.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) ==
-                  std::tolower(static_cast<unsigned char>(b));
-         });
+// Go's encoding/json matches keys by Unicode case folding (the Kelvin sign folds to "k"):
+// go::json_key_matches, the one matcher every decoder uses.
+bool key_is(std::string_view key, std::string_view name) {
+  return go::json_key_matches(key, name);
 }
 
 std::string json_problem(std::string_view where, simdjson::error_code e) {

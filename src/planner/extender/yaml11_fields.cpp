@@ -1,6 +1,5 @@
 #include "planner/extender/yaml11_fields.h"
 
-#include <array>
 #include <cctype>
 #include <set>
 
@@ -15,17 +14,6 @@ bool is_plain(const YAML::Node& n) {
   return n.Tag() == "?" || n.Tag().empty();
 }
 
-bool yaml11_bool(const std::string& s, bool& value) {
-  static const std::array<const char*, 11> kTrue = {"y",  "Y",  "yes",  "Yes",  "YES", "on",
-                                                    "On", "ON", "true", "True", "TRUE"};
-  static const std::array<const char*, 11> kFalse = {"n",   "N",   "no",    "No",    "NO",   "off",
-                                                     "Off", "OFF", "false", "False", "FALSE"};
-  for (const char* t : kTrue)
-    if (s == t) return value = true, true;
-  for (const char* f : kFalse)
-    if (s == f) return value = false, true;
-  return false;
-}
 
 bool looks_int(const std::string& s) {
   size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
@@ -65,9 +53,8 @@ Kind kind_of(const YAML::Node& n) {
   if (n.IsSequence()) return Kind::kSeq;
   if (!is_plain(n)) return Kind::kString;
   const std::string& s = n.Scalar();
-  bool b = false;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Kind::kNull;
-  if (yaml11_bool(s, b)) return Kind::kBool;
+  if (model::yaml11_bool(s)) return Kind::kBool;
   if (looks_int(s)) return Kind::kInt;
   if (looks_float(s)) return Kind::kFloat;
   return Kind::kString;
@@ -116,7 +103,7 @@ Status read_bool(const YAML::Node& n, const std::string& path, bool& out) {
   const Kind k = kind_of(n);
   if (k == Kind::kNull) return ok_status();
   if (k != Kind::kBool) return field_error(path, "expected true or false, got " + describe(n));
-  yaml11_bool(n.Scalar(), out);
+  out = *model::yaml11_bool(n.Scalar());
   return ok_status();
 }
 
