@@ -13,7 +13,7 @@
 #include "gen/generator.h"
 #include "model/decode.h"
 #include "model/quantity.h"
-#include "server/extender_protocol.h"
+#include "extender/extender_protocol.h"
 
 namespace {
 
@@ -135,7 +135,7 @@ BENCHMARK(BM_NodeDecode);
 void BM_ExtenderArgsDecode(benchmark::State& state) {
   const std::string& body = sample().body;
   for (auto _ : state) {
-    auto a = server::decode_extender_args(body);
+    auto a = extender::decode_extender_args(body);
     if (!a) state.SkipWithError(a.error().message.c_str());
     benchmark::DoNotOptimize(a);
   }

@@ -9,7 +9,7 @@
 #include "doctor/doctor.h"
 #include "go/duration.h"
 #include "model/input.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 
 namespace hamisim::cli {
 
@@ -77,19 +77,19 @@ int run_doctor(const DoctorOptions& o) {
     input.probe_resources = nvidia->resource_names();
   }
 
-  std::optional<planner::extender::SchedulerConfig> ca;
+  std::optional<extender::SchedulerConfig> ca;
   if (!o.scheduler_config_path.empty()) {
-    auto loaded = planner::extender::load_scheduler_config(o.scheduler_config_path);
+    auto loaded = extender::load_scheduler_config(o.scheduler_config_path);
     if (!loaded) return input_error("doctor", loaded.error().message);
     ca = std::move(loaded).value();
     input.ca = &*ca;
   }
-  std::optional<planner::extender::SchedulerConfig> kube_scheduler;
+  std::optional<extender::SchedulerConfig> kube_scheduler;
   if (!o.kube_scheduler_config_path.empty()) {
-    planner::extender::LoadOptions options;
+    extender::LoadOptions options;
     options.require_single_profile = false;
     options.flag = "--kube-scheduler-config";
-    auto loaded = planner::extender::load_scheduler_config(o.kube_scheduler_config_path, options);
+    auto loaded = extender::load_scheduler_config(o.kube_scheduler_config_path, options);
     if (!loaded) return input_error("doctor", loaded.error().message);
     kube_scheduler = std::move(loaded).value();
     input.kube_scheduler = &*kube_scheduler;

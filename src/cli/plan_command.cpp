@@ -264,9 +264,9 @@ int run_plan(PlanOptions o) {
     if (!loaded) return fail(2, loaded.error().message);
     profiles = std::make_shared<const profile::DeviceProfiles>(std::move(loaded).value());
   }
-  std::optional<planner::extender::SchedulerConfig> scheduler;
+  std::optional<extender::SchedulerConfig> scheduler;
   if (!o.scheduler_config_path.empty()) {
-    auto loaded = planner::extender::load_scheduler_config(o.scheduler_config_path);
+    auto loaded = extender::load_scheduler_config(o.scheduler_config_path);
     if (!loaded) return fail(2, loaded.error().message);
     scheduler = std::move(loaded).value();
   }

@@ -7,13 +7,13 @@
 #include "doctor/doctor.h"
 #include "go/duration.h"
 #include "model/text.h"
-#include "planner/extender/extender_url.h"
+#include "extender/extender_url.h"
 
 namespace hamisim::doctor {
 
-using planner::extender::ExtenderConfig;
-using planner::extender::SchedulerConfig;
-using planner::extender::TlsVerification;
+using extender::ExtenderConfig;
+using extender::SchedulerConfig;
+using extender::TlsVerification;
 
 std::string_view to_string(Severity s) {
   switch (s) {
@@ -178,8 +178,8 @@ class Checker {
           "filterVerb: " + std::string(want.substr(1)));
       return;
     }
-    const std::string url = planner::extender::join_extender_url(e.url_prefix, e.filter_verb);
-    auto parsed = planner::extender::parse_extender_url(url);
+    const std::string url = extender::join_extender_url(e.url_prefix, e.filter_verb);
+    auto parsed = extender::parse_extender_url(url);
     const std::string path = parsed ? parsed->target.substr(0, parsed->target.find('?')) : "";
     if (path == want) return;
     if (ends_with(path, want)) {
@@ -323,9 +323,9 @@ class Checker {
   }
 
   void check_tls(size_t i, const ExtenderConfig& e) {
-    auto facts = planner::extender::describe_extenders(config_, o_.hami_resources);
+    auto facts = extender::describe_extenders(config_, o_.hami_resources);
     const auto& f = facts[i];
-    auto parsed = planner::extender::parse_extender_url(e.url_prefix);
+    auto parsed = extender::parse_extender_url(e.url_prefix);
     const std::string host = parsed ? parsed->host : "";
     const std::string p = at(i);
     const std::string mtls_flag = ca() ? "--allow-simulation-clients" : "--allow-live-clients";
@@ -468,8 +468,8 @@ class Checker {
           "plugin cannot match the allocation.",
           "bindVerb: bind");
     } else {
-      const std::string url = planner::extender::join_extender_url(e.url_prefix, e.bind_verb);
-      auto parsed = planner::extender::parse_extender_url(url);
+      const std::string url = extender::join_extender_url(e.url_prefix, e.bind_verb);
+      auto parsed = extender::parse_extender_url(url);
       if (!parsed || parsed->target != kLiveBindPath) {
         add(Severity::kError, "bind-verb", p + ".bindVerb",
             "the bind call goes to " + (parsed ? parsed->target : url) + ", not /bind",

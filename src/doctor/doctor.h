@@ -14,8 +14,8 @@
 
 #include "device/registry.h"
 #include "dra/objects.h"
-#include "planner/extender/extender_facts.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/extender_facts.h"
+#include "extender/scheduler_config.h"
 
 namespace hamisim::doctor {
 
@@ -70,11 +70,11 @@ std::vector<std::string> hami_resource_names(const device::DeviceRegistry& regis
 std::vector<VendorResources> vendor_resources(const device::DeviceRegistry& registry);
 
 // True for an extender that manages at least one of `hami_resources`.
-bool is_hami_extender(const planner::extender::ExtenderConfig& extender,
+bool is_hami_extender(const extender::ExtenderConfig& extender,
                       const std::vector<std::string>& hami_resources);
 
 // The offline checks of one configuration. Findings come in extender order, then check order.
-std::vector<Finding> check_config(const planner::extender::SchedulerConfig& config, ConfigRole role,
+std::vector<Finding> check_config(const extender::SchedulerConfig& config, ConfigRole role,
                                   const CheckOptions& options);
 
 // The NetworkPolicy in front of the simulation service (YAML or JSON text of one NetworkPolicy,
@@ -93,7 +93,7 @@ struct ProbeResult {
   std::string file;
   size_t extender_index = 0;
   std::string url;         // the filter URL called
-  std::string tls;         // planner::extender::to_string(TlsVerification)
+  std::string tls;         // extender::to_string(TlsVerification)
   bool reachable = false;  // an HTTP answer came back (any status)
   bool ok = false;         // 200, decoded, no Error, and (CA) the probe node passed
   double latency_ms = 0;   // the whole exchange, connection set-up included
@@ -118,7 +118,7 @@ std::string probe_pod_json(const device::ResourceNames& names);
 
 // Calls the extender's filterVerb with the probe pod and node, with the extender's own TLS
 // settings and httpTimeout, as the scheduler of `role` would.
-ProbeOutcome probe_extender(const planner::extender::SchedulerConfig& config, size_t index,
+ProbeOutcome probe_extender(const extender::SchedulerConfig& config, size_t index,
                             ConfigRole role, const device::ResourceNames& names,
                             const CheckOptions& options);
 
@@ -157,8 +157,8 @@ struct Report {
 };
 
 struct DoctorInput {
-  const planner::extender::SchedulerConfig* ca = nullptr;              // required
-  const planner::extender::SchedulerConfig* kube_scheduler = nullptr;  // optional
+  const extender::SchedulerConfig* ca = nullptr;              // required
+  const extender::SchedulerConfig* kube_scheduler = nullptr;  // optional
   bool offline = false;
   device::ResourceNames probe_resources;  // names the probe pod asks for
   CheckOptions options;

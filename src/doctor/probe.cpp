@@ -11,13 +11,13 @@
 #include "doctor/format_ms.h"
 #include "go/duration.h"
 #include "model/json_writer.h"
-#include "planner/extender/extender_url.h"
-#include "planner/extender/http_extender.h"
+#include "extender/extender_url.h"
+#include "extender/http_extender.h"
 
 namespace hamisim::doctor {
 
-using planner::extender::ExtenderConfig;
-using planner::extender::SchedulerConfig;
+using extender::ExtenderConfig;
+using extender::SchedulerConfig;
 
 namespace {
 
@@ -37,7 +37,7 @@ struct Classified {
   std::string message, why, fix;
 };
 
-// kube-scheduler's error texts (planner/extender/http_extender.h) tell where the call failed.
+// kube-scheduler's error texts (extender/http_extender.h) tell where the call failed.
 Classified classify(const std::string& error, const ExtenderConfig& e, ConfigRole role,
                     const std::string& url) {
   const bool ca = role == ConfigRole::kClusterAutoscaler;
@@ -214,9 +214,9 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
   r.role = role;
   r.file = config.source;
   r.extender_index = index;
-  r.url = planner::extender::join_extender_url(e.url_prefix, e.filter_verb);
-  auto facts = planner::extender::describe_extenders(config, options.hami_resources);
-  r.tls = std::string(planner::extender::to_string(facts.at(index).tls_verification));
+  r.url = extender::join_extender_url(e.url_prefix, e.filter_verb);
+  auto facts = extender::describe_extenders(config, options.hami_resources);
+  r.tls = std::string(extender::to_string(facts.at(index).tls_verification));
 
   auto finding = [&](Severity s, std::string check, std::string field, std::string message,
                      std::string why, std::string fix) {
@@ -229,7 +229,7 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
     r.reason = "no filterVerb";
     return out;  // check_config reports it
   }
-  auto client = planner::extender::HttpExtender::create(e);
+  auto client = extender::HttpExtender::create(e);
   if (!client) {
     r.answer = "skipped";
     r.reason = client.error().message;
@@ -244,8 +244,8 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
   const std::string pod = probe_pod_json(names);
   const std::string node =
       probe_node_json(kProbeNodeName, names.count.empty() ? "nvidia.com/gpu" : names.count);
-  const planner::extender::CandidateNode candidates[] = {{kProbeNodeName, node}};
-  planner::extender::FilterRequest request;
+  const extender::CandidateNode candidates[] = {{kProbeNodeName, node}};
+  extender::FilterRequest request;
   request.pod_json = pod;
   request.nodes = candidates;
 

@@ -16,7 +16,7 @@ size_t Report::count(Severity s) const {
 
 namespace {
 
-void add_config(const planner::extender::SchedulerConfig& config, ConfigRole role,
+void add_config(const extender::SchedulerConfig& config, ConfigRole role,
                 const DoctorInput& input, Report& report) {
   ConfigSummary summary;
   summary.role = role;

@@ -11,9 +11,24 @@
 
 #include "fit/node_fit.h"
 #include "model/objects.h"
-#include "server/extender_protocol.h"
+#include "extender/extender_protocol.h"
 
 namespace hamisim::server {
+
+// The extender protocol's names, as the routes use them (src/extender has the protocol).
+using extender::decode_binding_args;
+using extender::decode_extender_args;
+using extender::decode_extender_args_in_buffer;
+using extender::decode_kept_extender_args;
+using extender::DecodedObjects;
+using extender::encode_binding_result;
+using extender::encode_filter_error;
+using extender::ExtenderArgs;
+using extender::ExtenderBindingArgs;
+using extender::ExtenderNode;
+using extender::kInternal;
+using extender::kInvalidRequest;
+using extender::kNotReady;
 
 // An ExtenderFilterResult body, and whether it carries an Error (the request log's outcome).
 struct LiveFilterAnswer {

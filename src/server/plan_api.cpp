@@ -12,7 +12,7 @@
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "model/strict_json.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 #include "planner/modes/compare_modes.h"
 #include "planner/report/report.h"
 

@@ -11,11 +11,26 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "server/decoded_cache.h"
-#include "server/extender_protocol.h"
+#include "extender/decoded_cache.h"
+#include "extender/extender_protocol.h"
 #include "server/simulated_pods_watch.h"
 
 namespace hamisim::server {
+
+// The extender protocol's names, as the routes use them (src/extender has the protocol).
+using extender::decode_binding_args;
+using extender::decode_extender_args;
+using extender::decode_extender_args_in_buffer;
+using extender::decode_kept_extender_args;
+using extender::DecodedObjects;
+using extender::encode_binding_result;
+using extender::encode_filter_error;
+using extender::ExtenderArgs;
+using extender::ExtenderBindingArgs;
+using extender::ExtenderNode;
+using extender::kInternal;
+using extender::kInvalidRequest;
+using extender::kNotReady;
 
 struct NodeOutcome {
   fit::FitClass fit_class = fit::FitClass::kFits;

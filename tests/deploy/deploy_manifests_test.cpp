@@ -16,8 +16,8 @@
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
 #include "model/decode.h"
-#include "planner/extender/extender_url.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/extender_url.h"
+#include "extender/scheduler_config.h"
 #include "profile/device_profiles.h"
 #include "test_paths.h"
 
@@ -445,7 +445,7 @@ TEST_F(Manifests, CertificatesComeFromTheHamisimCa) {
 TEST_F(Manifests, CaSchedulerConfigPassesDoctorOfflineAndMatchesTheService) {
   const Object& cm = must("ConfigMap", "kube-system", "hamisim-ca-scheduler-config");
   const std::string text = cm.node["data"]["scheduler-config.yaml"].as<std::string>();
-  auto config = planner::extender::parse_scheduler_config(text, "scheduler-config.yaml");
+  auto config = extender::parse_scheduler_config(text, "scheduler-config.yaml");
   ASSERT_TRUE(config) << config.error().message;
 
   // `hamisim doctor --offline` on it: exit 0.
@@ -468,7 +468,7 @@ TEST_F(Manifests, CaSchedulerConfigPassesDoctorOfflineAndMatchesTheService) {
   // urlPrefix names the Service and its port; the server certificate names that host.
   ASSERT_EQ(config->extenders.size(), 1u);
   const auto& e = config->extenders[0];
-  auto url = planner::extender::parse_extender_url(e.url_prefix);
+  auto url = extender::parse_extender_url(e.url_prefix);
   ASSERT_TRUE(url);
   const Object& svc = must("Service", "hamisim", "hamisim-simulation");
   EXPECT_EQ(url->host, svc.name + "." + svc.ns + ".svc");
@@ -625,9 +625,9 @@ TEST_F(Manifests, MutatingWebhookReachesTheLiveSidecarLikeHamis) {
 TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
   const Object& cm = must("ConfigMap", "hamisim", "hamisim-scheduler-config");
   const std::string text = cm.node["data"]["scheduler-config.yaml"].as<std::string>();
-  planner::extender::LoadOptions lo;
+  extender::LoadOptions lo;
   lo.require_single_profile = false;
-  auto config = planner::extender::parse_scheduler_config(text, "scheduler-config.yaml", lo);
+  auto config = extender::parse_scheduler_config(text, "scheduler-config.yaml", lo);
   ASSERT_TRUE(config) << config.error().message;
   const auto registry = device::build_registry({});
   doctor::CheckOptions options;
@@ -652,7 +652,7 @@ TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
   // listener answers /filter and /bind for), over TLS verified with the mounted CA.
   const auto sidecar = flags(container(pod, "hamisim"));
   const auto& extender = config->extenders.at(0);
-  auto url = planner::extender::parse_extender_url(extender.url_prefix);
+  auto url = extender::parse_extender_url(extender.url_prefix);
   ASSERT_TRUE(url);
   EXPECT_EQ(url->host, "127.0.0.1");
   const std::string listen = sidecar.at("--listen");

@@ -23,7 +23,7 @@
 
 #include "../cli/run_process.h"
 #include "http_test_client.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 #include "test_certs.h"
 #include "test_paths.h"
 
@@ -614,9 +614,9 @@ TEST_P(Overlay, HamisimContainersStartWithTheirRenderedArguments) {
             config_text = cm->node["data"][config_file.substr(path.size())].as<std::string>("");
           }
         }
-        planner::extender::LoadOptions lo;
+        extender::LoadOptions lo;
         lo.require_single_profile = false;
-        auto config = planner::extender::parse_scheduler_config(config_text, config_file, lo);
+        auto config = extender::parse_scheduler_config(config_text, config_file, lo);
         ASSERT_TRUE(config) << config.error().message;
         const auto& e = config->extenders.at(0);
         testing::ClientOptions scheduler;
@@ -770,7 +770,7 @@ TEST(HelmValues, ClusterAutoscalerValuesMountWhatTheSchedulerConfigNames) {
   const YAML::Node v = YAML::LoadFile((kDeploy / "helm/cluster-autoscaler-values.yaml").string());
   const YAML::Node cm =
       YAML::LoadFile((kDeploy / "cluster-autoscaler/scheduler-config.yaml").string());
-  auto config = planner::extender::parse_scheduler_config(
+  auto config = extender::parse_scheduler_config(
       cm["data"]["scheduler-config.yaml"].as<std::string>(), "scheduler-config.yaml");
   ASSERT_TRUE(config) << config.error().message;
   ASSERT_EQ(config->extenders.size(), 1u);

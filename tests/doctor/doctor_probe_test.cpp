@@ -21,9 +21,9 @@ namespace {
 using ::testing::HasSubstr;
 using namespace testing;
 using namespace std::chrono_literals;
-using planner::extender::ExtenderConfig;
-using planner::extender::ExtenderTlsConfig;
-using planner::extender::SchedulerConfig;
+using extender::ExtenderConfig;
+using extender::ExtenderTlsConfig;
+using extender::SchedulerConfig;
 
 // The real extender routes, as `hamisim serve` runs them.
 class Service {

@@ -9,8 +9,8 @@
 
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "planner/extender/extender_facts.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/extender_facts.h"
+#include "extender/scheduler_config.h"
 
 namespace hamisim::doctor::testing {
 
@@ -22,11 +22,11 @@ inline CheckOptions default_options() {
   return o;
 }
 
-inline planner::extender::SchedulerConfig parse(const std::string& yaml,
+inline extender::SchedulerConfig parse(const std::string& yaml,
                                                 bool single_profile = true) {
-  planner::extender::LoadOptions lo;
+  extender::LoadOptions lo;
   lo.require_single_profile = single_profile;
-  auto c = planner::extender::parse_scheduler_config(yaml, "test.yaml", lo);
+  auto c = extender::parse_scheduler_config(yaml, "test.yaml", lo);
   if (!c) {
     ADD_FAILURE() << c.error().message;
     return {};

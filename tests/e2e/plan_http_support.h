@@ -13,7 +13,7 @@
 #include "engine/engine.h"
 #include "http_test_client.h"
 #include "model/decode.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 #include "planner/scaleup/planning.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"

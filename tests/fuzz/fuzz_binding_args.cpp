@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "server/extender_protocol.h"
+#include "extender/extender_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  auto args = hamisim::server::decode_binding_args(body);
+  auto args = hamisim::extender::decode_binding_args(body);
   if (!args && args.error().message.empty()) std::abort();  // errors must say what was wrong
   return 0;
 }

@@ -11,7 +11,7 @@
 #include "device/catalog/device_config.h"
 #include "kube/kube_config.h"
 #include "model/input.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 #include "planner/nodegroups/node_groups.h"
 #include "profile/device_profiles.h"
 
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hamisim;
   static const device::DeviceRegistry registry = device::build_registry({});
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  expect_message(planner::extender::parse_scheduler_config(text, "fuzz"));
+  expect_message(extender::parse_scheduler_config(text, "fuzz"));
   // Relative paths in the kubeconfig resolve under a directory that does not exist.
   expect_message(kube::parse_kubeconfig(text, "/nonexistent/hamisim-fuzz/kubeconfig"));
   expect_message(profile::parse_device_profiles(text, "fuzz", registry));
@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto doc = model::unwrap_document(text, "fuzz", key, *spec);
       expect_message(doc);
       if (doc && spec == &kScheduler) {
-        expect_message(planner::extender::parse_scheduler_config(doc->text, doc->source));
+        expect_message(extender::parse_scheduler_config(doc->text, doc->source));
       }
     }
   }

@@ -12,13 +12,13 @@
 #include "device/catalog/device_config.h"
 #include "model/decode.h"
 #include "model/encode.h"
-#include "server/decoded_cache.h"
+#include "extender/decoded_cache.h"
 #include "server/simulation_filter.h"
 
 namespace {
 
 using hamisim::Result;
-using hamisim::server::ExtenderArgs;
+using hamisim::extender::ExtenderArgs;
 
 // Everything callers read from a decoded body, as one text.
 std::string describe(const Result<ExtenderArgs>& args) {
@@ -43,18 +43,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const hamisim::device::DeviceRegistry registry = hamisim::device::build_registry({});
   static const hamisim::engine::Engine engine(registry, nullptr);
   static const hamisim::server::SimulationFilter filter(engine);
-  static hamisim::server::DecodedObjects cache;
+  static hamisim::extender::DecodedObjects cache;
   // As HttpServer hands bodies over: with spare capacity for the parser's padding, so that the
   // body is decoded where it is (and its objects looked up in the filter's caches).
   std::string body;
   body.reserve(size + hamisim::model::kJsonPadding);
   body.assign(reinterpret_cast<const char*>(data), size);
 
-  hamisim::server::DecodedObjects empty;
+  hamisim::extender::DecodedObjects empty;
   const std::string expected =
-      describe(hamisim::server::decode_extender_args_in_buffer(body, &empty));
+      describe(hamisim::extender::decode_extender_args_in_buffer(body, &empty));
   for (int i = 0; i < 2; ++i) {
-    if (describe(hamisim::server::decode_extender_args_in_buffer(body, &cache)) != expected)
+    if (describe(hamisim::extender::decode_extender_args_in_buffer(body, &cache)) != expected)
       __builtin_trap();
   }
 

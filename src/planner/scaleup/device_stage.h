@@ -23,7 +23,7 @@
 #include "engine/engine.h"
 #include "model/result.h"
 #include "model/string_hash.h"
-#include "planner/extender/extender_chain.h"
+#include "extender/extender_chain.h"
 #include "planner/framework/snapshot.h"
 
 namespace hamisim::planner::scaleup {

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "engine/engine.h"
-#include "planner/extender/extender_chain.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/extender_chain.h"
+#include "extender/scheduler_config.h"
 #include "planner/scaleup/plan.h"
 
 namespace hamisim::planner::scaleup {

@@ -19,9 +19,9 @@
 
 #include "model/objects.h"
 #include "model/result.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 // One candidate node: its name (the planner knows it already) and its Node object as JSON.
 // The views must stay valid during the call.
@@ -142,4 +142,4 @@ class HttpExtender final : public Extender {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

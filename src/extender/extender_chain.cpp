@@ -1,9 +1,9 @@
-#include "planner/extender/extender_chain.h"
+#include "extender/extender_chain.h"
 
 #include <algorithm>
 #include <set>
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 Result<ExtenderChain> ExtenderChain::create(const SchedulerConfig& config) {
   std::vector<std::unique_ptr<Extender>> extenders;
@@ -113,4 +113,4 @@ Result<ChainOutcome> ExtenderChain::filter(const model::Pod& pod, std::string_vi
   return out;
 }
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

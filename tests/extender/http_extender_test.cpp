@@ -10,11 +10,11 @@
 
 #include "fake_extender.h"
 #include "model/decode.h"
-#include "planner/extender/extender_url.h"
-#include "planner/extender/http_extender.h"
+#include "extender/extender_url.h"
+#include "extender/http_extender.h"
 #include "test_certs.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 namespace {
 
 using ::testing::ElementsAre;
@@ -547,4 +547,4 @@ TEST_F(HttpExtenderTls, BadTlsMaterialFailsCreation) {
 }
 
 }  // namespace
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

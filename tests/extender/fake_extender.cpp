@@ -8,7 +8,7 @@
 
 #include "device/catalog/device_config.h"
 
-namespace hamisim::planner::extender::testing {
+namespace hamisim::extender::testing {
 
 namespace {
 std::unique_ptr<server::HttpServer> start(server::ServerConfig config,
@@ -94,4 +94,4 @@ std::vector<std::string> sent_node_names(const std::string& args_body) {
   return names;
 }
 
-}  // namespace hamisim::planner::extender::testing
+}  // namespace hamisim::extender::testing

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "planner/extender/extender_facts.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/extender_facts.h"
+#include "extender/scheduler_config.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 namespace {
 
 using ::testing::ElementsAre;
@@ -492,4 +492,4 @@ TEST(DescribeExtenders, ReportsWhatDoctorChecks) {
 }
 
 }  // namespace
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

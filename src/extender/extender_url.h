@@ -9,7 +9,7 @@
 
 #include "model/result.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 // strings.TrimRight(urlPrefix, "/") + "/" + verb
 std::string join_extender_url(std::string_view url_prefix, std::string_view verb);
@@ -28,4 +28,4 @@ struct ParsedUrl {
 // info and fragments are refused.
 Result<ParsedUrl> parse_extender_url(std::string_view url);
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

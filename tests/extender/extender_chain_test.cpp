@@ -9,9 +9,9 @@
 #include "extender_fixtures.h"
 #include "fake_extender.h"
 #include "model/decode.h"
-#include "planner/extender/extender_chain.h"
+#include "extender/extender_chain.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 namespace extender_chain_test {
 
 using ::testing::ElementsAre;
@@ -421,4 +421,4 @@ TEST(ExtenderChain, UnbuildableExtenderFailsTheChain) {
 }
 
 }  // namespace extender_chain_test
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

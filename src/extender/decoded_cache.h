@@ -20,7 +20,7 @@
 #include "model/objects.h"
 #include "model/result.h"
 
-namespace hamisim::server {
+namespace hamisim::extender {
 
 // T is fit::KeyedNode (decoded as a Node) or model::Pod.
 template <class T>
@@ -93,4 +93,4 @@ struct DecodedObjects {
   PodCache pods;
 };
 
-}  // namespace hamisim::server
+}  // namespace hamisim::extender

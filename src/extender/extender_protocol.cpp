@@ -1,4 +1,4 @@
-#include "server/extender_protocol.h"
+#include "extender/extender_protocol.h"
 
 #include <simdjson.h>
 
@@ -11,20 +11,14 @@
 #include "go/json_key.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
-#include "server/decoded_cache.h"
+#include "extender/decoded_cache.h"
 
-namespace hamisim::server {
+namespace hamisim::extender {
 namespace {
 
 namespace od = simdjson::ondemand;
 
 static_assert(model::kJsonPadding >= simdjson::SIMDJSON_PADDING);
-
-// Go's encoding/json matches keys by Unicode case folding (the Kelvin sign folds to "k"):
-// go::json_key_matches, the one matcher every decoder uses.
-bool key_is(std::string_view key, std::string_view name) {
-  return go::json_key_matches(key, name);
-}
 
 std::string json_error(std::string_view where, simdjson::error_code code) {
   return std::string(where) + ": malformed JSON (" + simdjson::error_message(code) + ")";
@@ -233,7 +227,7 @@ Status decode_nodes(od::value& v, Items how, NodeCache* cache, ExtenderArgs& arg
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return make_error(json_error("Nodes", e));
     od::value items = field.value();
-    if (!key_is(key, "items")) {
+    if (!go::json_key_matches(key, "items")) {
       if (Status s = skip_checked(items, "Nodes." + std::string(key)); !s) return s;
       continue;
     }
@@ -378,7 +372,7 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
   ExtenderArgs args;
   Status s = for_each_top_level_field(
       thread_parser(), body, [&](std::string_view key, od::value& v) -> Status {
-        if (key_is(key, "Pod")) {
+        if (go::json_key_matches(key, "Pod")) {
           od::json_type t;
           if (auto e = v.type().get(t)) return make_error(json_error("Pod", e));
           if (t == od::json_type::null) {
@@ -387,10 +381,10 @@ Result<ExtenderArgs> decode_args(std::string_view body, Items how, DecodedObject
           }
           return decode_args_pod(v, how, cache ? &cache->pods : nullptr, args.pod);
         }
-        if (key_is(key, "Nodes"))
+        if (go::json_key_matches(key, "Nodes"))
           return decode_nodes(v, how, cache ? &cache->nodes : nullptr, args);
-        if (key_is(key, "NodeNames")) return decode_node_names(v, args);
-        if (key_is(key, "SimulatedPods")) return decode_simulated_pods(v, how, args);
+        if (go::json_key_matches(key, "NodeNames")) return decode_node_names(v, args);
+        if (go::json_key_matches(key, "SimulatedPods")) return decode_simulated_pods(v, how, args);
         return skip_checked(v, key);  // unknown keys are ignored, as Go does
       });
   if (!s) return s.error();
@@ -416,10 +410,10 @@ class KeptBodyReader {
     ExtenderArgs args;
     bool pod = false, nodes = false, node_names = false, simulated_pods = false;
     bool ok = members('{', '}', [&](std::string_view key) {
-      if (key_is(key, "Pod")) return once(pod) && (null() || object(cache_.pods, args.pod));
-      if (key_is(key, "Nodes")) return once(nodes) && (null() || node_list(args));
-      if (key_is(key, "NodeNames")) return once(node_names) && null();
-      if (key_is(key, "SimulatedPods")) return once(simulated_pods) && null();
+      if (go::json_key_matches(key, "Pod")) return once(pod) && (null() || object(cache_.pods, args.pod));
+      if (go::json_key_matches(key, "Nodes")) return once(nodes) && (null() || node_list(args));
+      if (go::json_key_matches(key, "NodeNames")) return once(node_names) && null();
+      if (go::json_key_matches(key, "SimulatedPods")) return once(simulated_pods) && null();
       return false;
     });
     skip_space();
@@ -432,9 +426,9 @@ class KeptBodyReader {
     args.nodes_present = true;
     bool metadata = false, items = false;
     return members('{', '}', [&](std::string_view key) {
-      if (key_is(key, "metadata"))
+      if (go::json_key_matches(key, "metadata"))
         return once(metadata) && members('{', '}', [](auto) { return false; });
-      if (!key_is(key, "items") || !once(items)) return false;
+      if (!go::json_key_matches(key, "items") || !once(items)) return false;
       if (null()) return true;
       return elements('[', ']', [&] {
         skip_space();
@@ -553,13 +547,13 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
       thread_parser(), std::string_view(*buffer).substr(0, body.size()),
       [&](std::string_view key, od::value& v) -> Status {
         std::string* target = nullptr;
-        if (key_is(key, "PodName"))
+        if (go::json_key_matches(key, "PodName"))
           target = &args.pod_name;
-        else if (key_is(key, "PodNamespace"))
+        else if (go::json_key_matches(key, "PodNamespace"))
           target = &args.pod_namespace;
-        else if (key_is(key, "PodUID"))
+        else if (go::json_key_matches(key, "PodUID"))
           target = &args.pod_uid;
-        else if (key_is(key, "Node"))
+        else if (go::json_key_matches(key, "Node"))
           target = &args.node;
         if (!target) return skip_checked(v, key);
         od::json_type t;
@@ -600,4 +594,4 @@ std::string encode_binding_result(std::string_view error) {
   return w.take();
 }
 
-}  // namespace hamisim::server
+}  // namespace hamisim::extender

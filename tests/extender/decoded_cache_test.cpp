@@ -1,7 +1,7 @@
 // DecodedCache (NodeCache, PodCache): a hit gives what decoding the same bytes gives; errors
 // and oversized objects are never kept; a full cache starts over instead of growing.
 
-#include "server/decoded_cache.h"
+#include "extender/decoded_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include "model/decode.h"
 #include "model/encode.h"
 
-namespace hamisim::server {
-namespace {
+namespace hamisim::extender {
+namespace decoded_cache_test {
 
 // The bytes of `json` in a buffer with the padding the in-buffer decoders read past the end.
 class Padded {
@@ -262,5 +262,5 @@ TEST(PodCache, SameBytesGiveTheSameDecodedPod) {
   EXPECT_EQ(cache.size(), 2u);
 }
 
-}  // namespace
-}  // namespace hamisim::server
+}  // namespace decoded_cache_test
+}  // namespace hamisim::extender

@@ -1,4 +1,4 @@
-#include "planner/extender/yaml11_fields.h"
+#include "extender/yaml11_fields.h"
 
 #include <cctype>
 #include <set>
@@ -7,7 +7,7 @@
 #include "model/base64.h"
 #include "model/yaml_number.h"
 
-namespace hamisim::planner::extender::yaml11 {
+namespace hamisim::extender::yaml11 {
 namespace {
 
 bool is_plain(const YAML::Node& n) {
@@ -175,4 +175,4 @@ Status for_each_field(const YAML::Node& map, const std::string& path, const Fiel
   return ok_status();
 }
 
-}  // namespace hamisim::planner::extender::yaml11
+}  // namespace hamisim::extender::yaml11

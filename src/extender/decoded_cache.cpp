@@ -1,4 +1,4 @@
-#include "server/decoded_cache.h"
+#include "extender/decoded_cache.h"
 
 #include <simdjson.h>
 
@@ -12,7 +12,7 @@
 
 #include "model/decode.h"
 
-namespace hamisim::server {
+namespace hamisim::extender {
 namespace {
 
 // Where objects of one body differ, a sample of their text differs: CA's template copies differ
@@ -182,4 +182,4 @@ size_t DecodedCache<T>::bytes() const {
 template class DecodedCache<fit::KeyedNode>;
 template class DecodedCache<model::Pod>;
 
-}  // namespace hamisim::server
+}  // namespace hamisim::extender

@@ -1,4 +1,4 @@
-#include "planner/extender/http_extender.h"
+#include "extender/http_extender.h"
 
 #include <simdjson.h>
 
@@ -10,9 +10,9 @@
 #include "go/json_key.h"
 #include "http/client_transport.h"
 #include "model/json_writer.h"
-#include "planner/extender/extender_url.h"
+#include "extender/extender_url.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 namespace od = simdjson::ondemand;
 
@@ -78,17 +78,12 @@ std::string encode_filter_args(const FilterRequest& request, bool node_cache_cap
 
 namespace {
 
-// Go's encoding/json matches keys by Unicode case folding (the Kelvin sign folds to "k"):
-// go::json_key_matches, the one matcher every decoder uses.
-bool key_is(std::string_view key, std::string_view name) {
-  return go::json_key_matches(key, name);
-}
-
 std::string json_problem(std::string_view where, simdjson::error_code e) {
   return std::string(where) + ": " + simdjson::error_message(e);
 }
 
-const char* type_name(od::json_type t) {
+// How an answer's unexpected JSON type is named in its error ("got a list").
+const char* type_words(od::json_type t) {
   switch (t) {
     case od::json_type::array:
       return "a list";
@@ -118,7 +113,7 @@ Result<std::string> read_string(od::value& v, std::string_view where) {
   if (!t) return t.error();
   if (*t == od::json_type::null) return std::string();
   if (*t != od::json_type::string) {
-    return make_error(std::string(where) + ": expected a string, got " + type_name(*t));
+    return make_error(std::string(where) + ": expected a string, got " + type_words(*t));
   }
   std::string_view s;
   if (auto e = v.get_string().get(s)) return make_error(json_problem(where, e));
@@ -132,7 +127,7 @@ Status read_string_map(od::value& v, std::string_view where,
   if (!t) return t.error();
   if (*t == od::json_type::null) return ok_status();
   if (*t != od::json_type::object) {
-    return make_error(std::string(where) + ": expected an object, got " + type_name(*t));
+    return make_error(std::string(where) + ": expected an object, got " + type_words(*t));
   }
   od::object obj;
   if (auto e = v.get_object().get(obj)) return make_error(json_problem(where, e));
@@ -162,7 +157,7 @@ Result<std::string> node_name(std::string_view raw, size_t capacity, std::string
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return make_error(json_problem(where, e));
-    if (!key_is(key, "metadata")) continue;
+    if (!go::json_key_matches(key, "metadata")) continue;
     od::value meta = field.value();
     auto t = type_of(meta, where);
     if (!t) return t.error();
@@ -175,7 +170,7 @@ Result<std::string> node_name(std::string_view raw, size_t capacity, std::string
     for (auto mfield : mobj) {
       std::string_view mkey;
       if (auto e = mfield.unescaped_key().get(mkey)) return make_error(json_problem(where, e));
-      if (!key_is(mkey, "name")) continue;
+      if (!go::json_key_matches(mkey, "name")) continue;
       od::value nv = mfield.value();
       auto s = read_string(nv, std::string(where) + ".metadata.name");
       if (!s) return s.error();
@@ -205,7 +200,7 @@ Status decode_nodes(od::value& v, const char* buffer_end, RawResult& out) {
     return ok_status();
   }
   if (*t != od::json_type::object) {
-    return make_error(std::string("Nodes: expected a NodeList object, got ") + type_name(*t));
+    return make_error(std::string("Nodes: expected a NodeList object, got ") + type_words(*t));
   }
   out.nodes_present = true;
   od::object obj;
@@ -213,7 +208,7 @@ Status decode_nodes(od::value& v, const char* buffer_end, RawResult& out) {
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return make_error(json_problem("Nodes", e));
-    if (!key_is(key, "items")) continue;
+    if (!go::json_key_matches(key, "items")) continue;
     od::value items = field.value();
     auto it = type_of(items, "Nodes.items");
     if (!it) return it.error();
@@ -221,7 +216,7 @@ Status decode_nodes(od::value& v, const char* buffer_end, RawResult& out) {
     out.node_item_names.clear();
     if (*it == od::json_type::null) continue;
     if (*it != od::json_type::array) {
-      return make_error(std::string("Nodes.items: expected a list, got ") + type_name(*it));
+      return make_error(std::string("Nodes.items: expected a list, got ") + type_words(*it));
     }
     od::array arr;
     if (auto e = items.get_array().get(arr)) return make_error(json_problem("Nodes.items", e));
@@ -238,7 +233,7 @@ Status decode_nodes(od::value& v, const char* buffer_end, RawResult& out) {
         continue;
       }
       if (*itype != od::json_type::object) {
-        return make_error(where + ": expected a Node object, got " + type_name(*itype));
+        return make_error(where + ": expected a Node object, got " + type_words(*itype));
       }
       od::object node;
       std::string_view raw;
@@ -260,7 +255,7 @@ Status decode_node_names(od::value& v, RawResult& out) {
   out.node_names_present = false;
   if (*t == od::json_type::null) return ok_status();
   if (*t != od::json_type::array) {
-    return make_error(std::string("NodeNames: expected a list of strings, got ") + type_name(*t));
+    return make_error(std::string("NodeNames: expected a list of strings, got ") + type_words(*t));
   }
   out.node_names_present = true;
   od::array arr;
@@ -282,7 +277,7 @@ Status decode_allocations(od::value& v, FilterResult& out) {
   if (!t) return t.error();
   if (*t == od::json_type::null) return ok_status();
   if (*t != od::json_type::object) {
-    return make_error(std::string("Allocations: expected an object, got ") + type_name(*t));
+    return make_error(std::string("Allocations: expected an object, got ") + type_words(*t));
   }
   od::object obj;
   if (auto e = v.get_object().get(obj)) return make_error(json_problem("Allocations", e));
@@ -302,7 +297,7 @@ Status decode_diagnostics(od::value& v, FilterResult& out) {
   if (!t) return t.error();
   if (*t == od::json_type::null) return ok_status();
   if (*t != od::json_type::object) {
-    return make_error(std::string("Diagnostics: expected an object, got ") + type_name(*t));
+    return make_error(std::string("Diagnostics: expected an object, got ") + type_words(*t));
   }
   od::object obj;
   if (auto e = v.get_object().get(obj)) return make_error(json_problem("Diagnostics", e));
@@ -316,7 +311,7 @@ Status decode_diagnostics(od::value& v, FilterResult& out) {
     if (!vt) return vt.error();
     if (*vt == od::json_type::null) continue;
     if (*vt != od::json_type::object) {
-      return make_error(where + ": expected an object, got " + type_name(*vt));
+      return make_error(where + ": expected an object, got " + type_words(*vt));
     }
     NodeDiagnostic& d = out.diagnostics[node];
     od::object dobj;
@@ -324,10 +319,10 @@ Status decode_diagnostics(od::value& v, FilterResult& out) {
     for (auto dfield : dobj) {
       std::string_view dkey;
       if (auto e = dfield.unescaped_key().get(dkey)) return make_error(json_problem(where, e));
-      std::string* target = key_is(dkey, "Class")          ? &d.fit_class
-                            : key_is(dkey, "Reason")       ? &d.reason
-                            : key_is(dkey, "DeviceSource") ? &d.device_source
-                            : key_is(dkey, "Profile")      ? &d.profile
+      std::string* target = go::json_key_matches(dkey, "Class")          ? &d.fit_class
+                            : go::json_key_matches(dkey, "Reason")       ? &d.reason
+                            : go::json_key_matches(dkey, "DeviceSource") ? &d.device_source
+                            : go::json_key_matches(dkey, "Profile")      ? &d.profile
                                                            : nullptr;
       if (target == nullptr) continue;
       od::value dv = dfield.value();
@@ -350,7 +345,7 @@ Result<RawResult> decode_raw(std::string_view body) {
   if (auto e = doc.type().get(t)) return make_error(simdjson::error_message(e));
   if (t == od::json_type::null) return out;  // Go: decoding null into the struct is a no-op
   if (t != od::json_type::object) {
-    return make_error(std::string("expected an ExtenderFilterResult object, got ") + type_name(t));
+    return make_error(std::string("expected an ExtenderFilterResult object, got ") + type_words(t));
   }
   od::object obj;
   if (auto e = doc.get_object().get(obj)) return make_error(simdjson::error_message(e));
@@ -360,22 +355,22 @@ Result<RawResult> decode_raw(std::string_view body) {
     od::value v;
     if (auto e = field.value().get(v)) return make_error(json_problem(key, e));
     Status s = ok_status();
-    if (key_is(key, "Nodes")) {
+    if (go::json_key_matches(key, "Nodes")) {
       s = decode_nodes(v, buffer_end, out);
-    } else if (key_is(key, "NodeNames")) {
+    } else if (go::json_key_matches(key, "NodeNames")) {
       s = decode_node_names(v, out);
-    } else if (key_is(key, "FailedNodes")) {
+    } else if (go::json_key_matches(key, "FailedNodes")) {
       s = read_string_map(v, "FailedNodes", out.result.failed_nodes);
-    } else if (key_is(key, "FailedAndUnresolvableNodes")) {
+    } else if (go::json_key_matches(key, "FailedAndUnresolvableNodes")) {
       s = read_string_map(v, "FailedAndUnresolvableNodes",
                           out.result.failed_and_unresolvable_nodes);
-    } else if (key_is(key, "Error")) {
+    } else if (go::json_key_matches(key, "Error")) {
       auto e = read_string(v, "Error");
       if (!e) return e.error();
       out.error = std::move(*e);
-    } else if (key_is(key, "Allocations")) {
+    } else if (go::json_key_matches(key, "Allocations")) {
       s = decode_allocations(v, out.result);
-    } else if (key_is(key, "Diagnostics")) {
+    } else if (go::json_key_matches(key, "Diagnostics")) {
       s = decode_diagnostics(v, out.result);
     }
     if (!s) return s.error();
@@ -579,4 +574,4 @@ Result<FilterResult> HttpExtender::filter(const FilterRequest& request) const {
   return apply_result_rules(std::move(*raw), request, config_.node_cache_capable, name());
 }
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

@@ -15,7 +15,7 @@
 #include "model/objects.h"
 #include "model/result.h"
 
-namespace hamisim::server {
+namespace hamisim::extender {
 
 struct ExtenderNode {
   std::shared_ptr<const fit::KeyedNode> decoded;  // may be shared with a NodeCache
@@ -72,4 +72,4 @@ inline constexpr std::string_view kInternal = "internal: ";
 std::string encode_filter_error(std::string_view error);
 std::string encode_binding_result(std::string_view error);
 
-}  // namespace hamisim::server
+}  // namespace hamisim::extender

@@ -1,4 +1,4 @@
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,10 +11,10 @@
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/yaml_check.h"
-#include "planner/extender/extender_url.h"
-#include "planner/extender/yaml11_fields.h"
+#include "extender/extender_url.h"
+#include "extender/yaml11_fields.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 namespace {
 
 using yaml11::child;
@@ -618,4 +618,4 @@ bool is_extended_resource_name(std::string_view name) {
   return qualified_name_problem("requests." + std::string(name)).empty();
 }
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/extender/scheduler_config.h"
+#include "extender/scheduler_config.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 enum class TlsVerification {
   kNone,             // plain http:// URL
@@ -51,4 +51,4 @@ struct ExtenderFacts {
 std::vector<ExtenderFacts> describe_extenders(const SchedulerConfig& config,
                                               const std::vector<std::string>& hami_resources = {});
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

@@ -17,7 +17,7 @@
 
 #include "model/result.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 inline constexpr std::string_view kSchedulerConfigApiVersion = "kubescheduler.config.k8s.io/v1";
 inline constexpr std::string_view kSchedulerConfigKind = "KubeSchedulerConfiguration";
@@ -113,4 +113,4 @@ std::vector<std::string> gpu_resource_names(const SchedulerConfig& config);
 // kubernetes.io/ and not "requests.*").
 bool is_extended_resource_name(std::string_view name);
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

@@ -1,10 +1,10 @@
-#include "planner/extender/extender_url.h"
+#include "extender/extender_url.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 std::string join_extender_url(std::string_view url_prefix, std::string_view verb) {
   while (!url_prefix.empty() && url_prefix.back() == '/') url_prefix.remove_suffix(1);
@@ -81,4 +81,4 @@ Result<ParsedUrl> parse_extender_url(std::string_view url) {
   return out;
 }
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

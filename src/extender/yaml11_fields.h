@@ -17,7 +17,7 @@
 
 #include "model/result.h"
 
-namespace hamisim::planner::extender::yaml11 {
+namespace hamisim::extender::yaml11 {
 
 // What a node resolves to under YAML 1.1's scalar rules.
 enum class Kind { kNull, kBool, kInt, kFloat, kString, kMap, kSeq };
@@ -48,4 +48,4 @@ using FieldHandler = std::function<Result<Field>(const std::string& key, const Y
 // scheduler's strict decoder reports unknown and duplicate fields). Null is an empty mapping.
 Status for_each_field(const YAML::Node& map, const std::string& path, const FieldHandler& on);
 
-}  // namespace hamisim::planner::extender::yaml11
+}  // namespace hamisim::extender::yaml11

@@ -2,7 +2,7 @@
 // body's own document; what callers see (the objects, each Node's raw bytes, the error of a
 // broken body) is what decoding each item from its own bytes gives.
 
-#include "server/extender_protocol.h"
+#include "extender/extender_protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 
 #include "model/decode.h"
 #include "model/encode.h"
-#include "server/decoded_cache.h"
+#include "extender/decoded_cache.h"
 
-namespace hamisim::server {
-namespace {
+namespace hamisim::extender {
+namespace extender_protocol_test {
 
 std::string decode_error(const std::string& body) {
   auto args = decode_extender_args(body);
@@ -385,5 +385,5 @@ TEST(BindingArgsTest, MalformedJsonIsRefused) {
   }
 }
 
-}  // namespace
-}  // namespace hamisim::server
+}  // namespace extender_protocol_test
+}  // namespace hamisim::extender

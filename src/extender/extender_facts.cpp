@@ -1,10 +1,10 @@
-#include "planner/extender/extender_facts.h"
+#include "extender/extender_facts.h"
 
 #include <algorithm>
 
-#include "planner/extender/extender_url.h"
+#include "extender/extender_url.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 std::string_view to_string(TlsVerification v) {
   switch (v) {
@@ -79,4 +79,4 @@ std::vector<ExtenderFacts> describe_extenders(const SchedulerConfig& config,
   return out;
 }
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender

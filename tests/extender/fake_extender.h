@@ -16,7 +16,7 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 
-namespace hamisim::planner::extender::testing {
+namespace hamisim::extender::testing {
 
 struct RecordedRequest {
   std::string path;
@@ -70,4 +70,4 @@ std::string nodes_result(const std::vector<std::string>& keep,
 // Names of the items of the NodeList sent in an ExtenderArgs body.
 std::vector<std::string> sent_node_names(const std::string& args_body);
 
-}  // namespace hamisim::planner::extender::testing
+}  // namespace hamisim::extender::testing

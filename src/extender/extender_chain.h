@@ -25,10 +25,10 @@
 
 #include "model/objects.h"
 #include "model/result.h"
-#include "planner/extender/http_extender.h"
-#include "planner/extender/scheduler_config.h"
+#include "extender/http_extender.h"
+#include "extender/scheduler_config.h"
 
-namespace hamisim::planner::extender {
+namespace hamisim::extender {
 
 // Why a candidate did not survive: the extender that filtered it out and what it said.
 struct NodeRejection {
@@ -95,4 +95,4 @@ class ExtenderChain {
   std::vector<std::unique_ptr<Extender>> extenders_;
 };
 
-}  // namespace hamisim::planner::extender
+}  // namespace hamisim::extender
