@@ -420,5 +420,62 @@ TEST(CliServeListen, ABusyMetricsPortNamesMetricsListen) {
   EXPECT_THAT(r.err, HasSubstr("--metrics-listen")) << describe(r);
 }
 
+// Issue #47: a flag given twice takes its last value in every subcommand, as pflag does in
+// HAMi, kube-scheduler and Cluster Autoscaler (a chart's fixed flags, then extraArgs); list
+// flags keep every value.
+TEST(CliRepeatedFlags, EveryFlagTakesItsLastValue) {
+  auto r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups,
+                    "--device-profiles", kProfiles, "-o", "json", "--output", "table"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("Decision:"));
+  r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups, "--device-profiles",
+               kProfiles, "--output", "table", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("{", 0), 0u) << r.out;
+  r = hamisim({"fit", "--pod", kPod, "--node", "/nonexistent.yaml", "--node", kNode, "-o",
+               "json", "-o", "table"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+  // serve: hamisim's own flags and HAMi's alike; the last --log-format is the one refused.
+  r = hamisim({"serve", "--log-format", "json", "--log-format", "yaml"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(R"(not "yaml")"));
+  // A list flag keeps every value: both pod files are read.
+  r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups, "--device-profiles",
+               kProfiles, "--pods", kPod, "--pods", kPod, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST(CliVersion, TheVersionSubcommandPrintsTheVersionAndRevision) {
+  const auto r = hamisim({"version"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, ::testing::MatchesRegex(R"(hamisim [0-9.]+ \(revision [^ ]+\)
+)"));
+  // HAMi's `scheduler version` keeps cobra's six lines on stderr.
+  const auto hami = hamisim({"scheduler", "version"});
+  EXPECT_EQ(hami.exit_code, 0) << describe(hami);
+  EXPECT_THAT(hami.err, HasSubstr("revision:"));
+}
+
+TEST(CliServeLeaderElect, WithoutAClusterSourceItIsAnError) {
+  const auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+                          "--leader-elect", "--leader-elect-resource-name", "hami-scheduler"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--leader-elect needs a cluster source"));
+}
+
+// --extender-bind (HAMi's flag) names itself when it cannot listen, and plain HTTP there obeys
+// the same rule as --listen.
+TEST(CliServeListen, ABadExtenderBindNamesTheFlag) {
+  auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+                    "--extender-bind=localhost:x"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--extender-bind: bad listen address localhost:x"));
+  r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+               "--extender-bind=0.0.0.0:0"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("refusing plain HTTP on non-loopback address 0.0.0.0:0"));
+}
+
 }  // namespace
 }  // namespace hamisim
