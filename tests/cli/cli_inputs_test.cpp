@@ -333,7 +333,25 @@ TEST_F(CliInputs, DoctorNetworkPolicyWithTheCaChartLabelsPasses) {
       {"doctor", "--scheduler-config", kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml",
        "--network-policy", kFixtures + "/networkpolicy-chart-labels.yaml", "--offline"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_THAT(r.out, HasSubstr("admits Cluster Autoscaler's pods"));
+  EXPECT_THAT(r.out, HasSubstr("admits the CA Helm chart's pods for cloudProvider aws "
+                               "(app.kubernetes.io/name: aws-cluster-autoscaler)"));
+}
+
+// The labels of a CA deployed otherwise (CA's example manifests), given on the command line.
+TEST_F(CliInputs, DoctorNetworkPolicyChecksTheGivenCaPodLabels) {
+  const std::string policy = kSource + "/deploy/simulation/networkpolicy.yaml";
+  const std::string config = kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml";
+  auto r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+                    "--ca-pod-labels", "app=cluster-autoscaler", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("admits Cluster Autoscaler's pods (app: cluster-autoscaler)"));
+  r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+               "--ca-pod-labels", "app.kubernetes.io/name=my-ca", "--offline"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+               "--ca-pod-labels", "app", "--offline"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--ca-pod-labels: app must be formatted as key=value"));
 }
 
 TEST_F(CliInputs, DoctorNetworkPolicyWithGuessedCaLabelsIsAnError) {

@@ -350,8 +350,9 @@ TEST_F(Manifests, SimulationServiceNetworkPolicyAndBudgetSelectTheSimulationPods
     }
     return false;
   };
-  for (const char* provider : {"aws", "gce", "azure", "clusterapi", "magnum", "alicloud", "oci",
-                               "hetzner", "exoscale", "kwok", "civo"}) {
+  for (const char* provider :
+       {"aws", "gce", "azure", "clusterapi", "magnum", "alicloud", "oci", "hetzner", "exoscale",
+        "kwok", "civo", "rancher", "coreweave", "huaweicloud", "vultr"}) {
     EXPECT_TRUE(admitted({{"app.kubernetes.io/name", std::string(provider) + "-cluster-autoscaler"},
                           {"app.kubernetes.io/instance", "cluster-autoscaler"}},
                          "kube-system"))
