@@ -31,7 +31,9 @@ std::string reason_phrase(int status) {
   return std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
 }
 
-namespace {
+// Named, not anonymous: the Impl structs of the public classes below hold these types (an anonymous namespace there is
+// -Wsubobject-linkage). The name is this file's, so unity batches see no clash.
+namespace client_transport_detail {
 
 bool is_ip_literal(const std::string& host) {
   error_code ec;
@@ -107,7 +109,8 @@ struct Connection {
   }
 };
 
-}  // namespace
+}  // namespace client_transport_detail
+using namespace client_transport_detail;
 
 // ---- the stream -------------------------------------------------------------------------
 

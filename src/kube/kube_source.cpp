@@ -148,7 +148,9 @@ Result<state::Lease> decode_lease_json(std::string_view json) {
 
 // ---- the source -------------------------------------------------------------------------
 
-namespace {
+// Named, not anonymous: KubeSource::Impl holds these types (an anonymous namespace there is
+// -Wsubobject-linkage). The name is this file's, so unity batches see no clash.
+namespace kube_source_detail {
 
 using Object = std::variant<model::Node, model::Pod, model::ResourceQuota, state::Lease>;
 
@@ -283,7 +285,8 @@ struct ReflectorSpec {
   std::string lease_namespace, lease_name;  // for the Lease: keep only this one
 };
 
-}  // namespace
+}  // namespace kube_source_detail
+using namespace kube_source_detail;
 
 struct KubeSource::Impl {
   KubeClient& client;
