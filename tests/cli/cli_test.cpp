@@ -383,6 +383,8 @@ TEST_F(CliTest, PlanWithAnUnknownExpanderExits2) {
     expect_ran(r);
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_THAT(r.err, HasSubstr("--expander: expander: unknown expander \"bogus\""));
+    EXPECT_THAT(r.err, HasSubstr("the expanders are least-waste, most-pods, least-nodes, price, "
+                                 "priority and random"));
     EXPECT_EQ(r.out, "");
   }
 }
@@ -637,6 +639,28 @@ TEST_F(CliTest, GenWritesAClusterThatPlanReads) {
   expect_ran(p);
   ASSERT_EQ(p.exit_code, 0) << describe(p);
   EXPECT_THAT(p.out, HasSubstr("\"clusterNodes\":6"));
+}
+
+// Issue #47: gen never mixes its files into a folder holding something else, unless --force.
+TEST_F(CliTest, GenRefusesANonEmptyOutDirectoryUnlessForced) {
+  const std::string out = (dir_ / "busy").string();
+  std::filesystem::create_directories(out);
+  std::ofstream(out + "/mine.txt") << "keep me\n";
+  const std::vector<std::string> gen = {"gen", "--nodes", "2", "--pending", "2", "--groups", "1",
+                                        "--node-groups", "1", "--out", out};
+  auto r = hamisim(gen);
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim gen: --out " + out +
+                               " is not empty (it holds mine.txt): choose an empty or new "
+                               "directory, or --force to write into it"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/cluster.json"));
+  auto forced = gen;
+  forced.push_back("--force");
+  r = hamisim(forced);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(std::filesystem::exists(out + "/cluster.json"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/mine.txt"));
 }
 
 TEST_F(CliTest, GenRejectsOptionsOutOfRange) {
