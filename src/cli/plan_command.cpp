@@ -189,16 +189,22 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "entry, lists show 5 names)");
 }
 
-std::string bundled_example_dir() {
-  // An installed binary finds the examples next to it (share/hamisim/examples); a build tree
-  // uses the source checkout it was built from.
+Result<std::string> bundled_example_dir() {
+  // An installed binary finds the examples next to it (<prefix>/share/hamisim/examples, as
+  // `cmake --install` and the image lay them out); a build tree uses the source checkout it
+  // was built from. Neither there (a binary copied elsewhere): say where it looked.
   std::error_code ec;
+  std::string installed;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const auto installed = self.parent_path().parent_path() / "share/hamisim/examples/plan";
-    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+    installed = (self.parent_path().parent_path() / "share/hamisim/examples/plan").string();
+    if (std::filesystem::is_directory(installed, ec)) return installed;
   }
-  return std::string(source_examples_dir()) + "/plan";
+  const std::string source = std::string(source_examples_dir()) + "/plan";
+  if (std::filesystem::is_directory(source, ec)) return source;
+  return make_error("no input files, and no bundled example to plan: neither " +
+                    (installed.empty() ? std::string() : installed + " nor ") + source +
+                    " exists; give --cluster (see `hamisim plan --help`)");
 }
 
 int run_plan(PlanOptions o) {
@@ -213,7 +219,9 @@ int run_plan(PlanOptions o) {
   const bool no_inputs = o.cluster_paths.empty() && o.node_groups_path.empty() &&
                          o.device_profiles_path.empty() && o.pods_path.empty();
   if (no_inputs) {
-    const std::string dir = bundled_example_dir();
+    const auto found = bundled_example_dir();
+    if (!found) return fail(2, found.error().message);
+    const std::string& dir = *found;
     o.cluster_paths = {dir + "/cluster.yaml"};
     o.node_groups_path = dir + "/node-groups.yaml";
     o.device_profiles_path = dir + "/device-profiles.yaml";
@@ -345,7 +353,8 @@ int run_plan(PlanOptions o) {
   }
   std::string out;
   if (o.output == "json") {
-    out = planner::report::render_json(*plan);
+    const planner::report::Provenance p = provenance(o, inputs);
+    out = planner::report::render_json(*plan, &p);
   } else if (o.output == "html") {
     const planner::report::Provenance p = provenance(o, inputs);
     out = planner::report::render_html(*plan, &p);

@@ -35,7 +35,7 @@ struct PlanOptions {
 void add_plan_options(CLI::App& app, PlanOptions& options);
 
 // Where the bundled example lives (examples/plan), for the no-argument run.
-std::string bundled_example_dir();
+Result<std::string> bundled_example_dir();
 
 // Exit code: 0 when a plan was made (including "no scale-up needed"), 2 on bad input, 1 on
 // an internal failure.
