@@ -157,6 +157,36 @@ TEST_F(CliInputs, FitNodeGivenAListOfOneNodeReadsIt) {
   EXPECT_THAT(r.out, HasSubstr("FITS"));
 }
 
+// Issue #47: `FILE:NAME` picks one Node of a List (kubectl get nodes -o yaml).
+TEST_F(CliInputs, FitNodeNamedInAListOfSeveralNodesReadsThatOne) {
+  std::ifstream in(kNode);
+  std::string node((std::istreambuf_iterator<char>(in)), {});
+  std::string indented;
+  for (size_t i = 0; i < node.size(); ++i) {
+    if (i == 0 || node[i - 1] == '\n') indented += "    ";
+    indented += node[i];
+  }
+  const std::string list = write("nodes.yaml", "apiVersion: v1\nkind: NodeList\nitems:\n"
+                                               "  - metadata: {name: plain}\n  -\n" +
+                                                   indented);
+  auto r = hamisim({"fit", "--pod", kPod, "--node", list});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--node reads one: name it as " + list + ":<name>"));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":gpu-node-a"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":plain"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, Not(HasSubstr("FITS")));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":nope"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("nodes.yaml: no item is named \"nope\" (items[0] (Node \"plain\")"));
+  // A single Node is not a List: its name is no key.
+  r = hamisim({"fit", "--pod", kPod, "--node", kNode + ":gpu-node-a"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("names a ConfigMap key or a List's item, but the input is a Node"));
+}
+
 TEST_F(CliInputs, FitNodeGivenAPodIsRefused) {
   const auto r = hamisim({"fit", "--pod", kPod, "--node", kPod});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
