@@ -107,7 +107,8 @@ std::string shell_quoted(std::string_view arg) {
 }
 
 planner::report::Provenance provenance(const PlanOptions& o,
-                                       const std::vector<model::FlagInput>& inputs) {
+                                       const std::vector<model::FlagInput>& inputs,
+                                       const std::string& live_description) {
   planner::report::Provenance p;
   p.version = o.version;
   const std::time_t now = std::time(nullptr);
@@ -119,6 +120,10 @@ planner::report::Provenance provenance(const PlanOptions& o,
   for (const auto& in : inputs) {
     if (in.path.empty()) continue;
     p.inputs.push_back({in.flag, in.path, digest_of(in.path)});
+  }
+  if (o.live.any()) {
+    // The cluster read live: where from; its objects have no digest of a file.
+    p.inputs.push_back({o.live.flag(), live_description, ""});
   }
   for (const std::string& arg : o.command) {
     p.command += (p.command.empty() ? "" : " ") + shell_quoted(arg);
@@ -144,6 +149,14 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                  "Nodes, pods, resource quotas and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,pods,resourcequotas,resourceslices,deviceclasses,resourceclaims,"
                  "resourceclaimtemplates -A -o json); files or directories");
+  app.add_flag("--live", o.live.live,
+               "Read the cluster itself instead of --cluster, found as kubectl finds it "
+               "($KUBECONFIG, ~/.kube/config, else the pod's service account): one paged LIST "
+               "per kind --cluster reads");
+  app.add_option("--kubeconfig", o.live.kubeconfig, "Read the cluster of this kubeconfig");
+  app.add_option("--context", o.live.context, "kubeconfig context (default: current)");
+  app.add_flag("--in-cluster", o.live.in_cluster,
+               "Read the cluster with the pod's service account");
   app.add_option("--node-groups", o.node_groups_path, "Node groups (YAML, kind NodeGroups)");
   app.add_option("--device-profiles", o.device_profiles_path, "Device profiles (YAML)");
   add_device_flags(app, o.device, "HAMi device-config.yaml");
@@ -216,8 +229,17 @@ int run_plan(PlanOptions o) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // No input file at all: the bundled example, in any output and with any CA option (issue
   // #30: `hamisim plan -o html` shows the report of the example).
-  const bool no_inputs = o.cluster_paths.empty() && o.node_groups_path.empty() &&
-                         o.device_profiles_path.empty() && o.pods_path.empty();
+  const bool no_inputs = o.cluster_paths.empty() && !o.live.any() &&
+                         o.node_groups_path.empty() && o.device_profiles_path.empty() &&
+                         o.pods_path.empty();
+  if (int(!o.cluster_paths.empty()) + int(!o.live.kubeconfig.empty()) + int(o.live.in_cluster) +
+          int(o.live.live) >
+      1) {
+    return fail(2, "give one of --cluster, --live, --kubeconfig, --in-cluster");
+  }
+  if (!o.live.context.empty() && !o.live.any()) {
+    return fail(2, "--context needs --live or --kubeconfig");
+  }
   if (no_inputs) {
     const auto found = bundled_example_dir();
     if (!found) return fail(2, found.error().message);
@@ -233,7 +255,10 @@ int run_plan(PlanOptions o) {
   if (o.output != "table" && o.output != "json" && o.output != "html") {
     return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
   }
-  if (o.cluster_paths.empty()) return fail(2, "--cluster is required (or no input file at all)");
+  if (o.cluster_paths.empty() && !o.live.any()) {
+    return fail(2, "--cluster (or --live, --kubeconfig, --in-cluster) is required, or no input "
+                   "file at all");
+  }
   if (o.node_groups_path.empty()) {
     return fail(2, "--node-groups is required (or no input file at all)");
   }
@@ -313,6 +338,20 @@ int run_plan(PlanOptions o) {
     append_moved(input.pods, objects->pods);
     append_moved(input.quotas, objects->quotas);
   }
+  std::string live_description;
+  if (o.live.any()) {
+    std::vector<std::string> warnings;
+    auto listed = list_cluster(o.live, warnings);
+    warn(warnings);
+    if (!listed) return fail(2, listed.error().message);
+    if (Status s = dra::decode_objects(listed->objects.dra_objects, dra_objects); !s) {
+      return fail(2, s.error().message);
+    }
+    live_description = listed->description;
+    input.nodes = std::move(listed->objects.nodes);
+    input.pods = std::move(listed->objects.pods);
+    input.quotas = std::move(listed->objects.quotas);
+  }
   input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
@@ -353,10 +392,10 @@ int run_plan(PlanOptions o) {
   }
   std::string out;
   if (o.output == "json") {
-    const planner::report::Provenance p = provenance(o, inputs);
+    const planner::report::Provenance p = provenance(o, inputs, live_description);
     out = planner::report::render_json(*plan, &p);
   } else if (o.output == "html") {
-    const planner::report::Provenance p = provenance(o, inputs);
+    const planner::report::Provenance p = provenance(o, inputs, live_description);
     out = planner::report::render_html(*plan, &p);
   } else {
     planner::report::TableOptions t;

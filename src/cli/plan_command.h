@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cluster_list.h"
 #include "cli/device_flags.h"
 #include "planner/scaleup/plan.h"
 
@@ -16,6 +17,7 @@ namespace hamisim::cli {
 
 struct PlanOptions {
   std::vector<std::string> cluster_paths;
+  ClusterSource live;  // --live, --kubeconfig, --context, --in-cluster: read the cluster itself
   std::string node_groups_path;
   std::string device_profiles_path;
   DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar

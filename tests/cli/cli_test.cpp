@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fake_apiserver.h"
+#include "model/decode.h"
 #include "run_process.h"
 #include "state/object_store.h"
 #include "test_paths.h"
@@ -889,6 +890,64 @@ namespace {
 
 // `profile check --kubeconfig` against a fake API server holding examples/profiles/nodes.yaml
 // (as JSON in tests/cli/fixtures): the same verdicts as `--cluster` on the file.
+// The plan's JSON without its provenance (which names the inputs): two plans of the same
+// cluster read two ways must be equal.
+std::string plan_without_provenance(const std::string& out) {
+  boost::json::value doc = boost::json::parse(out);
+  doc.as_object().erase("provenance");
+  return boost::json::serialize(doc);
+}
+
+// Issue #47: `plan --kubeconfig` reads the cluster through serve's client, paged, and decides
+// exactly what it decides on the same objects piped from `kubectl get -o json`.
+TEST(CliPlanLive, ReadsTheClusterAndPlansAsOnTheFile) {
+  std::ifstream in(kClusterYaml);
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto json = model::yaml_to_json(yaml);
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  state::ObjectStore store;
+  ASSERT_TRUE(store.load(*json));
+  hamisim::testing::FakeApiServer server(store);
+  ASSERT_TRUE(server.start());
+  const fs::path kubeconfig =
+      fs::temp_directory_path() / ("hamisim-plan-kubeconfig-" + std::to_string(::getpid()));
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n"
+                               "    server: "
+                            << server.url()
+                            << "\nusers:\n- name: nobody\n  user: {}\ncontexts:\n- name: fake\n"
+                               "  context: {cluster: fake, user: nobody}\ncurrent-context: fake\n";
+  const std::vector<std::string> groups = {"--node-groups", kNodeGroupsYaml, "--device-profiles",
+                                           kDeviceProfilesYaml, "-o", "json"};
+  std::vector<std::string> live = {"plan", "--kubeconfig", kubeconfig.string()};
+  live.insert(live.end(), groups.begin(), groups.end());
+  std::vector<std::string> file = {"plan", "--cluster", kClusterYaml};
+  file.insert(file.end(), groups.begin(), groups.end());
+  const auto from_cluster = hamisim(live);
+  const auto from_file = hamisim(file);
+  expect_ran(from_cluster);
+  ASSERT_EQ(from_cluster.exit_code, 0) << describe(from_cluster);
+  ASSERT_EQ(from_file.exit_code, 0) << describe(from_file);
+  EXPECT_EQ(plan_without_provenance(from_cluster.out), plan_without_provenance(from_file.out));
+  EXPECT_THAT(from_cluster.out, HasSubstr(R"("scaleUps":[{"group":)"));
+  // One LIST per collection; the fake serves no DeviceClasses, which the warning says.
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/nodes"), 1);
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/pods"), 1);
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/resourcequotas"), 1);
+  EXPECT_THAT(from_cluster.err, HasSubstr("the DeviceClass list: the API server serves no "
+                                          "/apis/resource.k8s.io/v1/deviceclasses (no DRA there)"));
+  // The provenance says where the cluster came from.
+  EXPECT_THAT(from_cluster.out, HasSubstr(R"({"flag":"--kubeconfig","path":"kubeconfig )"));
+
+  auto both = hamisim({"plan", "--kubeconfig", kubeconfig.string(), "--cluster", kClusterYaml});
+  EXPECT_EQ(both.exit_code, 2) << describe(both);
+  EXPECT_THAT(both.err, HasSubstr("give one of --cluster, --live, --kubeconfig, --in-cluster"));
+  server.stop();
+  auto down = hamisim(live);
+  EXPECT_EQ(down.exit_code, 2) << describe(down);
+  EXPECT_THAT(down.err, HasSubstr("--kubeconfig: "));
+  fs::remove(kubeconfig);
+}
+
 TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   state::ObjectStore store;
   std::ifstream in(std::string(hamisim::testing::source_dir()) + "/tests/cli/fixtures" +
