@@ -5,6 +5,8 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -202,22 +204,44 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "entry, lists show 5 names)");
 }
 
-Result<std::string> bundled_example_dir() {
+namespace {
+
+// This program's file: /proc/self/exe, else (no /proc, as in a bare chroot) argv[0] as the
+// shell found it: a path when it has a '/', else the first executable of that name on $PATH.
+std::filesystem::path own_binary(std::string_view argv0) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return self;
+  if (argv0.find('/') != std::string_view::npos) return std::filesystem::absolute(argv0, ec);
+  const char* path = std::getenv("PATH");
+  for (std::string_view rest = path != nullptr ? path : ""; !rest.empty();) {
+    const size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    const auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> bundled_example_dir(std::string_view argv0) {
   // An installed binary finds the examples next to it (<prefix>/share/hamisim/examples, as
   // `cmake --install` and the image lay them out); a build tree uses the source checkout it
   // was built from. Neither there (a binary copied elsewhere): say where it looked.
   std::error_code ec;
   std::string installed;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  const auto self = own_binary(argv0);
+  if (!self.empty()) {
     installed = (self.parent_path().parent_path() / "share/hamisim/examples/plan").string();
     if (std::filesystem::is_directory(installed, ec)) return installed;
   }
   const std::string source = std::string(source_examples_dir()) + "/plan";
   if (std::filesystem::is_directory(source, ec)) return source;
-  return make_error("no input files, and no bundled example to plan: neither " +
-                    (installed.empty() ? std::string() : installed + " nor ") + source +
-                    " exists; give --cluster (see `hamisim plan --help`)");
+  return make_error("no input files, and no bundled example to plan (looked in " +
+                    (installed.empty() ? std::string() : installed + " and ") + source +
+                    "); give --cluster (see `hamisim plan --help`)");
 }
 
 int run_plan(PlanOptions o) {
@@ -241,7 +265,7 @@ int run_plan(PlanOptions o) {
     return fail(2, "--context needs --live or --kubeconfig");
   }
   if (no_inputs) {
-    const auto found = bundled_example_dir();
+    const auto found = bundled_example_dir(o.command.empty() ? "" : o.command.front());
     if (!found) return fail(2, found.error().message);
     const std::string& dir = *found;
     o.cluster_paths = {dir + "/cluster.yaml"};

@@ -144,7 +144,8 @@ TEST_F(CliTest, PlanWithOnlyAnOutputFormatPlansTheBundledExample) {
       hamisim({"plan", "--node-groups", std::string(kPlanDir) + "/node-groups.yaml"});
   expect_ran(partial);
   EXPECT_EQ(partial.exit_code, 2) << describe(partial);
-  EXPECT_THAT(partial.err, HasSubstr("--cluster is required (or no input file at all)"));
+  EXPECT_THAT(partial.err, HasSubstr("--cluster (or --live, --kubeconfig, --in-cluster) is "
+                                     "required, or no input file at all"));
   EXPECT_EQ(partial.out, "");
 }
 
