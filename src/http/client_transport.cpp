@@ -31,8 +31,9 @@ std::string reason_phrase(int status) {
   return std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
 }
 
-// Named, not anonymous: the Impl structs of the public classes below hold these types (an anonymous namespace there is
-// -Wsubobject-linkage). The name is this file's, so unity batches see no clash.
+// Named, not anonymous: the Impl structs of the public classes below hold these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
 namespace client_transport_detail {
 
 bool is_ip_literal(const std::string& host) {

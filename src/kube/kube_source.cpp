@@ -148,8 +148,9 @@ Result<state::Lease> decode_lease_json(std::string_view json) {
 
 // ---- the source -------------------------------------------------------------------------
 
-// Named, not anonymous: KubeSource::Impl holds these types (an anonymous namespace there is
-// -Wsubobject-linkage). The name is this file's, so unity batches see no clash.
+// Named, not anonymous: KubeSource::Impl holds these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
 namespace kube_source_detail {
 
 using Object = std::variant<model::Node, model::Pod, model::ResourceQuota, state::Lease>;

@@ -39,8 +39,9 @@ using Clock = std::chrono::steady_clock;
 using state::ApiCode;
 using state::Kind;
 
-// Named, not anonymous: FakeApiServer::Impl holds these types (an anonymous namespace there is
-// -Wsubobject-linkage). The name is this file's, so unity batches see no clash.
+// Named, not anonymous: FakeApiServer::Impl holds these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
 namespace fake_apiserver_detail {
 
 std::string reason_for(int code) {
