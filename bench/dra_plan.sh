@@ -15,8 +15,9 @@ size=(--nodes "${NODES:-1000}" --pending "${PENDING:-5000}" --pods-per-node "${P
       --node-groups "${NODE_GROUPS:-20}" --seed "${SEED:-1}")
 if [ -n "${PENDING_GROUPS:-}" ]; then size+=(--groups "$PENDING_GROUPS"); fi
 
-"$HAMISIM" gen "${size[@]}" --out "$OUT/annotations"
-"$HAMISIM" gen "${size[@]}" --dra --out "$OUT/dra"
+# --force: a second run writes over the first one's files (same names).
+"$HAMISIM" gen "${size[@]}" --force --out "$OUT/annotations"
+"$HAMISIM" gen "${size[@]}" --dra --force --out "$OUT/dra"
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT

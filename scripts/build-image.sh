@@ -124,10 +124,15 @@ objcopy --strip-all "$binary" "$rootfs/opt/hamisim/bin/hamisim"
 chmod 0755 "$rootfs/opt/hamisim/bin/hamisim"
 cp "$rootfs/opt/hamisim/bin/hamisim" "$rootfs/opt/hamisim/bin/scheduler"
 setcap cap_net_bind_service=+ep "$rootfs/opt/hamisim/bin/scheduler"
-install -d "$rootfs/opt/hamisim/share"
-cp -r "$root/examples" "$rootfs/opt/hamisim/share/examples"
-# Every library the binary needs resolves inside the root filesystem.
+# The examples where `hamisim plan` looks next to its binary (<prefix>/share/hamisim/examples, the
+# layout of `cmake --install`): with no arguments it plans examples/plan.
+install -d "$rootfs/opt/hamisim/share/hamisim"
+cp -r "$root/examples" "$rootfs/opt/hamisim/share/hamisim/examples"
+# Every library the binary needs resolves inside the root filesystem, and the no-argument plan
+# finds its example there, not at this machine's checkout.
 chroot "$rootfs" /opt/hamisim/bin/hamisim --version >/dev/null
+chroot "$rootfs" /opt/hamisim/bin/hamisim plan 2>"$out/plan.err" >/dev/null
+grep -q "bundled example in /opt/hamisim/share/hamisim/examples/plan" "$out/plan.err"
 
 # ---- 4. the OCI image -------------------------------------------------------------------
 layout="$out/oci"

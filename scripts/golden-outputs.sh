@@ -58,7 +58,9 @@ for f in examples/simulation/*.json; do post "sim-$(basename "$f" .json)" /filte
 for f in examples/live/filter-*.json; do post "live-$(basename "$f" .json)" /filter "$f"; done
 for f in examples/live/bind-*.json; do post "live-$(basename "$f" .json)" /bind "$f"; done
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
-# Masks what changes from run to run (times, durations, versions, ports).
+# Masks what changes from run to run (times, durations, versions, ports, the generated
+# cluster's folder, which the plan's provenance names).
 sed -i -E -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/<time>/g' \
-  -e 's/[0-9]+(\.[0-9]+)? ?(ms|µs|us|s)\b/<dur>/g' -e "s/$port/<port>/g" "$out"/*
+  -e 's/[0-9]+(\.[0-9]+)? ?(ms|µs|us|s)\b/<dur>/g' -e "s/$port/<port>/g" \
+  -e 's/[0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,40}|unknown)\)/<version>/g' -e "s#$gen#<gen>#g" "$out"/*
 echo "wrote $(ls "$out" | wc -l) files to $out"

@@ -10,7 +10,8 @@
 # 127.0.0.1 only.
 #
 # What it checks:
-#   1. `hamisim --version` and `scheduler version` print the version (every library resolves);
+#   1. `hamisim --version` and `scheduler version` print the version (every library resolves),
+#      and `hamisim plan` with no arguments plans the bundled example;
 #   2. the entry point `hamisim serve` on 127.0.0.1 answers GET /healthz 200 and /readyz 200 on
 #      the listener and the metrics listener, and /metrics;
 #   3. `scheduler`, found through PATH, with HAMi's flags as HAMi's chart passes them
@@ -132,6 +133,15 @@ case "$v" in
   *) bad "scheduler version: $v" ;;
 esac
 
+# `hamisim plan` with no arguments plans the example bundled in the image (issue #47: it looked
+# at the build machine's checkout).
+v="$( (run_image hamisim plan) 2>&1 || true)"
+case "$v" in
+  *"bundled example in /opt/hamisim/share/hamisim/examples/plan"*"Decision:"*)
+    ok "hamisim plan (no arguments): $(grep -m1 '^Decision:' <<< "$v")" ;;
+  *) bad "hamisim plan (no arguments): $v" ;;
+esac
+
 # 2. the entry point serves and answers its probes
 port="$(free_port)"
 mport="$(free_port)"
@@ -168,7 +178,7 @@ else
     args=(--http_bind=127.0.0.1:443 --metrics-bind-address="127.0.0.1:$mport"
           --scheduler-name=hami-scheduler --node-scheduler-policy=binpack
           --gpu-scheduler-policy=spread --debug -v=4
-          --cluster-snapshot=/opt/hamisim/share/examples/live)
+          --cluster-snapshot=/opt/hamisim/share/hamisim/examples/live)
     if [ "$runner" = chroot ] && command -v openssl >/dev/null; then
       mkdir -p "$rootfs/tls"
       openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \

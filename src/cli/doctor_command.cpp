@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/cluster_input.h"
+#include "cli/hami_flags.h"
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
@@ -30,6 +31,9 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
                  "The CA chart's cloudProvider: its pods are labelled "
                  "app.kubernetes.io/name: <this>-cluster-autoscaler")
       ->capture_default_str();
+  app.add_option("--ca-pod-labels", o.ca_pod_labels,
+                 "Labels Cluster Autoscaler's pods carry, k=v,k2=v2, checked instead of the "
+                 "chart's (a nameOverride, CA's example manifests: app=cluster-autoscaler)");
   app.add_option("--cluster", o.cluster_paths,
                  "Nodes and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,resourceslices,deviceclasses -o json): check HAMi's DRA mode");
@@ -107,7 +111,12 @@ int run_doctor(const DoctorOptions& o) {
     input.clusters.push_back(
         {model::display_name(path), std::move(loaded->objects.nodes), std::move(loaded->dra)});
   }
-  input.ca_cloud_provider = o.ca_cloud_provider;
+  input.ca_pod_labels.cloud_provider = o.ca_cloud_provider;
+  if (!o.ca_pod_labels.empty()) {
+    auto labels = parse_string_to_string(o.ca_pod_labels);
+    if (!labels) return input_error("doctor", "--ca-pod-labels: " + labels.error().message);
+    input.ca_pod_labels.labels = std::move(labels).value();
+  }
   input.offline = o.offline;
 
   const doctor::Report report = doctor::run_doctor(input);

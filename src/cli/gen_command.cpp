@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 namespace hamisim::cli {
 
@@ -23,11 +24,40 @@ void add_gen_options(CLI::App& app, GenCommandOptions& o) {
   app.add_flag("--dra", o.gen.dra,
                "Write the same cluster in HAMi's DRA form: ResourceSlices, a DeviceClass, "
                "ResourceClaims and ResourceClaimTemplates instead of HAMi annotations");
-  app.add_option("--out", o.out_dir, "Directory to write into (created)")->required();
+  app.add_option("--out", o.out_dir, "Directory to write into (created; must be empty)")
+      ->required();
+  app.add_flag("--force", o.force,
+               "Write into a --out directory that is not empty (files of the same names are "
+               "replaced, others kept)");
 }
+
+namespace {
+
+// A generated cluster mixed into a folder holding something else (an earlier cluster of
+// another size, a user's files) is read back as one by `plan --cluster <dir>`: refuse unless
+// asked. Errors name the folder and what is in it.
+Status check_out_dir(const std::string& dir, bool force) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return ok_status();
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return make_error("--out " + dir + ": exists and is not a directory");
+  }
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) return make_error("--out " + dir + ": " + ec.message());
+  if (it == std::filesystem::directory_iterator() || force) return ok_status();
+  return make_error("--out " + dir + " is not empty (it holds " +
+                    it->path().filename().string() +
+                    "): choose an empty or new directory, or --force to write into it");
+}
+
+}  // namespace
 
 int run_gen(const GenCommandOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  if (Status s = check_out_dir(o.out_dir, o.force); !s) {
+    std::fprintf(stderr, "hamisim gen: %s\n", s.error().message.c_str());
+    return 2;
+  }
   auto cluster = gen::generate(o.gen);
   if (!cluster) {
     std::fprintf(stderr, "hamisim gen: %s\n", cluster.error().message.c_str());

@@ -15,6 +15,7 @@ namespace hamisim::cli {
 struct GenCommandOptions {
   gen::GenOptions gen;
   std::string out_dir;
+  bool force = false;  // write into a non-empty out_dir
 };
 
 void add_gen_options(CLI::App& app, GenCommandOptions& options);

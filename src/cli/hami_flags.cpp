@@ -27,32 +27,64 @@ Status ok() {
   return ok_status();
 }
 
-// Accepts only the value HAMi's binary behaves the same with as hamisim does.
-std::function<Status(ServeOptions&, std::string_view)> only(std::string_view flag,
-                                                            std::string_view accepted,
-                                                            std::string why) {
-  return [flag, accepted, why](ServeOptions&, std::string_view text) -> Status {
-    if (text == accepted) return ok();
-    return make_error(fmt::format("{}={}: {}", flag, text, why));
+// A flag hamisim has no use for: accepted as HAMi accepts the flags it ignores, and noted for
+// one info line at start-up, so an operator reading the log knows it did nothing (the last
+// value given is the one noted, as it is the one HAMi would have used).
+std::function<Status(ServeOptions&, std::string_view)> unused(std::string_view flag,
+                                                              std::string why) {
+  return [flag, why](ServeOptions& o, std::string_view text) -> Status {
+    o.flag_notes.set(flag, text, FlagNotes::kInfo, why);
+    return ok();
   };
 }
 
-Status accept(ServeOptions&, std::string_view) {
-  return ok();
+// What a flag's value asks for, read as pflag reads it (booleans in Go's spellings).
+using AsksNothing = bool (*)(std::string_view);
+bool is_false(std::string_view v) {
+  bool b = false;
+  go::parse_bool(v, &b);
+  return !b;
+}
+bool is_true(std::string_view v) {
+  return !is_false(v);
+}
+bool is_empty(std::string_view v) {
+  return v.empty();
 }
 
-bool bool_value(std::string_view text) {
-  bool b = false;
-  go::parse_bool(text, &b);
-  return b;
+// A flag asking for something hamisim does not do (Go's pprof, log files): accepted, so a
+// values file carrying it still starts, and a warning at start-up says what is not done. A
+// value that asks for nothing (`--profiling=false`) leaves no warning, even after one that did.
+std::function<Status(ServeOptions&, std::string_view)> not_done(std::string_view flag,
+                                                                AsksNothing asks_nothing,
+                                                                std::string why) {
+  return [flag, asks_nothing, why](ServeOptions& o, std::string_view text) -> Status {
+    if (asks_nothing(text)) {
+      o.flag_notes.erase(flag);
+    } else {
+      o.flag_notes.set(flag, text, FlagNotes::kWarning, why);
+    }
+    return ok();
+  };
 }
 
 const std::vector<Flag>& hami_only_flags() {
   static const std::vector<Flag> flags = [] {
+    const std::string klog_files =
+        "hamisim logs to stderr only, as klog does with its default --logtostderr; collect the "
+        "container's log";
     std::vector<Flag> f = {
         {"http_bind", Kind::kString,
          [](ServeOptions& o, std::string_view v) {
            o.listen = v;
+           return ok();
+         }},
+        // HAMi after v2.10 serves /filter and /bind on a listener of their own (main.go
+        // `--extender-bind`, default 127.0.0.1:9444) and its chart's kube-scheduler calls them
+        // there: hamisim listens there too, with every route (docs/live.md).
+        {"extender-bind", Kind::kString,
+         [](ServeOptions& o, std::string_view v) {
+           o.extender_listen = v;
            return ok();
          }},
         {"cert_file", Kind::kString,
@@ -80,14 +112,19 @@ const std::vector<Flag>& hami_only_flags() {
            return ok();
          }},
         {"profiling", Kind::kBool,
-         [](ServeOptions&, std::string_view v) -> Status {
-           if (!bool_value(v)) return ok();
-           return make_error(
-               "--profiling: hamisim is not a Go program and has no /debug/pprof endpoints; "
-               "profile it with perf instead (docs/performance.md)");
-         }},
+         not_done("profiling", is_false,
+                  "hamisim is not a Go program and serves no /debug/pprof endpoints; profile "
+                  "it with perf instead (docs/performance.md)")},
+        {"profiling-bind-address", Kind::kString,
+         unused("profiling-bind-address", "hamisim serves no pprof listener")},
+        // HAMi after v2.10 requires both to authenticate its device plugin's calls to /refit
+        // (NUMA re-fitting); hamisim has no /refit route, so nothing is authenticated with them.
+        {"device-plugin-namespace", Kind::kString,
+         unused("device-plugin-namespace", "hamisim serves no /refit endpoint")},
+        {"device-plugin-service-account", Kind::kString,
+         unused("device-plugin-service-account", "hamisim serves no /refit endpoint")},
         // HAMi v2.10 parses --debug and never reads it (hami-dropin.md §2.3).
-        {"debug", Kind::kBool, accept},
+        {"debug", Kind::kBool, unused("debug", "HAMi parses it and never reads it either")},
         // klog: hamisim logs to stderr only, as klog does with its default --logtostderr.
         {"v", Kind::kInt,
          [](ServeOptions& o, std::string_view v) {
@@ -100,36 +137,30 @@ const std::vector<Flag>& hami_only_flags() {
            return ok();
          }},
         {"vmodule", Kind::kString,
-         only("--vmodule", "", "per-file verbosity has no equivalent in hamisim; use -v")},
-        {"logtostderr", Kind::kBool,
-         [](ServeOptions&, std::string_view v) -> Status {
-           if (bool_value(v)) return ok();
-           return make_error("--logtostderr=false: hamisim logs to stderr only");
-         }},
-        {"alsologtostderr", Kind::kBool, accept},
-        {"alsologtostderrthreshold", Kind::kSeverity, accept},
-        {"stderrthreshold", Kind::kSeverity, accept},  // ignored under --logtostderr, as klog
-        {"legacy_stderr_threshold_behavior", Kind::kBool, accept},
-        {"log_dir", Kind::kString,
-         only("--log_dir", "", "hamisim logs to stderr only; collect the container's log")},
-        {"log_file", Kind::kString,
-         only("--log_file", "", "hamisim logs to stderr only; collect the container's log")},
-        {"log_file_max_size", Kind::kInt, accept},  // log files only
-        {"skip_log_headers", Kind::kBool, accept},  // log files only
-        {"one_output", Kind::kBool, accept},        // log files only
+         not_done("vmodule", is_empty,
+                  "per-file verbosity has no equivalent in hamisim; -v applies")},
+        {"logtostderr", Kind::kBool, not_done("logtostderr", is_true, klog_files)},
+        {"alsologtostderr", Kind::kBool,
+         unused("alsologtostderr", "klog's log files only; hamisim logs to stderr")},
+        {"alsologtostderrthreshold", Kind::kSeverity,
+         unused("alsologtostderrthreshold", "klog's log files only; hamisim logs to stderr")},
+        {"stderrthreshold", Kind::kSeverity,
+         unused("stderrthreshold", "klog ignores it under --logtostderr too")},
+        {"legacy_stderr_threshold_behavior", Kind::kBool,
+         unused("legacy_stderr_threshold_behavior", "klog's log files only")},
+        {"log_dir", Kind::kString, not_done("log_dir", is_empty, klog_files)},
+        {"log_file", Kind::kString, not_done("log_file", is_empty, klog_files)},
+        {"log_file_max_size", Kind::kInt, unused("log_file_max_size", "klog's log files only")},
+        {"skip_log_headers", Kind::kBool, unused("skip_log_headers", "klog's log files only")},
+        {"one_output", Kind::kBool, unused("one_output", "klog's log files only")},
         {"add_dir_header", Kind::kBool,
-         [](ServeOptions&, std::string_view v) -> Status {
-           if (!bool_value(v)) return ok();
-           return make_error("--add_dir_header: hamisim's log lines name no source files");
-         }},
+         not_done("add_dir_header", is_false, "hamisim's log lines name no source directories")},
         {"skip_headers", Kind::kBool,
-         [](ServeOptions&, std::string_view v) -> Status {
-           if (!bool_value(v)) return ok();
-           return make_error("--skip_headers: hamisim's log lines always carry their header");
-         }},
+         not_done("skip_headers", is_false, "hamisim's log lines always carry their header")},
         {"log_backtrace_at", Kind::kString,
-         only("--log_backtrace_at", "", "hamisim's log lines name no source lines")},
-        {"sgpu-topology-aware", Kind::kBool, accept},  // the device config decides, in HAMi too
+         not_done("log_backtrace_at", is_empty, "hamisim prints no stack traces from log lines")},
+        {"sgpu-topology-aware", Kind::kBool,
+         unused("sgpu-topology-aware", "the device config decides, in HAMi too")},
     };
     // Vendor resource-name flags: HAMi's device initialisation overwrites them with the
     // device config's values (hami-dropin.md §2.3), so they have no effect there either.
@@ -156,7 +187,8 @@ const std::vector<Flag>& hami_only_flags() {
                                   "kunlun-name",
                                   "kunlun-vcount",
                                   "kunlun-vmemory"}) {
-      f.push_back({name, Kind::kString, accept});
+      f.push_back({name, Kind::kString,
+                   unused(name, "the device config's resource names decide, in HAMi too")});
     }
     return f;
   }();
@@ -204,6 +236,21 @@ Status check_value(const Flag& f, std::string_view shown, std::string_view v) {
 }
 
 }  // namespace
+
+void FlagNotes::set(std::string_view flag, std::string_view value, Level level,
+                    std::string_view why) {
+  for (Note& n : notes) {
+    if (n.flag == flag) {
+      n = {std::string(flag), std::string(value), level, std::string(why)};
+      return;
+    }
+  }
+  notes.push_back({std::string(flag), std::string(value), level, std::string(why)});
+}
+
+void FlagNotes::erase(std::string_view flag) {
+  std::erase_if(notes, [&](const Note& n) { return n.flag == flag; });
+}
 
 Result<std::map<std::string, std::string>> parse_string_to_string(std::string_view text) {
   std::map<std::string, std::string> out;
@@ -337,13 +384,19 @@ std::string hami_flags_help() {
 
 void apply_hami_defaults(ServeOptions& o) {
   o.hami_scheduler = true;
+  o.component = "scheduler";  // cobra's command name in HAMi's main.go
   o.listen = "127.0.0.1:8080";
+  // HAMi after v2.10 serves the extender verbs here by default, and its chart's kube-scheduler
+  // calls them here without passing the flag.
+  o.extender_listen = "127.0.0.1:9444";
   o.metrics_listen = ":9395";
   o.insecure_http = true;
   o.kube_qps = 5;
   o.kube_burst = 10;
   o.leader_elect_resource_namespace = "";
   o.readyz_scope = "live";
+  // HAMi's log lines are klog's: pipelines that parse them keep matching after the swap.
+  o.log_format = "klog";
 }
 
 }  // namespace hamisim::cli

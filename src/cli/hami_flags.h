@@ -3,10 +3,14 @@
 // `scheduler` entry point: the flags hamisim has no name of its own for, in pflag's syntax
 // (`--name=value`, `--name value` for non-booleans, bare booleans, klog's `-v` in every form).
 //
-// Each flag is either honoured (mapped onto ServeOptions), accepted because HAMi itself does
-// nothing with it (vendor resource-name flags, `--debug`, klog's file-output knobs while
-// logging to stderr), or refused with a message saying why: a value hamisim cannot honour is
-// never ignored silently.
+// Each flag is either honoured (mapped onto ServeOptions) or accepted without effect, as HAMi
+// accepts the flags it ignores: those HAMi does nothing with either (vendor resource-name
+// flags, `--debug`, klog's file knobs), and those asking for what hamisim does not do (Go's
+// pprof, log files). Each of the latter is noted in ServeOptions::flag_notes, which serve logs
+// at start-up (info, or a warning when the flag asked for something not done): accepted, never
+// ignored silently. Only a value pflag itself would refuse is an error.
+//
+// A flag given more than once takes its last value, as pflag does (stringToString merges).
 
 #include <map>
 #include <string>
@@ -24,7 +28,8 @@ Result<std::vector<std::string>> take_hami_flags(const std::vector<std::string>&
                                                  ServeOptions& options);
 
 // The defaults of HAMi's `scheduler` where they differ from `hamisim serve`'s (listeners,
-// client rate limits, the Lease namespace), plus what the entry point implies: the live path
+// client rate limits, the Lease namespace, the extender listener, klog's log format), plus
+// what the entry point implies: the live path
 // from the default client configuration, plain HTTP allowed off loopback as HAMi allows it
 // (the live verbs still answer only loopback or certified peers), readiness of the live path.
 void apply_hami_defaults(ServeOptions& options);

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     }
     auto rest = hamisim::cli::take_hami_flags({words.begin() + 2, words.end()}, target);
     if (!rest) {
-      std::fprintf(stderr, "hamisim %s: %s\n", words[1].c_str(), rest.error().message.c_str());
+      std::fprintf(stderr, "%s: %s\n", target.component.c_str(), rest.error().message.c_str());
       return 2;
     }
     words.resize(2);
@@ -161,6 +161,12 @@ int main(int argc, char** argv) {
   CLI::App app{"hamisim: GPU scale-up simulation for HAMi devices"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "hamisim " HAMISIM_VERSION);
+  // A flag given twice takes its last value, as pflag (HAMi, kube-scheduler, Cluster
+  // Autoscaler) does: a chart's fixed flags followed by an extraArgs override must start. List
+  // flags keep every value. Subcommands copy these defaults when they are added, below.
+  app.option_defaults()->take_last();
+
+  CLI::App* version_cmd = app.add_subcommand("version", "Print hamisim's version and revision");
 
   hamisim::cli::FitOptions fit;
   CLI::App* fit_cmd =
@@ -253,6 +259,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  if (*version_cmd) {
+    std::fputs("hamisim " HAMISIM_VERSION " (revision " HAMISIM_REVISION ")\n", stdout);
+    return 0;
   }
   if (*fit_cmd) return hamisim::cli::run_fit(fit);
   if (*serve_cmd) return hamisim::cli::run_serve(serve);

@@ -5,6 +5,8 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -107,7 +109,8 @@ std::string shell_quoted(std::string_view arg) {
 }
 
 planner::report::Provenance provenance(const PlanOptions& o,
-                                       const std::vector<model::FlagInput>& inputs) {
+                                       const std::vector<model::FlagInput>& inputs,
+                                       const std::string& live_description) {
   planner::report::Provenance p;
   p.version = o.version;
   const std::time_t now = std::time(nullptr);
@@ -119,6 +122,10 @@ planner::report::Provenance provenance(const PlanOptions& o,
   for (const auto& in : inputs) {
     if (in.path.empty()) continue;
     p.inputs.push_back({in.flag, in.path, digest_of(in.path)});
+  }
+  if (o.live.any()) {
+    // The cluster read live: where from; its objects have no digest of a file.
+    p.inputs.push_back({o.live.flag(), live_description, ""});
   }
   for (const std::string& arg : o.command) {
     p.command += (p.command.empty() ? "" : " ") + shell_quoted(arg);
@@ -144,6 +151,14 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                  "Nodes, pods, resource quotas and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,pods,resourcequotas,resourceslices,deviceclasses,resourceclaims,"
                  "resourceclaimtemplates -A -o json); files or directories");
+  app.add_flag("--live", o.live.live,
+               "Read the cluster itself instead of --cluster, found as kubectl finds it "
+               "($KUBECONFIG, ~/.kube/config, else the pod's service account): one paged LIST "
+               "per kind --cluster reads");
+  app.add_option("--kubeconfig", o.live.kubeconfig, "Read the cluster of this kubeconfig");
+  app.add_option("--context", o.live.context, "kubeconfig context (default: current)");
+  app.add_flag("--in-cluster", o.live.in_cluster,
+               "Read the cluster with the pod's service account");
   app.add_option("--node-groups", o.node_groups_path, "Node groups (YAML, kind NodeGroups)");
   app.add_option("--device-profiles", o.device_profiles_path, "Device profiles (YAML)");
   add_device_flags(app, o.device, "HAMi device-config.yaml");
@@ -189,16 +204,44 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "entry, lists show 5 names)");
 }
 
-std::string bundled_example_dir() {
-  // An installed binary finds the examples next to it (share/hamisim/examples); a build tree
-  // uses the source checkout it was built from.
+namespace {
+
+// This program's file: /proc/self/exe, else (no /proc, as in a bare chroot) argv[0] as the
+// shell found it: a path when it has a '/', else the first executable of that name on $PATH.
+std::filesystem::path own_binary(std::string_view argv0) {
   std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto installed = self.parent_path().parent_path() / "share/hamisim/examples/plan";
-    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return self;
+  if (argv0.find('/') != std::string_view::npos) return std::filesystem::absolute(argv0, ec);
+  const char* path = std::getenv("PATH");
+  for (std::string_view rest = path != nullptr ? path : ""; !rest.empty();) {
+    const size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    const auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return std::string(source_examples_dir()) + "/plan";
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> bundled_example_dir(std::string_view argv0) {
+  // An installed binary finds the examples next to it (<prefix>/share/hamisim/examples, as
+  // `cmake --install` and the image lay them out); a build tree uses the source checkout it
+  // was built from. Neither there (a binary copied elsewhere): say where it looked.
+  std::error_code ec;
+  std::string installed;
+  const auto self = own_binary(argv0);
+  if (!self.empty()) {
+    installed = (self.parent_path().parent_path() / "share/hamisim/examples/plan").string();
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
+  const std::string source = std::string(source_examples_dir()) + "/plan";
+  if (std::filesystem::is_directory(source, ec)) return source;
+  return make_error("no input files, and no bundled example to plan (looked in " +
+                    (installed.empty() ? std::string() : installed + " and ") + source +
+                    "); give --cluster (see `hamisim plan --help`)");
 }
 
 int run_plan(PlanOptions o) {
@@ -210,10 +253,21 @@ int run_plan(PlanOptions o) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // No input file at all: the bundled example, in any output and with any CA option (issue
   // #30: `hamisim plan -o html` shows the report of the example).
-  const bool no_inputs = o.cluster_paths.empty() && o.node_groups_path.empty() &&
-                         o.device_profiles_path.empty() && o.pods_path.empty();
+  const bool no_inputs = o.cluster_paths.empty() && !o.live.any() &&
+                         o.node_groups_path.empty() && o.device_profiles_path.empty() &&
+                         o.pods_path.empty();
+  if (int(!o.cluster_paths.empty()) + int(!o.live.kubeconfig.empty()) + int(o.live.in_cluster) +
+          int(o.live.live) >
+      1) {
+    return fail(2, "give one of --cluster, --live, --kubeconfig, --in-cluster");
+  }
+  if (!o.live.context.empty() && !o.live.any()) {
+    return fail(2, "--context needs --live or --kubeconfig");
+  }
   if (no_inputs) {
-    const std::string dir = bundled_example_dir();
+    const auto found = bundled_example_dir(o.command.empty() ? "" : o.command.front());
+    if (!found) return fail(2, found.error().message);
+    const std::string& dir = *found;
     o.cluster_paths = {dir + "/cluster.yaml"};
     o.node_groups_path = dir + "/node-groups.yaml";
     o.device_profiles_path = dir + "/device-profiles.yaml";
@@ -225,7 +279,10 @@ int run_plan(PlanOptions o) {
   if (o.output != "table" && o.output != "json" && o.output != "html") {
     return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
   }
-  if (o.cluster_paths.empty()) return fail(2, "--cluster is required (or no input file at all)");
+  if (o.cluster_paths.empty() && !o.live.any()) {
+    return fail(2, "--cluster (or --live, --kubeconfig, --in-cluster) is required, or no input "
+                   "file at all");
+  }
   if (o.node_groups_path.empty()) {
     return fail(2, "--node-groups is required (or no input file at all)");
   }
@@ -305,6 +362,20 @@ int run_plan(PlanOptions o) {
     append_moved(input.pods, objects->pods);
     append_moved(input.quotas, objects->quotas);
   }
+  std::string live_description;
+  if (o.live.any()) {
+    std::vector<std::string> warnings;
+    auto listed = list_cluster(o.live, warnings);
+    warn(warnings);
+    if (!listed) return fail(2, listed.error().message);
+    if (Status s = dra::decode_objects(listed->objects.dra_objects, dra_objects); !s) {
+      return fail(2, s.error().message);
+    }
+    live_description = listed->description;
+    input.nodes = std::move(listed->objects.nodes);
+    input.pods = std::move(listed->objects.pods);
+    input.quotas = std::move(listed->objects.quotas);
+  }
   input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
@@ -345,9 +416,10 @@ int run_plan(PlanOptions o) {
   }
   std::string out;
   if (o.output == "json") {
-    out = planner::report::render_json(*plan);
+    const planner::report::Provenance p = provenance(o, inputs, live_description);
+    out = planner::report::render_json(*plan, &p);
   } else if (o.output == "html") {
-    const planner::report::Provenance p = provenance(o, inputs);
+    const planner::report::Provenance p = provenance(o, inputs, live_description);
     out = planner::report::render_html(*plan, &p);
   } else {
     planner::report::TableOptions t;

@@ -3,8 +3,10 @@
 // cluster snapshot, by how many nodes, and why (spec §6).
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "cli/cluster_list.h"
 #include "cli/device_flags.h"
 #include "planner/scaleup/plan.h"
 
@@ -16,6 +18,7 @@ namespace hamisim::cli {
 
 struct PlanOptions {
   std::vector<std::string> cluster_paths;
+  ClusterSource live;  // --live, --kubeconfig, --context, --in-cluster: read the cluster itself
   std::string node_groups_path;
   std::string device_profiles_path;
   DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
@@ -34,8 +37,9 @@ struct PlanOptions {
 
 void add_plan_options(CLI::App& app, PlanOptions& options);
 
-// Where the bundled example lives (examples/plan), for the no-argument run.
-std::string bundled_example_dir();
+// Where the bundled example lives (examples/plan), for the no-argument run; `argv0` finds
+// this program where /proc is not mounted.
+Result<std::string> bundled_example_dir(std::string_view argv0);
 
 // Exit code: 0 when a plan was made (including "no scale-up needed"), 2 on bad input, 1 on
 // an internal failure.

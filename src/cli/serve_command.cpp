@@ -329,14 +329,25 @@ int run_serve(const ServeOptions& o) {
   if (tunables == nullptr || std::strstr(tunables, "glibc.malloc.arena_max") == nullptr) {
     mallopt(M_ARENA_MAX, static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 8u)));
   }
+  const char* component = o.component.c_str();
   auto format = server::parse_log_format(o.log_format);
   if (!format) {
-    std::fprintf(stderr, "hamisim serve: --log-format: %s\n", format.error().message.c_str());
+    std::fprintf(stderr, "%s: --log-format: %s\n", component, format.error().message.c_str());
     return 2;
   }
   if (Status s = server::init_logging(*format, o.log_level, o.verbosity); !s) {
-    std::fprintf(stderr, "hamisim serve: --log-level: %s\n", s.error().message.c_str());
+    std::fprintf(stderr, "%s: --log-level: %s\n", component, s.error().message.c_str());
     return 2;
+  }
+  for (const FlagNotes::Note& note : o.flag_notes.notes) {
+    const std::string flag = "--" + note.flag;
+    if (note.level == FlagNotes::kWarning) {
+      log::warn("Flag accepted but not honoured", {{"flag", flag}, {"value", note.value},
+                                                    {"reason", note.why}});
+    } else {
+      log::info("Flag accepted without effect", {{"flag", flag}, {"value", note.value},
+                                                  {"reason", note.why}});
+    }
   }
   auto loaded_config = load_device_flags(o.device);
   if (!loaded_config) {
@@ -370,6 +381,13 @@ int run_serve(const ServeOptions& o) {
   auto source = make_cluster_source(o, make_kube_client_metrics(metrics));
   if (!source) {
     spdlog::error("{}", source.error().message);
+    return 2;
+  }
+  if (!*source && o.leader_elect) {
+    // Nothing would observe a Lease: the flag would be silently without effect.
+    spdlog::error(
+        "--leader-elect needs a cluster source (--kubeconfig, --in-cluster, --live or "
+        "--cluster-snapshot): without one there is no live path to lead");
     return 2;
   }
   std::unique_ptr<live::LiveScheduler> live;
@@ -408,6 +426,7 @@ int run_serve(const ServeOptions& o) {
 
   server::ServerConfig sc;
   sc.listen = o.listen;
+  sc.extender_listen = o.extender_listen;
   sc.metrics_listen = o.metrics_listen;
   sc.insecure_http = o.insecure_http;
   sc.tls_cert = o.tls_cert;
@@ -494,7 +513,16 @@ int run_serve(const ServeOptions& o) {
     }
   }
   (*server)->start();
-  log::info("hamisim serve: listening",
+  if (!o.extender_listen.empty()) {
+    // Before the listening line, which tests and scripts wait for.
+    log::info(o.component + ": every route also on --extender-bind",
+              {{"extender", o.extender_listen},
+               {"extenderPort", static_cast<int>((*server)->extender_port())}});
+  }
+  // The message names the command as operators start it (`scheduler` under HAMi's chart);
+  // the fields are the same for both.
+  const std::string listening = o.component + ": listening";
+  log::info(listening,
             {{"listen", o.listen},
              {"port", static_cast<int>((*server)->port())},
              {"metrics", o.metrics_listen.empty() ? std::string_view("off (--metrics-listen '')")
@@ -516,7 +544,7 @@ int run_serve(const ServeOptions& o) {
       }
     }
   }
-  spdlog::info("hamisim serve: stopped");
+  spdlog::info("{}: stopped", o.component);
   return status;
 }
 

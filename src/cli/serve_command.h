@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/device_flags.h"
@@ -13,8 +14,25 @@ class App;
 
 namespace hamisim::cli {
 
+// HAMi's flags that were accepted but do nothing here (cli/hami_flags.h): logged once each at
+// start-up, after the log format is set up, with the last value given.
+struct FlagNotes {
+  enum Level { kInfo, kWarning };
+  struct Note {
+    std::string flag, value;
+    Level level = kInfo;
+    std::string why;
+  };
+  // Records (or replaces) the note of `flag`; the notes keep the order flags first appeared in.
+  void set(std::string_view flag, std::string_view value, Level level, std::string_view why);
+  void erase(std::string_view flag);
+  std::vector<Note> notes;
+};
+
 struct ServeOptions {
   std::string listen = "127.0.0.1:8443";
+  // A second address serving the same routes (HAMi's --extender-bind); empty: none.
+  std::string extender_listen;
   std::string metrics_listen = "127.0.0.1:9395";
   bool insecure_http = false;
   std::string tls_cert, tls_key, client_ca;
@@ -68,8 +86,11 @@ struct ServeOptions {
   std::map<std::string, std::string> node_label_selector;  // --node-label-selector
   int kube_timeout_s = 0;  // --kube-timeout: seconds per API request; 0 keeps hamisim's bound
   int verbosity = 0;       // klog's -v: V(n) lines print when n <= verbosity
-  // Started as HAMi's `scheduler`: the live path from the default client configuration.
+  FlagNotes flag_notes;     // HAMi's flags accepted without effect
+  // Started as HAMi's `scheduler`: the live path from the default client configuration, and
+  // log lines named as HAMi's (`component`).
   bool hami_scheduler = false;
+  std::string component = "hamisim serve";
 };
 
 void add_serve_options(CLI::App& app, ServeOptions& options);

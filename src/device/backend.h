@@ -86,9 +86,9 @@ struct DeviceVerdict {
 // time are then left out, so that answers do not change from one call to the next.
 struct AnnotationContext {
   const model::Pod* pod = nullptr;
-  std::string_view node;
-  std::span<const DeviceInfo> node_devices;
-  std::optional<int64_t> unix_nanos;
+  std::string_view node{};
+  std::span<const DeviceInfo> node_devices{};
+  std::optional<int64_t> unix_nanos{};
 };
 
 struct FitOutcome {

@@ -8,6 +8,7 @@
 // The checks are pure functions of the configuration; only probe_extender does I/O.
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,13 +78,29 @@ bool is_hami_extender(const extender::ExtenderConfig& extender,
 std::vector<Finding> check_config(const extender::SchedulerConfig& config, ConfigRole role,
                                   const CheckOptions& options);
 
+// The labels of Cluster Autoscaler's pods that a NetworkPolicy must admit.
+struct CaPodLabels {
+  // The CA Helm chart's cloudProvider: the chart labels its pods app.kubernetes.io/name:
+  // <cloudProvider>-cluster-autoscaler (cut to 63 characters, a trailing '-' dropped) and
+  // app.kubernetes.io/instance: <release>, which may be anything.
+  std::string cloud_provider = "aws";
+  // Labels the pods really carry, instead of the chart's (a nameOverride, CA's example
+  // manifests' `app: cluster-autoscaler`, a deployment of one's own); empty: the chart's.
+  std::map<std::string, std::string> labels;
+};
+
+// The app.kubernetes.io/name the CA chart gives its pods for a cloudProvider (its _helpers.tpl
+// `cluster-autoscaler.name` without a nameOverride).
+std::string ca_chart_name(std::string_view cloud_provider);
+
 // The NetworkPolicy in front of the simulation service (YAML or JSON text of one NetworkPolicy,
-// `source` names it): some ingress rule's podSelector must match the labels Cluster Autoscaler's
-// pods carry: the CA Helm chart's `app.kubernetes.io/name: <cloudProvider>-cluster-autoscaler`
-// (any app.kubernetes.io/instance), or older manifests' `app: cluster-autoscaler`. An error when
-// none does; info when one does or when no rule selects pods by label.
+// `source` names it): some ingress rule's podSelector must match the labels of CA's pods. Info
+// naming the peer and the label that admits them; an error when none does, naming the labels
+// that were looked for and, when a peer admits only labels the chart never sets (`app:
+// cluster-autoscaler`), saying so, since that is what makes such a policy look right. Info too
+// when no rule selects pods by label.
 std::vector<Finding> check_network_policy(std::string_view text, const std::string& source,
-                                          std::string_view cloud_provider = "aws");
+                                          const CaPodLabels& ca = {});
 
 // ---- live probe ----
 
@@ -173,7 +190,7 @@ struct DoctorInput {
     dra::Objects dra;
   };
   std::vector<Cluster> clusters;  // optional
-  std::string ca_cloud_provider = "aws";
+  CaPodLabels ca_pod_labels;
 };
 
 Report run_doctor(const DoctorInput& input);

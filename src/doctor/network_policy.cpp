@@ -66,10 +66,25 @@ std::string selector_text(const json::object& selector) {
   return json::serialize(selector);
 }
 
+// The label CA's example manifests set and the Helm chart never does: a policy admitting it
+// looks right and still blocks the chart's pods.
+const CaLabels& manifest_labels() {
+  static const CaLabels labels{{{"app", "cluster-autoscaler"}}, false};
+  return labels;
+}
+
 }  // namespace
 
+std::string ca_chart_name(std::string_view cloud_provider) {
+  // printf "%s-%s" .Values.cloudProvider .Chart.Name | trunc 63 | trimSuffix "-"
+  std::string name = std::string(cloud_provider) + "-cluster-autoscaler";
+  if (name.size() > 63) name.resize(63);
+  if (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
 std::vector<Finding> check_network_policy(std::string_view text, const std::string& source,
-                                          std::string_view cloud_provider) {
+                                          const CaPodLabels& ca) {
   std::vector<Finding> out;
   auto add = [&](Severity s, std::string field, std::string message, std::string why = {},
                  std::string fix = {}) {
@@ -83,10 +98,15 @@ std::vector<Finding> check_network_policy(std::string_view text, const std::stri
     add(Severity::kError, "", "not a NetworkPolicy object");
     return out;
   }
-  const CaLabels chart{
-      {{"app.kubernetes.io/name", std::string(cloud_provider) + "-cluster-autoscaler"}}, true};
-  const CaLabels legacy{{{"app", "cluster-autoscaler"}}, false};
+  const bool chart = ca.labels.empty();
+  const CaLabels wanted =
+      chart ? CaLabels{{{"app.kubernetes.io/name", ca_chart_name(ca.cloud_provider)}}, true}
+            : CaLabels{ca.labels, false};
+  const std::string whose = chart ? "the CA Helm chart's pods for cloudProvider " +
+                                        ca.cloud_provider + " (" + wanted.describe() + ")"
+                                  : "Cluster Autoscaler's pods (" + wanted.describe() + ")";
   std::vector<std::string> seen;
+  std::string manifest_only;  // a peer admitting app: cluster-autoscaler alone
   const json::value* ingress = nullptr;
   if (const auto* spec = doc.get_object().if_contains("spec"); spec && spec->is_object()) {
     ingress = spec->get_object().if_contains("ingress");
@@ -104,12 +124,12 @@ std::vector<Finding> check_network_policy(std::string_view text, const std::stri
         if (sel == nullptr || !sel->is_object()) continue;
         const std::string field =
             "spec.ingress[" + std::to_string(i) + "].from[" + std::to_string(j) + "].podSelector";
-        for (const CaLabels* ca : {&chart, &legacy}) {
-          if (matches(sel->get_object(), *ca)) {
-            add(Severity::kInfo, field,
-                "admits Cluster Autoscaler's pods (" + ca->describe() + ")");
-            return out;
-          }
+        if (matches(sel->get_object(), wanted)) {
+          add(Severity::kInfo, field, "admits " + whose);
+          return out;
+        }
+        if (chart && manifest_only.empty() && matches(sel->get_object(), manifest_labels())) {
+          manifest_only = field;
         }
         seen.push_back(field + " " + selector_text(sel->get_object()));
       }
@@ -119,23 +139,21 @@ std::vector<Finding> check_network_policy(std::string_view text, const std::stri
     add(Severity::kInfo, "spec.ingress", "no ingress rule selects pods by label; nothing to check");
     return out;
   }
-  add(
-      Severity::kError, seen.front().substr(0, seen.front().find(' ')),
-      "no ingress rule admits Cluster Autoscaler's pods: the cluster-autoscaler Helm chart labels "
-      "them app.kubernetes.io/name: " +
-          chart.labels.begin()->second +
-          " (<cloudProvider>-cluster-autoscaler), older manifests app: cluster-autoscaler; "
-          "selectors found: " +
-          [&] {
-            std::string s;
-            for (const auto& x : seen) s += (s.empty() ? "" : "; ") + x;
-            return s;
-          }(),
+  std::string message = "no ingress rule admits " + whose;
+  if (!manifest_only.empty()) {
+    message += "; " + manifest_only +
+               " admits app: cluster-autoscaler, which CA's example manifests set and the Helm "
+               "chart never does";
+  }
+  message += "; selectors found: ";
+  for (size_t k = 0; k < seen.size(); ++k) message += (k ? "; " : "") + seen[k];
+  add(Severity::kError, seen.front().substr(0, seen.front().find(' ')), std::move(message),
       "Cluster Autoscaler's calls to the extender are dropped: with ignorable: false every "
       "scale-up evaluation of a device pod fails, with ignorable: true devices are not checked.",
-      "select app.kubernetes.io/name: " + chart.labels.begin()->second +
-          " (set --ca-cloud-provider to your chart's cloudProvider; a nameOverride changes the "
-          "label too)");
+      chart ? "admit app.kubernetes.io/name: " + wanted.labels.begin()->second +
+                  " (--ca-cloud-provider is the chart's cloudProvider; with a nameOverride or "
+                  "CA's example manifests, give the pods' labels with --ca-pod-labels)"
+            : "admit the labels given with --ca-pod-labels");
   return out;
 }
 

@@ -70,7 +70,7 @@ Report run_doctor(const DoctorInput& input) {
   }
   for (const auto& np : input.network_policies) {
     report.network_policies.push_back(np.source);
-    auto findings = check_network_policy(np.text, np.source, input.ca_cloud_provider);
+    auto findings = check_network_policy(np.text, np.source, input.ca_pod_labels);
     report.findings.insert(report.findings.end(), findings.begin(), findings.end());
   }
   for (const auto& c : input.clusters) {

@@ -65,8 +65,8 @@ struct DeviceTaint {
 // Where a slice's (or, with per-device node selection, a device's) devices can be used:
 // exactly one of the three.
 struct NodeScope {
-  std::optional<std::string> node_name;
-  std::optional<model::NodeSelector> node_selector;
+  std::optional<std::string> node_name{};
+  std::optional<model::NodeSelector> node_selector{};
   bool all_nodes = false;
 };
 
@@ -114,9 +114,9 @@ struct DeviceClass {
 struct DeviceToleration {
   std::string key;  // empty: every key (operator Exists)
   std::string op = "Equal";
-  std::string value;
-  std::string effect;  // empty: every effect
-  std::optional<int64_t> toleration_seconds;
+  std::string value{};
+  std::string effect{};  // empty: every effect
+  std::optional<int64_t> toleration_seconds{};
 };
 
 enum class AllocationMode { kExactCount, kAll };
@@ -144,9 +144,9 @@ struct DeviceRequest {
 };
 
 struct DeviceConstraint {
-  std::vector<std::string> requests;  // empty: every request of the claim
-  std::optional<std::string> match_attribute;
-  std::optional<std::string> distinct_attribute;
+  std::vector<std::string> requests{};  // empty: every request of the claim
+  std::optional<std::string> match_attribute{};
+  std::optional<std::string> distinct_attribute{};
 };
 
 struct ResourceClaimSpec {
@@ -160,9 +160,9 @@ struct DeviceRequestAllocationResult {
   std::string pool;
   std::string device;
   bool admin_access = false;
-  std::optional<std::string> share_id;
-  NameMap<Quantity> consumed_capacity;
-  std::vector<DeviceToleration> tolerations;
+  std::optional<std::string> share_id{};
+  NameMap<Quantity> consumed_capacity{};
+  std::vector<DeviceToleration> tolerations{};
 };
 
 struct AllocationResult {

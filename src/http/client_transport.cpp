@@ -31,7 +31,10 @@ std::string reason_phrase(int status) {
   return std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(status)));
 }
 
-namespace {
+// Named, not anonymous: the Impl structs of the public classes below hold these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
+namespace client_transport_detail {
 
 bool is_ip_literal(const std::string& host) {
   error_code ec;
@@ -107,7 +110,8 @@ struct Connection {
   }
 };
 
-}  // namespace
+}  // namespace client_transport_detail
+using namespace client_transport_detail;
 
 // ---- the stream -------------------------------------------------------------------------
 

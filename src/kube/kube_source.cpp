@@ -148,7 +148,10 @@ Result<state::Lease> decode_lease_json(std::string_view json) {
 
 // ---- the source -------------------------------------------------------------------------
 
-namespace {
+// Named, not anonymous: KubeSource::Impl holds these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
+namespace kube_source_detail {
 
 using Object = std::variant<model::Node, model::Pod, model::ResourceQuota, state::Lease>;
 
@@ -283,7 +286,8 @@ struct ReflectorSpec {
   std::string lease_namespace, lease_name;  // for the Lease: keep only this one
 };
 
-}  // namespace
+}  // namespace kube_source_detail
+using namespace kube_source_detail;
 
 struct KubeSource::Impl {
   KubeClient& client;

@@ -194,11 +194,34 @@ Result<Document> from_list(const bjson::object& list, std::string_view list_kind
     return make_error(name + ": an empty " + std::string(list_kind.empty() ? "List" : list_kind) +
                       ", want " + spec.what + " for " + spec.flag);
   }
+  std::vector<std::string> listed;
+  for (const auto& c : candidates) listed.push_back(describe_item(c.where, c.kind, c.name));
+  // FILE:NAME picks the item of that name from a List (`fit --node nodes.json:gpu-2`); a key
+  // that names no object is a ConfigMap's key, as before.
+  if (!key.empty()) {
+    const Candidate* named = nullptr;
+    bool configmaps = false;
+    for (const auto& c : candidates) {
+      configmaps = configmaps || is_configmap(c.kind);
+      if (!is_configmap(c.kind) && c.name == key) {
+        if (named != nullptr) {
+          return make_error(name + ": two items are named \"" + key + "\" (" + join(listed) +
+                            ")");
+        }
+        named = &c;
+      }
+    }
+    if (named != nullptr) {
+      return from_object(*named->object, named->kind, named->where, name, "", spec, depth + 1);
+    }
+    if (!configmaps) {
+      return make_error(name + ": no item is named \"" + key + "\" (" + join(listed) + ")");
+    }
+  }
   if (candidates.size() > 1) {
-    std::vector<std::string> listed;
-    for (const auto& c : candidates) listed.push_back(describe_item(c.where, c.kind, c.name));
     return make_error(name + ": a List of " + std::to_string(candidates.size()) + " items (" +
-                      join(listed) + "); " + spec.flag + " reads one");
+                      join(listed) + "); " + spec.flag + " reads one: name it as " + name +
+                      ":<name>");
   }
   const Candidate& c = candidates[0];
   return from_object(*c.object, c.kind, c.where, name, key, spec, depth + 1);
@@ -209,12 +232,13 @@ Result<Document> from_object(const bjson::object& o, std::string kind, const std
                              const DocumentSpec& spec, int depth) {
   if (depth > 4) return make_error(name + ": " + where + ": Lists nested too deeply");
   if (is_configmap(kind)) return from_configmap(o, where, name, key, spec);
+  // A List takes the key as the name of one of its items, or passes it to its ConfigMaps.
+  if (is_list(o, kind)) return from_list(o, kind, where, name, key, spec, depth);
   if (!key.empty()) {
-    return make_error(name + ": " + name + ":" + key + " names a ConfigMap key, but " +
-                      (where == name ? std::string("the input") : where) + " is " +
+    return make_error(name + ": " + name + ":" + key + " names a ConfigMap key or a List's item, "
+                      "but " + (where == name ? std::string("the input") : where) + " is " +
                       (kind.empty() ? std::string("not a ConfigMap") : "a " + kind));
   }
-  if (is_list(o, kind)) return from_list(o, kind, where, name, key, spec, depth);
   if (wanted(spec, kind)) {
     return Document{where == name ? name : name + ": " + where, bjson::serialize(o)};
   }

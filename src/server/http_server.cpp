@@ -68,6 +68,12 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
   auto ep = parse_listen(config.listen);
   if (!ep) return ep.error();
+  std::optional<tcp::endpoint> extender_ep;
+  if (!config.extender_listen.empty()) {
+    auto eep = parse_listen(config.extender_listen);
+    if (!eep) return make_error("--extender-bind: " + eep.error().message);
+    extender_ep = eep.value();
+  }
   std::optional<tcp::endpoint> metrics_ep;
   if (!config.metrics_listen.empty()) {
     auto mep = parse_listen(config.metrics_listen);
@@ -80,11 +86,14 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
     return make_error(
         "tls: --tls-cert (--cert_file) and --tls-key (--key_file) must be given together");
   }
-  if (!tls_enabled && !config.insecure_http && !ep->address().is_loopback()) {
-    return make_error(fmt::format(
-        "refusing plain HTTP on non-loopback address {}: set --tls-cert and --tls-key, or "
-        "--insecure-http",
-        config.listen));
+  for (const auto& [address, text] : {std::pair{std::optional(*ep), config.listen},
+                                      std::pair{extender_ep, config.extender_listen}}) {
+    if (address && !tls_enabled && !config.insecure_http && !address->address().is_loopback()) {
+      return make_error(fmt::format(
+          "refusing plain HTTP on non-loopback address {}: set --tls-cert and --tls-key, or "
+          "--insecure-http",
+          text));
+    }
   }
   if (!config.client_ca.empty() && !tls_enabled) {
     return make_error("tls: --client-ca needs --tls-cert and --tls-key");
@@ -162,25 +171,30 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
   std::random_device rd;
   request_id_nonce = (uint64_t(rd()) << 32) ^ rd();
 
-  auto port = bind(ep.value(), false);
+  auto port = bind(ep.value(), false, "--listen");
   if (!port) return port.error();
   bound_port = port.value();
+  if (extender_ep) {
+    auto eport = bind(*extender_ep, false, "--extender-bind");
+    if (!eport) return eport.error();
+    bound_extender_port = eport.value();
+  }
   if (metrics_ep) {
-    auto mport = bind(*metrics_ep, true);
+    auto mport = bind(*metrics_ep, true, "--metrics-listen");
     if (!mport) return mport.error();
     bound_metrics_port = mport.value();
   }
   return ok_status();
 }
 
-Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics) {
+Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics,
+                                        std::string_view flag) {
   auto l = std::make_unique<Listener>(is_metrics ? net::make_strand(probe_ioc) : control,
                                       is_metrics);
   error_code ec;
   auto fail = [&](std::string_view what) {
     return make_error(fmt::format("listen on {}:{} ({}): {}: {}", ep.address().to_string(),
-                                  ep.port(), is_metrics ? "--metrics-listen" : "--listen", what,
-                                  ec.message()));
+                                  ep.port(), flag, what, ec.message()));
   };
   // The wildcard listens dual-stack where the kernel has IPv6 (Go's net.Listen does the same),
   // and on IPv4 alone where it has not.
@@ -302,6 +316,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerConfig config,
 
 uint16_t HttpServer::port() const {
   return impl_->bound_port;
+}
+uint16_t HttpServer::extender_port() const {
+  return impl_->bound_extender_port;
 }
 uint16_t HttpServer::metrics_port() const {
   return impl_->bound_metrics_port;

@@ -108,6 +108,10 @@ struct ServerConfig {
   // "0.0.0.0") listens dual-stack where the kernel has IPv6, as Go's net.Listen does, so an
   // IPv6 pod IP is served too; "[::]" likewise.
   std::string listen = "127.0.0.1:8443";
+  // A second address with the same routes, TLS, peer checks and connection budget as
+  // `listen`; empty: none. HAMi after v2.10 moved /filter and /bind to a listener of their own
+  // (--extender-bind), where its chart's kube-scheduler calls them.
+  std::string extender_listen;
   // Plain HTTP /metrics listener; empty disables it.
   std::string metrics_listen = "127.0.0.1:9395";
 
@@ -175,6 +179,7 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   uint16_t port() const;          // bound port of `listen`
+  uint16_t extender_port() const;  // bound port of `extender_listen`, 0 if none
   uint16_t metrics_port() const;  // bound port of `metrics_listen`, 0 if disabled
   MetricsRegistry& metrics();
 

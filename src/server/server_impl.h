@@ -140,6 +140,7 @@ struct HttpServer::Impl {
   std::atomic<bool> started{false};
   std::mutex wait_mu;
   uint16_t bound_port = 0;
+  uint16_t bound_extender_port = 0;
   uint16_t bound_metrics_port = 0;
 
   net::io_context ioc;
@@ -171,7 +172,8 @@ struct HttpServer::Impl {
   std::optional<ComputePool> simulation_pool;
 
   Status init(ServerConfig cfg, std::vector<Route> user_routes, MetricsRegistry* registry);
-  Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics);
+  // `flag` names the address's flag in errors.
+  Result<uint16_t> bind(const tcp::endpoint& ep, bool is_metrics, std::string_view flag);
   void do_accept(Listener& l);
   void on_accept(Listener& l, error_code ec, tcp::socket socket);
   void run_worker(net::io_context& context);

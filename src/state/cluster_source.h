@@ -56,8 +56,8 @@ using ApiStatus = ApiResult<Done>;
 struct Lease {
   std::string namespace_;
   std::string name;
-  std::string resource_version;
-  std::string holder_identity;
+  std::string resource_version{};
+  std::string holder_identity{};
   int64_t lease_duration_seconds = 0;
 };
 

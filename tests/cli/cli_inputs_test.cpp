@@ -157,6 +157,36 @@ TEST_F(CliInputs, FitNodeGivenAListOfOneNodeReadsIt) {
   EXPECT_THAT(r.out, HasSubstr("FITS"));
 }
 
+// Issue #47: `FILE:NAME` picks one Node of a List (kubectl get nodes -o yaml).
+TEST_F(CliInputs, FitNodeNamedInAListOfSeveralNodesReadsThatOne) {
+  std::ifstream in(kNode);
+  std::string node((std::istreambuf_iterator<char>(in)), {});
+  std::string indented;
+  for (size_t i = 0; i < node.size(); ++i) {
+    if (i == 0 || node[i - 1] == '\n') indented += "    ";
+    indented += node[i];
+  }
+  const std::string list = write("nodes.yaml", "apiVersion: v1\nkind: NodeList\nitems:\n"
+                                               "  - metadata: {name: plain}\n  -\n" +
+                                                   indented);
+  auto r = hamisim({"fit", "--pod", kPod, "--node", list});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--node reads one: name it as " + list + ":<name>"));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":gpu-node-a"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":plain"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, Not(HasSubstr("FITS")));
+  r = hamisim({"fit", "--pod", kPod, "--node", list + ":nope"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("nodes.yaml: no item is named \"nope\" (items[0] (Node \"plain\")"));
+  // A single Node is not a List: its name is no key.
+  r = hamisim({"fit", "--pod", kPod, "--node", kNode + ":gpu-node-a"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("names a ConfigMap key or a List's item, but the input is a Node"));
+}
+
 TEST_F(CliInputs, FitNodeGivenAPodIsRefused) {
   const auto r = hamisim({"fit", "--pod", kPod, "--node", kPod});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
@@ -333,7 +363,25 @@ TEST_F(CliInputs, DoctorNetworkPolicyWithTheCaChartLabelsPasses) {
       {"doctor", "--scheduler-config", kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml",
        "--network-policy", kFixtures + "/networkpolicy-chart-labels.yaml", "--offline"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_THAT(r.out, HasSubstr("admits Cluster Autoscaler's pods"));
+  EXPECT_THAT(r.out, HasSubstr("admits the CA Helm chart's pods for cloudProvider aws "
+                               "(app.kubernetes.io/name: aws-cluster-autoscaler)"));
+}
+
+// The labels of a CA deployed otherwise (CA's example manifests), given on the command line.
+TEST_F(CliInputs, DoctorNetworkPolicyChecksTheGivenCaPodLabels) {
+  const std::string policy = kSource + "/deploy/simulation/networkpolicy.yaml";
+  const std::string config = kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml";
+  auto r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+                    "--ca-pod-labels", "app=cluster-autoscaler", "--offline"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("admits Cluster Autoscaler's pods (app: cluster-autoscaler)"));
+  r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+               "--ca-pod-labels", "app.kubernetes.io/name=my-ca", "--offline"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  r = hamisim({"doctor", "--scheduler-config", config, "--network-policy", policy,
+               "--ca-pod-labels", "app", "--offline"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--ca-pod-labels: app must be formatted as key=value"));
 }
 
 TEST_F(CliInputs, DoctorNetworkPolicyWithGuessedCaLabelsIsAnError) {
@@ -418,6 +466,63 @@ TEST(CliServeListen, ABusyMetricsPortNamesMetricsListen) {
   ::close(fd);
   EXPECT_NE(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("--metrics-listen")) << describe(r);
+}
+
+// Issue #47: a flag given twice takes its last value in every subcommand, as pflag does in
+// HAMi, kube-scheduler and Cluster Autoscaler (a chart's fixed flags, then extraArgs); list
+// flags keep every value.
+TEST(CliRepeatedFlags, EveryFlagTakesItsLastValue) {
+  auto r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups,
+                    "--device-profiles", kProfiles, "-o", "json", "--output", "table"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("Decision:"));
+  r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups, "--device-profiles",
+               kProfiles, "--output", "table", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out.rfind("{", 0), 0u) << r.out;
+  r = hamisim({"fit", "--pod", kPod, "--node", "/nonexistent.yaml", "--node", kNode, "-o",
+               "json", "-o", "table"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("FITS"));
+  // serve: hamisim's own flags and HAMi's alike; the last --log-format is the one refused.
+  r = hamisim({"serve", "--log-format", "json", "--log-format", "yaml"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr(R"(not "yaml")"));
+  // A list flag keeps every value: both pod files are read.
+  r = hamisim({"plan", "--cluster", kCluster, "--node-groups", kNodeGroups, "--device-profiles",
+               kProfiles, "--pods", kPod, "--pods", kPod, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST(CliVersion, TheVersionSubcommandPrintsTheVersionAndRevision) {
+  const auto r = hamisim({"version"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, ::testing::MatchesRegex(R"(hamisim [0-9.]+ \(revision [^ ]+\)
+)"));
+  // HAMi's `scheduler version` keeps cobra's six lines on stderr.
+  const auto hami = hamisim({"scheduler", "version"});
+  EXPECT_EQ(hami.exit_code, 0) << describe(hami);
+  EXPECT_THAT(hami.err, HasSubstr("revision:"));
+}
+
+TEST(CliServeLeaderElect, WithoutAClusterSourceItIsAnError) {
+  const auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+                          "--leader-elect", "--leader-elect-resource-name", "hami-scheduler"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--leader-elect needs a cluster source"));
+}
+
+// --extender-bind (HAMi's flag) names itself when it cannot listen, and plain HTTP there obeys
+// the same rule as --listen.
+TEST(CliServeListen, ABadExtenderBindNamesTheFlag) {
+  auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+                    "--extender-bind=localhost:x"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--extender-bind: bad listen address localhost:x"));
+  r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
+               "--extender-bind=0.0.0.0:0"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("refusing plain HTTP on non-loopback address 0.0.0.0:0"));
 }
 
 }  // namespace

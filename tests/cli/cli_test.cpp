@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fake_apiserver.h"
+#include "model/decode.h"
 #include "run_process.h"
 #include "state/object_store.h"
 #include "test_paths.h"
@@ -143,7 +144,8 @@ TEST_F(CliTest, PlanWithOnlyAnOutputFormatPlansTheBundledExample) {
       hamisim({"plan", "--node-groups", std::string(kPlanDir) + "/node-groups.yaml"});
   expect_ran(partial);
   EXPECT_EQ(partial.exit_code, 2) << describe(partial);
-  EXPECT_THAT(partial.err, HasSubstr("--cluster is required (or no input file at all)"));
+  EXPECT_THAT(partial.err, HasSubstr("--cluster (or --live, --kubeconfig, --in-cluster) is "
+                                     "required, or no input file at all"));
   EXPECT_EQ(partial.out, "");
 }
 
@@ -232,13 +234,28 @@ TEST_F(CliTest, PlanJsonFollowsTheDocumentedSchema) {
   EXPECT_EQ(new_nodes[0].at("devices").as_array().size(), 2u);
 }
 
+// The plan's JSON without its provenance (which names the inputs and the time it was made):
+// the part that must be the same for the same inputs.
+std::string plan_without_provenance(const std::string& out) {
+  boost::json::value doc = boost::json::parse(out);
+  doc.as_object().erase("provenance");
+  return boost::json::serialize(doc);
+}
+
+// Everything but the provenance, the document's last key (its time changes from run to run),
+// is the same bytes every run.
 TEST_F(CliTest, PlanJsonIsTheSameBytesEveryRun) {
   const auto first = hamisim(plan_args({"--output", "json"}));
   const auto second = hamisim(plan_args({"--output", "json"}));
   expect_ran(first);
   expect_ran(second);
   ASSERT_EQ(first.exit_code, 0) << describe(first);
-  EXPECT_EQ(first.out, second.out);
+  const auto before_provenance = [](const std::string& out) {
+    return out.substr(0, out.rfind(R"(,"provenance":{)"));
+  };
+  EXPECT_EQ(before_provenance(first.out), before_provenance(second.out));
+  EXPECT_NE(first.out.rfind(R"(,"provenance":{"version":)"), std::string::npos) << first.out;
+  EXPECT_EQ(plan_without_provenance(first.out), plan_without_provenance(second.out));
 }
 
 TEST_F(CliTest, PlanHtmlIsASelfContainedDocument) {
@@ -383,6 +400,8 @@ TEST_F(CliTest, PlanWithAnUnknownExpanderExits2) {
     expect_ran(r);
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     EXPECT_THAT(r.err, HasSubstr("--expander: expander: unknown expander \"bogus\""));
+    EXPECT_THAT(r.err, HasSubstr("the expanders are least-waste, most-pods, least-nodes, price, "
+                                 "priority and random"));
     EXPECT_EQ(r.out, "");
   }
 }
@@ -639,6 +658,28 @@ TEST_F(CliTest, GenWritesAClusterThatPlanReads) {
   EXPECT_THAT(p.out, HasSubstr("\"clusterNodes\":6"));
 }
 
+// Issue #47: gen never mixes its files into a folder holding something else, unless --force.
+TEST_F(CliTest, GenRefusesANonEmptyOutDirectoryUnlessForced) {
+  const std::string out = (dir_ / "busy").string();
+  std::filesystem::create_directories(out);
+  std::ofstream(out + "/mine.txt") << "keep me\n";
+  const std::vector<std::string> gen = {"gen", "--nodes", "2", "--pending", "2", "--groups", "1",
+                                        "--node-groups", "1", "--out", out};
+  auto r = hamisim(gen);
+  expect_ran(r);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim gen: --out " + out +
+                               " is not empty (it holds mine.txt): choose an empty or new "
+                               "directory, or --force to write into it"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/cluster.json"));
+  auto forced = gen;
+  forced.push_back("--force");
+  r = hamisim(forced);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(std::filesystem::exists(out + "/cluster.json"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/mine.txt"));
+}
+
 TEST_F(CliTest, GenRejectsOptionsOutOfRange) {
   const auto r = hamisim({"gen", "--groups", "0", "--out", (dir_ / "gen").string()});
   expect_ran(r);
@@ -865,6 +906,56 @@ namespace {
 
 // `profile check --kubeconfig` against a fake API server holding examples/profiles/nodes.yaml
 // (as JSON in tests/cli/fixtures): the same verdicts as `--cluster` on the file.
+// Issue #47: `plan --kubeconfig` reads the cluster through serve's client, paged, and decides
+// exactly what it decides on the same objects piped from `kubectl get -o json`.
+TEST(CliPlanLive, ReadsTheClusterAndPlansAsOnTheFile) {
+  std::ifstream in(kClusterYaml);
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto json = model::yaml_to_json(yaml);
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  state::ObjectStore store;
+  ASSERT_TRUE(store.load(*json));
+  hamisim::testing::FakeApiServer server(store);
+  ASSERT_TRUE(server.start());
+  const fs::path kubeconfig =
+      fs::temp_directory_path() / ("hamisim-plan-kubeconfig-" + std::to_string(::getpid()));
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n"
+                               "    server: "
+                            << server.url()
+                            << "\nusers:\n- name: nobody\n  user: {}\ncontexts:\n- name: fake\n"
+                               "  context: {cluster: fake, user: nobody}\ncurrent-context: fake\n";
+  const std::vector<std::string> groups = {"--node-groups", kNodeGroupsYaml, "--device-profiles",
+                                           kDeviceProfilesYaml, "-o", "json"};
+  std::vector<std::string> live = {"plan", "--kubeconfig", kubeconfig.string()};
+  live.insert(live.end(), groups.begin(), groups.end());
+  std::vector<std::string> file = {"plan", "--cluster", kClusterYaml};
+  file.insert(file.end(), groups.begin(), groups.end());
+  const auto from_cluster = hamisim(live);
+  const auto from_file = hamisim(file);
+  expect_ran(from_cluster);
+  ASSERT_EQ(from_cluster.exit_code, 0) << describe(from_cluster);
+  ASSERT_EQ(from_file.exit_code, 0) << describe(from_file);
+  EXPECT_EQ(plan_without_provenance(from_cluster.out), plan_without_provenance(from_file.out));
+  EXPECT_THAT(from_cluster.out, HasSubstr(R"("scaleUps":[{"group":)"));
+  // One LIST per collection; the fake serves no DeviceClasses, which the warning says.
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/nodes"), 1);
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/pods"), 1);
+  EXPECT_EQ(server.request_count("LIST", "/api/v1/resourcequotas"), 1);
+  EXPECT_THAT(from_cluster.err, HasSubstr("the DeviceClass list: the API server serves no "
+                                          "/apis/resource.k8s.io/v1/deviceclasses (no DRA there)"));
+  // The provenance says where the cluster came from.
+  EXPECT_THAT(from_cluster.out, HasSubstr(R"({"flag":"--kubeconfig","path":"kubeconfig )"));
+
+  auto both = hamisim({"plan", "--kubeconfig", kubeconfig.string(), "--cluster", kClusterYaml});
+  EXPECT_EQ(both.exit_code, 2) << describe(both);
+  EXPECT_THAT(both.err, HasSubstr("give one of --cluster, --live, --kubeconfig, --in-cluster"));
+  server.stop();
+  auto down = hamisim(live);
+  EXPECT_EQ(down.exit_code, 2) << describe(down);
+  EXPECT_THAT(down.err, HasSubstr("--kubeconfig: "));
+  fs::remove(kubeconfig);
+}
+
 TEST(CliProfileCheck, ReadsTheNodesFromACluster) {
   state::ObjectStore store;
   std::ifstream in(std::string(hamisim::testing::source_dir()) + "/tests/cli/fixtures" +

@@ -19,6 +19,7 @@
 #include <boost/json.hpp>
 
 #include "fake_apiserver.h"
+#include "model/base64.h"
 #include "http_test_client.h"
 #include "run_process.h"
 #include "state/object_store.h"
@@ -123,7 +124,7 @@ class HamiChart : public ::testing::Test {
   }
 
   // deployment.yaml's command with values.yaml's defaults (hami-dropin.md §2.7); the ports
-  // are ephemeral and the paths this test's.
+  // are ephemeral and the paths this test's. HAMi v2.10's chart.
   std::vector<std::string> chart_command(bool webhook = true) const {
     std::vector<std::string> c = {(dir_ / "scheduler").string()};
     c.push_back("--http_bind=0.0.0.0:0");  // :443 with the webhook, :80 without
@@ -141,6 +142,24 @@ class HamiChart : public ::testing::Test {
                           "--leader-elect-resource-namespace=hami", "--debug", "-v=4"}) {
       c.push_back(a);
     }
+    return with_own_extender_port(c);
+  }
+  // HAMi's chart after v2.10: the same list plus the device plugin's ServiceAccount, which its
+  // scheduler requires for /refit (cmd/scheduler/main.go, HAMi PR #2882: the release namespace
+  // and the device plugin's ServiceAccount). Its kube-scheduler calls /filter and /bind on
+  // `--extender-bind`'s default, 127.0.0.1:9444, which the chart does not pass.
+  std::vector<std::string> newest_chart_command() const {
+    std::vector<std::string> c = chart_command();
+    c.insert(c.end() - 3, {"--device-plugin-namespace=hami",
+                           "--device-plugin-service-account=hami-device-plugin"});
+    return c;
+  }
+  // `scheduler` listens on 127.0.0.1:9444 for the extender verbs unless told otherwise, as
+  // HAMi after v2.10: tests running side by side (ctest -j, other checkouts) cannot share a
+  // fixed port, so every command here ends with an extraArgs entry (the chart passes them
+  // verbatim, after its own flags) moving it to an ephemeral one.
+  static std::vector<std::string> with_own_extender_port(std::vector<std::string> c) {
+    c.push_back("--extender-bind=127.0.0.1:0");
     return c;
   }
   // deployment.yaml's env, and what kubelet adds for the service account's client config
@@ -150,14 +169,22 @@ class HamiChart : public ::testing::Test {
             "NODE_SELECTOR_GPU=on", "KUBECONFIG=" + (dir_ / "kubeconfig").string()};
   }
 
-  // The ports from the start-up line.
+  // The ports from the start-up line, in klog's format (`scheduler`'s default).
   static std::pair<uint16_t, uint16_t> ports(const BackgroundProcess& p) {
     std::smatch m;
     const std::string log = p.log();
     static const std::regex line(
-        R"(hamisim serve: listening listen="\S+" port=(\d+) metrics="\S+" metricsPort=(\d+))");
+        R"(serve_command\.cpp:\d+\] "scheduler: listening" listen="\S+" port=(\d+) )"
+        R"(metrics="\S+" metricsPort=(\d+))");
     if (!std::regex_search(log, m, line)) return {0, 0};
     return {static_cast<uint16_t>(std::stoi(m[1])), static_cast<uint16_t>(std::stoi(m[2]))};
+  }
+  static uint16_t extender_port(const BackgroundProcess& p) {
+    std::smatch m;
+    const std::string log = p.log();
+    static const std::regex line(R"(extender="127\.0\.0\.1:0" extenderPort=(\d+))");
+    if (!std::regex_search(log, m, line)) return 0;
+    return static_cast<uint16_t>(std::stoi(m[1]));
   }
 
   ClientOptions tls_client(uint16_t port, const std::string& host = "127.0.0.1") const {
@@ -201,7 +228,7 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
              scheduler_pod_json("hami-scheduler-old", "leader"), lease_json(host + "_4b1c")});
   BackgroundProcess scheduler(chart_command(), chart_env("hami-scheduler-0"));
   ASSERT_TRUE(scheduler.started());
-  ASSERT_TRUE(scheduler.wait_for_log("hamisim serve: listening")) << scheduler.log();
+  ASSERT_TRUE(scheduler.wait_for_log("scheduler: listening")) << scheduler.log();
   const auto [port, metrics_port] = ports(scheduler);
   ASSERT_NE(port, 0) << scheduler.log();
 
@@ -271,6 +298,71 @@ TEST_F(HamiChart, TheDefaultCommandServesWebhookVerbsAndProbesAsHamiDoes) {
   const std::string log = scheduler.log();
   EXPECT_THAT(log, HasSubstr("HAMI_NODELOCK_EXPIRE is set"));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("error")));
+  // klog's lines, as HAMi's, named as HAMi's command; --debug noted once.
+  EXPECT_THAT(log, ::testing::ContainsRegex(
+                       R"(I[0-9]{4} [0-9:.]{15} +[0-9]+ serve_command\.cpp:[0-9]+\] )"
+                       R"("Flag accepted without effect" flag="--debug" value="true")"));
+  EXPECT_THAT(log, HasSubstr("] scheduler: stopped"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("hamisim serve")));
+}
+
+// Issue #47: HAMi's newest chart renders --device-plugin-namespace and
+// --device-plugin-service-account, and its kube-scheduler calls the extender on
+// --extender-bind; a user's extraArgs override a flag the chart fixes (pflag: the last value
+// wins). The same binary serves it: the probes on --http_bind, the verbs where kube-scheduler
+// calls them, the webhook with the overriding scheduler name.
+TEST_F(HamiChart, TheNewestChartsCommandWithAnExtraArgsOverrideServes) {
+  // gpu-2 registers no devices: the filter's V4 line for it shows which -v won.
+  start_api({node_json("gpu-1"), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-2"}})",
+             gpu_pod_json("p1"), lease_json(this_hostname() + "_x")});
+  auto command = newest_chart_command();
+  command.push_back("--scheduler-name=gpu-scheduler");  // extraArgs over the chart's
+  command.push_back("-v=2");                            // and over values.yaml's -v=4
+  BackgroundProcess scheduler(command, chart_env("hami-scheduler-0"));
+  ASSERT_TRUE(scheduler.wait_for_log("scheduler: listening")) << scheduler.log();
+  const uint16_t port = ports(scheduler).first;
+  const uint16_t verbs = extender_port(scheduler);
+  ASSERT_NE(port, 0) << scheduler.log();
+  ASSERT_NE(verbs, 0) << scheduler.log();
+  ASSERT_NE(verbs, port);
+
+  ASSERT_TRUE(eventually([&] {
+    auto r = testing::http_request(tls_client(port), "GET", "/readyz");
+    return r.ok() && r->status == 200 && r->body.find(R"("filtering":true)") != std::string::npos;
+  })) << scheduler.log();
+  auto filter =
+      testing::http_request(tls_client(verbs), "POST", "/filter",
+                            fmt::format(R"({{"Pod":{},"NodeNames":["gpu-1","gpu-2"]}})",
+                                        gpu_pod_json("p1")));
+  ASSERT_TRUE(filter.ok()) << filter.error().message;
+  EXPECT_EQ(filter->status, 200);
+  EXPECT_THAT(filter->body, HasSubstr(R"("NodeNames":["gpu-1"])")) << filter->body;
+  auto bind = testing::http_request(
+      tls_client(verbs), "POST", "/bind",
+      R"({"PodName":"p1","PodNamespace":"default","PodUID":"uid-p1","Node":"gpu-1"})");
+  ASSERT_TRUE(bind.ok());
+  EXPECT_EQ(bind->body, R"({"Error":""})") << bind->body;
+  auto webhook = testing::http_request(tls_client(port), "POST", "/webhook", admission_review(),
+                                       {{"Content-Type", "application/json"}});
+  ASSERT_TRUE(webhook.ok()) << webhook.error().message;
+  EXPECT_EQ(webhook->status, 200);
+  // The patch is base64 JSON; the override's name is in it, the chart's is not.
+  const json::value review = json::parse(webhook->body);
+  std::string patch;
+  ASSERT_TRUE(
+      model::decode_base64(std::string(review.at("response").at("patch").as_string()), patch));
+  EXPECT_THAT(patch, HasSubstr("gpu-scheduler")) << patch;
+  EXPECT_THAT(patch, ::testing::Not(HasSubstr("hami-scheduler"))) << patch;
+
+  EXPECT_EQ(scheduler.stop(), 0) << scheduler.log();
+  const std::string log = scheduler.log();
+  for (const char* flag : {"--device-plugin-namespace", "--device-plugin-service-account"}) {
+    EXPECT_THAT(log, HasSubstr(fmt::format(R"("Flag accepted without effect" flag="{}")", flag)));
+  }
+  // -v=2 won over -v=4: the V4 line for gpu-2 is off, the filter's own line is there.
+  EXPECT_THAT(log, HasSubstr(R"("Scheduling pod to node" pod="p1")"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("NodeUnfitPod")));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("error")));
 }
 
 TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
@@ -278,7 +370,7 @@ TEST_F(HamiChart, WithTheWebhookDisabledItServesPlainHttpOnTheWildcard) {
   auto command = chart_command(/*webhook=*/false);
   command.push_back("--legacy-metrics=true");  // the chart's legacyMetrics: true
   BackgroundProcess scheduler(command, chart_env("hami-scheduler-0"));
-  ASSERT_TRUE(scheduler.wait_for_log("hamisim serve: listening")) << scheduler.log();
+  ASSERT_TRUE(scheduler.wait_for_log("scheduler: listening")) << scheduler.log();
   const uint16_t port = ports(scheduler).first;
   ClientOptions plain;
   plain.port = port;
@@ -316,7 +408,7 @@ TEST_F(HamiChart, ARollingUpdateMakesTheNewPodReadyBeforeTheOldOneStops) {
     return c;
   };
   BackgroundProcess old_pod(command("hami-scheduler-a"), chart_env("hami-scheduler-a"));
-  ASSERT_TRUE(old_pod.wait_for_log("hamisim serve: listening")) << old_pod.log();
+  ASSERT_TRUE(old_pod.wait_for_log("scheduler: listening")) << old_pod.log();
   const uint16_t old_port = ports(old_pod).first;
   ASSERT_TRUE(eventually([&] {
     auto r = testing::http_request(tls_client(old_port), "GET", "/readyz");
@@ -324,7 +416,7 @@ TEST_F(HamiChart, ARollingUpdateMakesTheNewPodReadyBeforeTheOldOneStops) {
   })) << old_pod.log();
 
   BackgroundProcess new_pod(command("hami-scheduler-b"), chart_env("hami-scheduler-b"));
-  ASSERT_TRUE(new_pod.wait_for_log("hamisim serve: listening")) << new_pod.log();
+  ASSERT_TRUE(new_pod.wait_for_log("scheduler: listening")) << new_pod.log();
   const uint16_t new_port = ports(new_pod).first;
   // Ready as a follower while the old pod leads.
   ASSERT_TRUE(eventually([&] {

@@ -63,15 +63,24 @@ TEST(HamiFlags, AValueIsTakenFromTheNextWordExceptForBooleans) {
   EXPECT_EQ(missing.error().message, "flag needs an argument: --http_bind");
 }
 
+// The note a flag left for serve's start-up log, or null.
+const FlagNotes::Note* note(const ServeOptions& o, std::string_view flag) {
+  for (const auto& n : o.flag_notes.notes) {
+    if (n.flag == flag) return &n;
+  }
+  return nullptr;
+}
+
 TEST(HamiFlags, BooleansTakeGosSpellings) {
   for (const char* yes : {"1", "t", "T", "TRUE", "true", "True"}) {
     ServeOptions o;
-    auto r = take({std::string("--profiling=") + yes}, o);
-    ASSERT_FALSE(r.ok()) << yes;  // true is refused: see below
+    ASSERT_TRUE(take({std::string("--profiling=") + yes}, o).ok()) << yes;
+    ASSERT_NE(note(o, "profiling"), nullptr) << yes;  // true asks for pprof: a warning
   }
   for (const char* no : {"0", "f", "F", "FALSE", "false", "False"}) {
     ServeOptions o;
-    EXPECT_TRUE(take({std::string("--profiling=") + no}, o).ok()) << no;
+    ASSERT_TRUE(take({std::string("--profiling=") + no}, o).ok()) << no;
+    EXPECT_EQ(note(o, "profiling"), nullptr) << no;  // false asks for nothing
   }
   ServeOptions o;
   auto bad = take({"--debug=yes"}, o);
@@ -79,39 +88,101 @@ TEST(HamiFlags, BooleansTakeGosSpellings) {
   EXPECT_THAT(bad.error().message, HasSubstr(R"(invalid argument "yes" for "--debug" flag)"));
 }
 
-TEST(HamiFlags, WhatHamisimCannotHonourIsRefusedSayingWhy) {
-  const std::vector<std::pair<std::string, std::string>> refused = {
+// Issue #47: HAMi accepts these, so a values file carrying them must start; what they ask for
+// is not done, and a warning at start-up says so. A value pflag would refuse stays an error.
+TEST(HamiFlags, WhatHamisimCannotHonourIsAcceptedWithAWarningSayingWhy) {
+  const std::vector<std::pair<std::string, std::string>> warned = {
       {"--profiling", "no /debug/pprof"},
       {"--log_dir=/var/log", "stderr only"},
       {"--log_file=/tmp/x", "stderr only"},
       {"--logtostderr=false", "stderr only"},
       {"--vmodule=filter=5", "per-file verbosity"},
       {"--skip_headers", "header"},
-      {"--add_dir_header", "source files"},
-      {"--log_backtrace_at=x.go:10", "source lines"},
-      {"--kube-timeout=-1", "negative"},
+      {"--add_dir_header", "source directories"},
+      {"--log_backtrace_at=x.go:10", "stack traces"},
   };
-  for (const auto& [flag, why] : refused) {
+  for (const auto& [flag, why] : warned) {
     ServeOptions o;
     auto r = take({flag}, o);
-    ASSERT_FALSE(r.ok()) << flag;
-    EXPECT_THAT(r.error().message, HasSubstr(why)) << flag;
+    ASSERT_TRUE(r.ok()) << flag << ": " << r.error().message;
+    EXPECT_TRUE(r->empty()) << flag;
+    ASSERT_EQ(o.flag_notes.notes.size(), 1u) << flag;
+    EXPECT_EQ(o.flag_notes.notes[0].level, FlagNotes::kWarning) << flag;
+    EXPECT_THAT(o.flag_notes.notes[0].why, HasSubstr(why)) << flag;
   }
+  // The value that asks for nothing leaves no warning, even after one that did.
+  ServeOptions o;
+  ASSERT_TRUE(take({"--log_dir=/var/log", "--log_dir="}, o).ok());
+  EXPECT_TRUE(o.flag_notes.notes.empty());
+  auto negative = take({"--kube-timeout=-1"}, o);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.error().message, HasSubstr("negative"));
 }
 
-TEST(HamiFlags, FlagsWithoutEffectInHamiAreAcceptedAsHamiAcceptsThem) {
+TEST(HamiFlags, FlagsWithoutEffectInHamiAreAcceptedWithOneInfoLineEach) {
   ServeOptions o;
   auto rest =
       take({"--cambricon-mlu-name=x", "--dcu-memory", "y", "--metax-vcount=z",
             "--enflame-vgcu-resource-name=a", "--kunlun-vmemory=b", "--sgpu-topology-aware",
             "--stderrthreshold=WARNING", "--alsologtostderr", "--log_file_max_size=100",
-            "--one_output=true", "--legacy_stderr_threshold_behavior=false", "--logtostderr"},
+            "--one_output=true", "--legacy_stderr_threshold_behavior=false", "--logtostderr",
+            "--debug", "--debug=false"},
            o);
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_TRUE(rest->empty());
+  // One note per flag, in order of first appearance, with the last value; --logtostderr=true
+  // is what hamisim does anyway.
+  std::vector<std::string> flags;
+  for (const auto& n : o.flag_notes.notes) {
+    EXPECT_EQ(n.level, FlagNotes::kInfo) << n.flag;
+    flags.push_back(n.flag);
+  }
+  EXPECT_THAT(flags, ElementsAre("cambricon-mlu-name", "dcu-memory", "metax-vcount",
+                                 "enflame-vgcu-resource-name", "kunlun-vmemory",
+                                 "sgpu-topology-aware", "stderrthreshold", "alsologtostderr",
+                                 "log_file_max_size", "one_output",
+                                 "legacy_stderr_threshold_behavior", "debug"));
+  EXPECT_EQ(note(o, "debug")->value, "false");
+  EXPECT_EQ(note(o, "dcu-memory")->value, "y");
   auto severity = take({"--stderrthreshold=LOUD"}, o);
   ASSERT_FALSE(severity.ok());
   EXPECT_THAT(severity.error().message, HasSubstr("unknown severity"));
+}
+
+// HAMi's scheduler after v2.10 (cmd/scheduler/main.go): /refit's device-plugin identity, the
+// extender's own listener and the pprof listener. Its chart renders the first two.
+TEST(HamiFlags, TheFlagsOfHamisSchedulerAfterV210AreAccepted) {
+  ServeOptions o;
+  apply_hami_defaults(o);
+  auto rest = take({"--device-plugin-namespace=kube-system",
+                    "--device-plugin-service-account", "hami-device-plugin",
+                    "--profiling-bind-address=127.0.0.1:6060", "--extender-bind=127.0.0.1:9555"},
+                   o);
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_TRUE(rest->empty());
+  EXPECT_EQ(o.extender_listen, "127.0.0.1:9555");  // honoured: kube-scheduler calls it
+  ASSERT_NE(note(o, "device-plugin-namespace"), nullptr);
+  EXPECT_EQ(note(o, "device-plugin-namespace")->value, "kube-system");
+  EXPECT_THAT(note(o, "device-plugin-service-account")->why, HasSubstr("no /refit"));
+  EXPECT_THAT(note(o, "profiling-bind-address")->why, HasSubstr("no pprof"));
+  EXPECT_EQ(note(o, "extender-bind"), nullptr);
+}
+
+// pflag: a scalar flag given again takes the later value (the chart's fixed flags, then
+// extraArgs overriding one).
+TEST(HamiFlags, ARepeatedFlagTakesItsLastValue) {
+  ServeOptions o;
+  auto rest = take({"--http_bind=0.0.0.0:443", "--metrics-bind-address=:9395", "-v=4",
+                    "--http_bind", "0.0.0.0:8443", "--metrics-bind-address=:9999", "--v=2",
+                    "--kube-timeout=5", "--kube-timeout=7", "--extender-bind=a:1",
+                    "--extender-bind=127.0.0.1:2"},
+                   o);
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_EQ(o.listen, "0.0.0.0:8443");
+  EXPECT_EQ(o.metrics_listen, ":9999");
+  EXPECT_EQ(o.verbosity, 2);
+  EXPECT_EQ(o.kube_timeout_s, 7);
+  EXPECT_EQ(o.extender_listen, "127.0.0.1:2");
 }
 
 TEST(HamiFlags, KubeTimeoutIsInSecondsWithGoIntegerSyntax) {
@@ -163,6 +234,11 @@ TEST(HamiFlags, TheSchedulerEntryPointTakesHamisDefaults) {
   EXPECT_EQ(o.kube_qps, 5);
   EXPECT_EQ(o.kube_burst, 10);
   EXPECT_EQ(o.readyz_scope, "live");
+  EXPECT_EQ(o.extender_listen, "127.0.0.1:9444");  // HAMi after v2.10
+  EXPECT_EQ(o.log_format, "klog");                 // HAMi's lines are klog's
+  EXPECT_EQ(o.component, "scheduler");
+  EXPECT_EQ(ServeOptions{}.extender_listen, "");   // serve: one listener unless asked
+  EXPECT_EQ(ServeOptions{}.log_format, "text");
 }
 
 }  // namespace

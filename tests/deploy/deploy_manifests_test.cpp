@@ -61,7 +61,8 @@ std::vector<fs::path> manifest_files() {
 }
 
 const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                                              "ClusterIssuer", "MutatingWebhookConfiguration"};
+                                              "ClusterIssuer", "MutatingWebhookConfiguration",
+                                              "PriorityClass"};
 
 class Manifests : public ::testing::Test {
  protected:
@@ -350,8 +351,9 @@ TEST_F(Manifests, SimulationServiceNetworkPolicyAndBudgetSelectTheSimulationPods
     }
     return false;
   };
-  for (const char* provider : {"aws", "gce", "azure", "clusterapi", "magnum", "alicloud", "oci",
-                               "hetzner", "exoscale", "kwok", "civo"}) {
+  for (const char* provider :
+       {"aws", "gce", "azure", "clusterapi", "magnum", "alicloud", "oci", "hetzner", "exoscale",
+        "kwok", "civo", "rancher", "coreweave", "huaweicloud", "vultr"}) {
     EXPECT_TRUE(admitted({{"app.kubernetes.io/name", std::string(provider) + "-cluster-autoscaler"},
                           {"app.kubernetes.io/instance", "cluster-autoscaler"}},
                          "kube-system"))
@@ -641,6 +643,13 @@ TEST_F(Manifests, LiveSchedulerConfigPassesDoctorOfflineAndMatchesTheSidecar) {
 
   const Object& d = must("Deployment", "hamisim", "hamisim-scheduler");
   const YAML::Node pod = d.node["spec"]["template"]["spec"];
+  // Issue #47: system-*-critical outside kube-system is refused where those classes are
+  // quota-limited; the overlay brings a class of its own, below the system ones.
+  const std::string priority = pod["priorityClassName"].as<std::string>("");
+  EXPECT_FALSE(priority.starts_with("system-")) << priority;
+  const Object& pc = must("PriorityClass", "", priority);
+  EXPECT_LT(pc.node["value"].as<int64_t>(), 2000000000) << "the system classes' range";
+  EXPECT_FALSE(pc.node["globalDefault"].as<bool>(true));
   const YAML::Node ks = container(pod, "kube-scheduler");
   const auto ks_flags = flags(ks);
   auto [mount, vol] = volume_for(ks, ks_flags.at("--config"));

@@ -295,7 +295,8 @@ class Overlay : public ::testing::TestWithParam<std::string> {
 };
 
 const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                                              "ClusterIssuer", "MutatingWebhookConfiguration"};
+                                              "ClusterIssuer", "MutatingWebhookConfiguration",
+                                              "PriorityClass"};
 
 TEST_P(Overlay, RendersNamedObjectsInNamespacesItCreatesOrTheSystemOnes) {
   std::set<std::string> namespaces = {"kube-system", "cert-manager"};

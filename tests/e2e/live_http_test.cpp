@@ -47,7 +47,7 @@ struct LiveServeOptions {
   // A replica whose kube-scheduler does not hold the Lease (none is ever seen).
   bool follower = false;
   // Cluster snapshot files; empty: examples/live.
-  std::string snapshot;
+  std::string snapshot{};
 };
 
 live::LiveOptions live_options(const LiveServeOptions& o) {

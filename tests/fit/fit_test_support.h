@@ -146,8 +146,8 @@ struct Gpu {
   int64_t numa = 0;
   std::string mode = "hami-core";
   bool health = true;
-  std::vector<device::MigProfile> mig_profiles;
-  std::map<std::string, int32_t, std::less<>> pair_scores;
+  std::vector<device::MigProfile> mig_profiles{};
+  std::map<std::string, int32_t, std::less<>> pair_scores{};
 
   Gpu& with_index(uint64_t v) {
     index = v;

@@ -1843,7 +1843,9 @@ TEST(HttpServer, ProbesAnswerWhenTheMetricsListenerIsFullOfIdleConnections) {
     idle.push_back(must_connect(metrics_client(*server)));
     ASSERT_TRUE(idle.back());
     // Half keep-alive between requests, half connected and silent.
-    if (i % 2 == 0) EXPECT_EQ(must(idle.back()->request("GET", "/healthz")).status, 200);
+    if (i % 2 == 0) {
+      EXPECT_EQ(must(idle.back()->request("GET", "/healthz")).status, 200);
+    }
   }
   // Each probe keeps its connection, so each one needs a place of its own.
   std::vector<std::unique_ptr<HttpTestClient>> probes;

@@ -39,7 +39,10 @@ using Clock = std::chrono::steady_clock;
 using state::ApiCode;
 using state::Kind;
 
-namespace {
+// Named, not anonymous: FakeApiServer::Impl holds these types; GCC warns
+// (-Wsubobject-linkage) when they come from an anonymous namespace. Named for this file, so
+// unity batches see no clash.
+namespace fake_apiserver_detail {
 
 std::string reason_for(int code) {
   switch (code) {
@@ -79,7 +82,7 @@ std::string reason_for(int code) {
 // object carries none; a 415 carries an empty one, as the real server's does.
 struct Details {
   bool present = false;
-  std::string name, group, kind;
+  std::string name{}, group{}, kind{};
 };
 
 std::string status_json(int code, std::string_view message, std::string reason = {},
@@ -415,7 +418,8 @@ struct FailRule {
   int status = 500;
 };
 
-}  // namespace
+}  // namespace fake_apiserver_detail
+using namespace fake_apiserver_detail;
 
 struct FakeApiServer::Impl {
   state::ObjectStore& store;

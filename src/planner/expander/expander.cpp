@@ -360,7 +360,10 @@ Result<Chain> Chain::make(std::string_view spec, ChainConfig config) {
     } else if (name == "price") {
       filters.push_back(std::make_unique<Price>(config.price));
     } else {
-      return make_error("expander: unknown expander \"" + std::string(name) + "\"");
+      // CA's names; its grpc expander calls a service of the user's, which a plan cannot.
+      return make_error("expander: unknown expander \"" + std::string(name) +
+                        "\"; the expanders are least-waste, most-pods, least-nodes, price, "
+                        "priority and random, chained with commas (CA's grpc is not supported)");
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

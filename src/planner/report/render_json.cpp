@@ -235,7 +235,7 @@ void json_node(JsonWriter& w, const PlannedNode& n) {
 
 }  // namespace
 
-std::string render_json(const Plan& plan) {
+std::string render_json(const Plan& plan, const Provenance* provenance) {
   JsonWriter w;
   w.begin_object();
   w.key("apiVersion").string(kPlanApiVersion);
@@ -271,6 +271,26 @@ std::string render_json(const Plan& plan) {
   w.key("modeComparison");
   if (plan.mode_comparison) {
     json_mode_comparison(w, *plan.mode_comparison);
+  } else {
+    w.null();
+  }
+  // Last: what varies from run to run (the time) comes after everything that does not.
+  w.key("provenance");
+  if (provenance != nullptr) {
+    w.begin_object();
+    w.key("version").string(provenance->version);
+    w.key("time").string(provenance->time);
+    w.key("inputs").begin_array();
+    for (const auto& in : provenance->inputs) {
+      w.begin_object();
+      w.key("flag").string(in.flag);
+      w.key("path").string(in.path);
+      w.key("sha256").string(in.sha256);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("command").string(provenance->command);
+    w.end_object();
   } else {
     w.null();
   }

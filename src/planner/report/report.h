@@ -29,8 +29,9 @@ struct TableOptions {
   bool verbose = false;
 };
 
-// Where a report came from (the HTML report's footer): a shared report must be traceable to
-// its inputs. Not part of the plan, which is the same for the same inputs.
+// Where a report came from (the HTML report's footer, the JSON document's "provenance"): a
+// shared report must be traceable to its inputs. Not part of the plan, which is the same for
+// the same inputs.
 struct Provenance {
   std::string version;  // hamisim's
   std::string time;     // when the report was made, RFC 3339 UTC
@@ -44,7 +45,8 @@ struct Provenance {
 };
 
 std::string render_table(const scaleup::Plan& plan, const TableOptions& options = {});
-std::string render_json(const scaleup::Plan& plan);
+// `provenance` null: the document's "provenance" is null (the what-if API has no files).
+std::string render_json(const scaleup::Plan& plan, const Provenance* provenance = nullptr);
 // `provenance` may be null (no footer details).
 std::string render_html(const scaleup::Plan& plan, const Provenance* provenance = nullptr);
 

@@ -524,7 +524,7 @@ TEST(Json, SmallPlanIsExact) {
       R"("cpuAllocatableMilli":4000,"memoryRequestedBytes":1024,"memoryAllocatableBytes":4096,)"
       R"("devices":[{"id":"GPU-1","type":"A100","usedMemoryMiB":300,"totalMemoryMiB":40960,)"
       R"("usedCores":40,"totalCores":100,"usedSlots":1,"totalSlots":10}],"draDevices":[]}],)"
-      R"("unpatchedCa":null,"modeComparison":null})"
+      R"("unpatchedCa":null,"modeComparison":null,"provenance":null})"
       "\n";
   EXPECT_EQ(render_json(small_plan()), expected);
 }
@@ -608,8 +608,24 @@ TEST(Json, EmptyPlanHasEveryTopLevelKey) {
       R"("summary":"","scaleUps":[],"warnings":[],"extenderFailed":false,"extenderFailures":[],)"
       R"("clusterNodes":0,"clusterPods":0,)"
       R"("deviceStage":"","expander":"","groups":[],"pods":[],"newNodes":[],"unpatchedCa":null,)"
-      R"("modeComparison":null})"
+      R"("modeComparison":null,"provenance":null})"
       "\n");
+}
+
+// Issue #47: `plan -o json` carries where it came from, as the HTML report's footer does; last,
+// so the plan's own keys read the same with or without it.
+TEST(Json, ProvenanceIsTheLastKeyWhenGiven) {
+  Provenance p;
+  p.version = "0.1.0 abc";
+  p.time = "2026-12-07T10:00:00Z";
+  p.inputs = {{"--cluster", "c.yaml", "ab12"}, {"--pods", "-", ""}};
+  p.command = "hamisim plan --cluster c.yaml";
+  const std::string doc = render_json(Plan{}, &p);
+  EXPECT_THAT(doc, HasSubstr(R"("modeComparison":null,"provenance":{"version":"0.1.0 abc",)"
+                             R"("time":"2026-12-07T10:00:00Z","inputs":[{"flag":"--cluster",)"
+                             R"("path":"c.yaml","sha256":"ab12"},{"flag":"--pods","path":"-",)"
+                             R"("sha256":""}],"command":"hamisim plan --cluster c.yaml"}})"
+                             "\n"));
 }
 
 TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {
@@ -623,7 +639,7 @@ TEST(Json, TheUnpatchedCaComparisonIsAnObjectOnlyWhenAsked) {
                 R"("unpatchedNewNodes":1},{"name":"cpu-pool","estimatedNodes":null,)"
                 R"("unpatchedEstimatedNodes":null,"newNodes":0,"unpatchedNewNodes":0}],)"
                 R"("leftPending":[{"pod":"ml/train-2","reason":"no \u003croom\u003e"}]},)"
-                R"("modeComparison":null})"));
+                R"("modeComparison":null,"provenance":null})"));
 }
 
 // `plan --compare-modes`: the DRA-mode plan next to this one, in each output.
@@ -667,7 +683,7 @@ TEST(Json, TheModeComparisonIsAnObjectOnlyWhenAsked) {
                 R"("node":"n-0","draState":"triggers-scale-up","draNode":"n-1","why":""},)"
                 R"({"pod":"ns/\u003cr\u003e","state":"triggers-scale-up","node":"n-0",)"
                 R"("draState":"refused","draNode":"","why":"DRA mode: refused"}],)"
-                R"("notModelled":["policies"],"warnings":[]}})"));
+                R"("notModelled":["policies"],"warnings":[]},"provenance":null})"));
 }
 
 TEST(Table, TheModeComparisonListsCountsAndThePodsThatDiffer) {

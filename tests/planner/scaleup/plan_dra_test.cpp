@@ -345,7 +345,9 @@ TEST(PlannerDra, FirstAvailableFallsBackToASmallerGpu) {
   const auto& gpu0 = p.new_nodes[0].dra_devices.at(0);
   EXPECT_EQ(gpu0.claims, std::vector<std::string>{"ml/p-gpu"});
   for (const auto& c : gpu0.capacity) {
-    if (c.name == "memory") EXPECT_EQ(c.consumed, model::Quantity::parse("40Gi").value());
+    if (c.name == "memory") {
+      EXPECT_EQ(c.consumed, model::Quantity::parse("40Gi").value());
+    }
   }
 }
 
