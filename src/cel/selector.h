@@ -18,7 +18,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "model/quantity.h"
 #include "model/result.h"
@@ -58,6 +60,11 @@ class Device {
   virtual const Attribute* attribute(std::string_view domain, std::string_view id) const = 0;
   // The capacity's total value (not what remains); nullptr: no such capacity.
   virtual const model::Quantity* capacity(std::string_view domain, std::string_view id) const = 0;
+  // Every attribute's and every capacity's (domain, id), in any order: what iterating and
+  // sizing device.attributes and device.capacity see.
+  using Names = std::vector<std::pair<std::string_view, std::string_view>>;
+  virtual Names attribute_names() const = 0;
+  virtual Names capacity_names() const = 0;
 };
 
 namespace detail {
@@ -68,6 +75,8 @@ class Selector {
  public:
   // Longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
   static constexpr size_t kMaxExpressionLength = 10 * 1024;
+  // Run-time cost limit of one evaluation (resource.k8s.io CELSelectorExpressionMaxCost).
+  static constexpr uint64_t kCostLimit = 1000000;
 
   // Errors read: CEL expression "<expr>": <what> at column N[ is not supported by hamisim
   // (docs/cel.md lists what is)].

@@ -129,8 +129,25 @@ class CelDevice final : public cel::Device {
     const DeviceCapacity* c = find_qualified(device_.capacity, driver_, domain, id);
     return c ? &c->value : nullptr;
   }
+  Names attribute_names() const override { return qualified_names(device_.attributes); }
+  Names capacity_names() const override { return qualified_names(device_.capacity); }
 
  private:
+  template <class V>
+  Names qualified_names(const NameMap<V>& map) const {
+    Names out;
+    for (const auto& [key, value] : map) {
+      const std::string_view k = key;
+      const size_t slash = k.find('/');
+      if (slash == std::string_view::npos) {
+        out.emplace_back(driver_, k);
+      } else {
+        out.emplace_back(k.substr(0, slash), k.substr(slash + 1));
+      }
+    }
+    return out;
+  }
+
   std::string_view driver_;
   const dra::Device& device_;
 };
