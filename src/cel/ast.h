@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,7 @@ enum class Type : uint8_t {
   kSemver,
   kList,        // list(elem)
   kMap,         // map(key, elem): map literals
+  kOptional,    // optional_type(elem): `list` holds no value or one
   kDevice,      // the `device` object
   kAttrRoot,    // device.attributes: map(string, map(string, dyn)); unknown domain: empty map
   kCapRoot,     // device.capacity: map(string, map(string, Quantity))
@@ -112,6 +114,14 @@ struct Value {
     r.owner = std::move(owned);
     return r;
   }
+  // An optional: none, or one value.
+  static Value of_optional(std::optional<Value> v) {
+    ValueList l;
+    if (v) l.push_back(std::move(*v));
+    Value r = of_list(std::move(l));
+    r.type = Type::kOptional;
+    return r;
+  }
   static Value of_map(ValueMap v) {
     auto owned = std::make_shared<const ValueMap>(std::move(v));
     Value r;
@@ -151,6 +161,8 @@ enum class Op : uint8_t {
   kMod,
   kNeg,
   kComprehension,  // a macro over kids[0]: `macro` with `vars` variables, then kids[1..]
+  kOptSelect,      // kids[0].?name
+  kOptIndex,       // kids[0][?kids[1]]
 };
 
 // The comprehension macros (cel-spec's and cel-go's two-variable extension).
@@ -226,6 +238,14 @@ enum class Fn : uint8_t {
   kDistinct,
   kReverse,
   kSort,
+  // Optional types (cel-go's OptionalTypes).
+  kOptOf,
+  kOptOfNonZero,
+  kOptNone,
+  kOptHasValue,
+  kOptValue,
+  kOptOrValue,
+  kOptOr,
 };
 
 struct Node {

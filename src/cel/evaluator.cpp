@@ -235,6 +235,9 @@ class Evaluator {
       }
       case Op::kComprehension:
         return comprehension(n, frame);
+      case Op::kOptSelect:
+      case Op::kOptIndex:
+        return optional_member(n, frame);
       default:
         return strict(n, frame);
     }
@@ -292,6 +295,37 @@ class Evaluator {
     }
     if (first_error) return std::move(*first_error);
     return Value::of_bool(!decisive);
+  }
+
+  Result<Value> optional_member(const Node& n, const Frame* frame) {
+    auto v = eval(*n.kids[0], frame);
+    if (!v) return v;
+    Value key = Value::of_string(n.name);
+    if (n.op == Op::kOptIndex) {
+      auto k = eval(*n.kids[1], frame);
+      if (!k) return k;
+      key = std::move(k).value();
+    }
+    ++cost_;
+    Value target = *v;
+    if (target.type == Type::kOptional) {
+      if (target.list->empty()) return target;  // none stays none
+      target = (*target.list)[0];
+    }
+    if (target.type == Type::kList) {
+      if (key.type != Type::kInt) return no_overload("_[?_]", target, key);
+      if (key.i < 0 || key.i >= static_cast<int64_t>(target.list->size())) {
+        return Value::of_optional(std::nullopt);
+      }
+      return Value::of_optional((*target.list)[static_cast<size_t>(key.i)]);
+    }
+    if (target.type == Type::kDevice || target.type == Type::kAttrRoot ||
+        target.type == Type::kCapRoot || (is_map(target.type) && contains_key(target, key))) {
+      auto f = field(target, key);
+      if (!f) return f;
+      return Value::of_optional(std::move(f).value());
+    }
+    return Value::of_optional(std::nullopt);
   }
 
   // The keys of a map value, in iteration order (device maps: sorted, which Kubernetes leaves
@@ -458,6 +492,11 @@ class Evaluator {
         return false;
       }
       return compare_numbers(a, b) == 0;
+    }
+    if (a.type == Type::kOptional && b.type == Type::kOptional) {
+      if (a.list->size() != b.list->size()) return false;
+      if (a.list->empty()) return true;
+      return equals((*a.list)[0], (*b.list)[0]);
     }
     const bool a_map = is_map(a.type), b_map = is_map(b.type);
     if (a.type != b.type && !(a_map && b_map)) {
@@ -1600,6 +1639,57 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     case Fn::kListIndexOf:
     case Fn::kListLastIndexOf:
       return bad();
+    case Fn::kOptOf:
+      return Value::of_optional(a);
+    case Fn::kOptNone:
+      return Value::of_optional(std::nullopt);
+    case Fn::kOptOfNonZero: {
+      bool zero = false;
+      switch (a.type) {
+        case Type::kNull:
+          zero = true;
+          break;
+        case Type::kBool:
+          zero = !a.b;
+          break;
+        case Type::kInt:
+          zero = a.i == 0;
+          break;
+        case Type::kUint:
+          zero = a.u == 0;
+          break;
+        case Type::kDouble:
+          zero = a.d == 0;
+          break;
+        case Type::kString:
+          zero = a.s.empty();
+          break;
+        case Type::kList:
+          zero = a.list->empty();
+          break;
+        case Type::kMap:
+          zero = a.map->empty();
+          break;
+        default:
+          break;
+      }
+      return Value::of_optional(zero ? std::nullopt : std::optional<Value>(a));
+    }
+    case Fn::kOptHasValue:
+    case Fn::kOptValue:
+    case Fn::kOptOrValue:
+    case Fn::kOptOr: {
+      if (!is(a, Type::kOptional)) return bad();
+      const bool has = !a.list->empty();
+      if (n.fn == Fn::kOptHasValue) return Value::of_bool(has);
+      if (n.fn == Fn::kOptValue) {
+        if (!has) return make_error("optional.none() dereference");
+        return (*a.list)[0];
+      }
+      if (n.fn == Fn::kOptOrValue) return has ? (*a.list)[0] : b;
+      if (!is(b, Type::kOptional)) return bad();
+      return has ? a : b;
+    }
   }
   return make_error("internal error: unknown function");
 }
@@ -1714,6 +1804,20 @@ const char* Evaluator::fn_name(Fn fn) {
       return "reverse";
     case Fn::kSort:
       return "sort";
+    case Fn::kOptOf:
+      return "optional.of";
+    case Fn::kOptOfNonZero:
+      return "optional.ofNonZeroValue";
+    case Fn::kOptNone:
+      return "optional.none";
+    case Fn::kOptHasValue:
+      return "hasValue";
+    case Fn::kOptValue:
+      return "value";
+    case Fn::kOptOrValue:
+      return "orValue";
+    case Fn::kOptOr:
+      return "or";
   }
   return "?";
 }

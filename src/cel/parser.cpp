@@ -41,6 +41,8 @@ std::string_view type_name(Type t) {
       return "list";
     case Type::kMap:
       return "map";
+    case Type::kOptional:
+      return "optional_type";
     case Type::kDevice:
       return "device";
     case Type::kAttrRoot:
@@ -268,6 +270,13 @@ const std::vector<FnDef>& functions() {
       {"distinct", true, Fn::kDistinct, {{{T::kList}, T::kList}}},
       {"reverse", true, Fn::kReverse, {{{T::kList}, T::kList}}},
       {"sort", true, Fn::kSort, {{{T::kList}, T::kList}}},
+      {"optional.of", false, Fn::kOptOf, {{{T::kDyn}, T::kOptional}}},
+      {"optional.ofNonZeroValue", false, Fn::kOptOfNonZero, {{{T::kDyn}, T::kOptional}}},
+      {"optional.none", false, Fn::kOptNone, {{{}, T::kOptional}}},
+      {"hasValue", true, Fn::kOptHasValue, {{{T::kOptional}, T::kBool}}},
+      {"value", true, Fn::kOptValue, {{{T::kOptional}, T::kDyn}}},
+      {"orValue", true, Fn::kOptOrValue, {{{T::kOptional, T::kDyn}, T::kDyn}}},
+      {"or", true, Fn::kOptOr, {{{T::kOptional, T::kOptional}, T::kOptional}}},
   };
   return defs;
 }
@@ -334,10 +343,8 @@ class Parser {
     switch (t.kind) {
       case Tok::kBytes:
         return unsupported("bytes literal", t.pos);
-      case Tok::kDotQuestion:
-        return unsupported("optional field selection '.?'", t.pos);
       case Tok::kLBracketQuestion:
-        return unsupported("optional index '[?'", t.pos);
+        return unsupported("optional list element '[?'", t.pos);
       default:
         return invalid("unexpected " + std::string(token_name(t.kind)), t.pos);
     }
@@ -649,10 +656,23 @@ class Parser {
         auto ix = index(std::move(cur), std::move(key).value(), pos);
         if (!ix) return ix;
         cur = std::move(ix).value();
-      } else if (t.kind == Tok::kDotQuestion || t.kind == Tok::kLBracketQuestion ||
-                 t.kind == Tok::kLBrace) {
-        if (t.kind == Tok::kLBrace) return unsupported("message construction '{'", t.pos);
-        return unexpected(t);
+      } else if (t.kind == Tok::kDotQuestion) {
+        take();
+        auto name = expect(Tok::kIdent);
+        if (!name) return name.error();
+        auto s = optional_member(std::move(cur), **name, nullptr);
+        if (!s) return s;
+        cur = std::move(s).value();
+      } else if (t.kind == Tok::kLBracketQuestion) {
+        const Token& open = take();
+        auto key = expr();
+        if (!key) return key;
+        if (auto close = expect(Tok::kRBracket); !close) return close.error();
+        auto s = optional_member(std::move(cur), open, std::move(key).value());
+        if (!s) return s;
+        cur = std::move(s).value();
+      } else if (t.kind == Tok::kLBrace) {
+        return unsupported("message construction '{'", t.pos);
       } else {
         return cur;
       }
@@ -676,6 +696,49 @@ class Parser {
       default:
         return std::nullopt;
     }
+  }
+
+  // `operand.?name` (key == nullptr) and `operand[?key]`: an optional of what `.name` or
+  // `[key]` would give, none where it would fail for want of the key; on an optional operand,
+  // none stays none.
+  PR optional_member(NodeP operand, const Token& at, NodeP key) {
+    SType t = stype(*operand);
+    if (t.t == Type::kOptional) t = SType{t.elem};
+    SType result;
+    if (t.t == Type::kDevice && !key) {
+      const std::string_view f = at.text;
+      if (f == "driver") {
+        result.t = Type::kString;
+      } else if (f == "allowMultipleAllocations") {
+        result.t = Type::kBool;
+      } else if (f == "attributes") {
+        result.t = Type::kAttrRoot;
+      } else if (f == "capacity") {
+        result.t = Type::kCapRoot;
+      } else {
+        return invalid("undefined field '" + std::string(f) + "' of device", at.pos);
+      }
+    } else if (t.t == Type::kList && key) {
+      if (key->type != Type::kInt && key->type != Type::kDyn) {
+        return invalid(overload("_[?_]", t.t, key->type), key->pos);
+      }
+      result = SType{t.elem};
+    } else if (auto m = member_type(t)) {
+      result = *m;
+    } else {
+      return invalid("type '" + std::string(type_name(t.t)) + "' does not support " +
+                         (key ? "optional indexing" : "optional field selection"),
+                     at.pos);
+    }
+    if (result.t == Type::kList || result.t == Type::kMap || result.t == Type::kOptional) {
+      result = SType{};  // one level of element types: the optional's is dyn
+    }
+    auto n = node(key ? Op::kOptIndex : Op::kOptSelect, Type::kOptional, at.pos);
+    n->elem = result.t;
+    if (!key) n->name = std::string(at.text);
+    n->kids.push_back(std::move(operand));
+    if (key) n->kids.push_back(std::move(key));
+    return finish(std::move(n));
   }
 
   PR select(NodeP operand, const Token& id) {
@@ -929,11 +992,30 @@ class Parser {
     }
     auto n = node(Op::kCall, one_result ? result : Type::kDyn, id.pos);
     n->fn = def.fn;
-    const Type recv_elem = list[0]->elem;
+    const Type recv_elem = list.empty() ? Type::kDyn : list[0]->elem;
     // The element types of what list functions return, and checks CEL's checker makes on them.
     switch (def.fn) {
       case Fn::kSplit:
         n->elem = Type::kString;
+        break;
+      case Fn::kOptOf:
+      case Fn::kOptOfNonZero:
+        n->elem = list[0]->type;
+        break;
+      case Fn::kOptValue:
+        n->type = recv_elem;
+        break;
+      case Fn::kOptOrValue:
+        if (!unify(SType{recv_elem}, stype(*list[1]))) {
+          return invalid(overload("orValue", Type::kOptional, types[1]), id.pos);
+        }
+        n->type = recv_elem;  // optional(dyn).orValue(1) is dyn, as cel-go infers it
+        break;
+      case Fn::kOptOr:
+        if (!unify(SType{recv_elem}, SType{list[1]->elem})) {
+          return invalid(overload("or", Type::kOptional, Type::kOptional), id.pos);
+        }
+        n->elem = recv_elem;
         break;
       case Fn::kRange:
         n->elem = Type::kInt;
@@ -1150,6 +1232,7 @@ class Parser {
   PR list(size_t pos) {
     auto n = node(Op::kList, Type::kList, pos);
     while (!accept(Tok::kRBracket)) {
+      if (peek().kind == Tok::kQuestion) return unsupported("optional list element '?'", peek().pos);
       auto e = expr();
       if (!e) return e;
       n->kids.push_back(std::move(e).value());
@@ -1188,6 +1271,7 @@ class Parser {
   PR map(size_t pos) {
     auto n = node(Op::kMap, Type::kMap, pos);
     while (!accept(Tok::kRBrace)) {
+      if (peek().kind == Tok::kQuestion) return unsupported("optional map entry '?'", peek().pos);
       auto k = expr();
       if (!k) return k;
       if (auto colon = expect(Tok::kColon); !colon) return colon.error();
