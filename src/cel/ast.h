@@ -215,7 +215,6 @@ enum class Fn : uint8_t {
   kJoin,
   kQuote,
   // Kubernetes' quantity library.
-  kSign,
   kIsInteger,
   kAsInteger,
   kAsApproximateFloat,
@@ -230,8 +229,6 @@ enum class Fn : uint8_t {
   kSum,
   kMin,
   kMax,
-  kListIndexOf,
-  kListLastIndexOf,
   kRange,
   kSlice,
   kFlatten,

@@ -1469,9 +1469,6 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     case Fn::kQuote:
       if (!is(a, Type::kString)) return bad();
       return Value::of_owned_string(quote(a.s));
-    case Fn::kSign:
-      if (!is(a, Type::kQuantity)) return bad();
-      return Value::of_int(a.q.sign());
     case Fn::kIsInteger:
     case Fn::kAsInteger: {
       // Kubernetes' Quantity.AsInt64: only an int64 amount of scale >= 0 that fits.
@@ -1636,9 +1633,6 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
       });
       return Value::of_list(std::move(out));
     }
-    case Fn::kListIndexOf:
-    case Fn::kListLastIndexOf:
-      return bad();
     case Fn::kOptOf:
       return Value::of_optional(a);
     case Fn::kOptNone:
@@ -1745,10 +1739,8 @@ const char* Evaluator::fn_name(Fn fn) {
     case Fn::kCharAt:
       return "charAt";
     case Fn::kIndexOf:
-    case Fn::kListIndexOf:
       return "indexOf";
     case Fn::kLastIndexOf:
-    case Fn::kListLastIndexOf:
       return "lastIndexOf";
     case Fn::kLowerAscii:
       return "lowerAscii";
@@ -1766,8 +1758,6 @@ const char* Evaluator::fn_name(Fn fn) {
       return "join";
     case Fn::kQuote:
       return "strings.quote";
-    case Fn::kSign:
-      return "sign";
     case Fn::kIsInteger:
       return "isInteger";
     case Fn::kAsInteger:

@@ -1098,8 +1098,7 @@ class Parser {
     auto v = evaluate(n, none);
     if (!v) return invalid("program instantiation failed: " + v.error().message, n.pos);
     n.constant = std::move(v).value();
-    n.op = Op::kConst;
-    n.kids.clear();
+    n.op = Op::kConst;  // the kids stay: the constant may be a view into a literal among them
     return true;
   }
 

@@ -1,18 +1,21 @@
 #pragma once
-// DRA device selectors: the subset of CEL that DeviceClass and ResourceClaim selectors use
-// (docs/cel.md lists it), evaluated as kube-scheduler evaluates it.
+// DRA device selectors: CEL as kube-scheduler 1.37 evaluates DeviceClass and ResourceClaim
+// selectors (the DRA environment of k8s.io/dynamic-resource-allocation v0.37.2; docs/cel.md
+// lists the few constructs still refused).
 //
 // Contract:
-// - Selector::compile parses and type-checks once. Anything outside the subset, and anything
-//   CEL's checker would refuse, is an error naming the expression and the column; nothing
-//   unsupported is ever silently treated as a match or a non-match.
+// - Selector::compile parses and type-checks once. A construct hamisim does not evaluate, and
+//   anything CEL's checker would refuse, is an error naming the expression and the column;
+//   nothing unsupported is ever silently treated as a match or a non-match.
 // - Selector::matches evaluates against one device without re-parsing. It answers true or
 //   false, or returns CEL's runtime error ("no such key: model", "no such overload"): in
 //   Kubernetes a runtime error fails the scheduling attempt, so callers must not fold it into
 //   false. `&&` and `||` absorb errors as CEL does (`false && <error>` is false in either order).
 // - A compiled Selector is immutable; copies share it and may be evaluated concurrently.
 // - Evaluation of the common selectors (string comparisons, attribute lookups) allocates
-//   nothing: strings are views into the expression and into the device.
+//   nothing: strings are views into the expression and into the device. Values built at run
+//   time (lists, maps, strings a function makes) own their storage.
+// - Evaluation stops past Kubernetes' run-time cost limit (kCostLimit), with its error.
 
 #include <cstdint>
 #include <memory>
