@@ -724,6 +724,14 @@ class Evaluator {
       case Op::kMul:
       case Op::kDiv:
       case Op::kMod:
+        if (n.op == Op::kAdd && ((a.type == Type::kString && b.type == Type::kString) ||
+                                 (a.type == Type::kList && b.type == Type::kList))) {
+          // Concatenation costs by the size of its result, charged before it is built: a
+          // chain of cel.bind doublings stops at the cost limit, not in the allocator.
+          const size_t size = a.type == Type::kString ? a.s.size() + b.s.size()
+                                                       : a.list->size() + b.list->size();
+          if (Result<bool> ok = charge(size / 10); !ok) return ok.error();
+        }
         return arithmetic(n.op, a, b);
       case Op::kNeg:
         if (a.type == Type::kInt) {
@@ -819,8 +827,9 @@ class Evaluator {
     }
   }
 
-  Result<Value> in(const Value& x, const Value& container) const {
+  Result<Value> in(const Value& x, const Value& container) {
     if (container.type == Type::kList) {
+      cost_ += container.list->size() / 10;
       // cel-go's list Contains: `x.Equal(element)` for each element; an element that refuses
       // the comparison (a Quantity or Semver `x` against another type) counts as not equal.
       for (const Value& e : *container.list) {
@@ -842,6 +851,15 @@ class Evaluator {
   // Cost of a string function: a tenth of the receiver's length, as Kubernetes estimates
   // traversals.
   void traversal(std::string_view s) { cost_ += (s.size() + 9) / 10; }
+
+  // Adds `units` of cost; an error, before the work is done, when that passes the limit.
+  Result<bool> charge(uint64_t units) {
+    cost_ += units;
+    if (cost_ > Selector::kCostLimit) {
+      return make_error("operation cancelled: actual cost limit exceeded");
+    }
+    return true;
+  }
 
   Result<Value> call(const Node& n, const Value* args, size_t count);
 
@@ -1423,6 +1441,22 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
         return bad();
       }
       traversal(a.s);
+      {
+        // The result's size, charged before it is built (an empty `old` inserts `new` at
+        // every code point).
+        const int64_t limit = count == 4 ? args[3].i : -1;
+        uint64_t hits = 0;
+        if (b.s.empty()) {
+          hits = static_cast<uint64_t>(code_points(a.s)) + 1;
+        } else {
+          for (size_t at = a.s.find(b.s); at != std::string_view::npos;
+               at = a.s.find(b.s, at + b.s.size())) {
+            ++hits;
+          }
+        }
+        if (limit >= 0) hits = std::min<uint64_t>(hits, static_cast<uint64_t>(limit));
+        if (Result<bool> ok = charge(hits * c.s.size() / 10); !ok) return ok.error();
+      }
       return Value::of_owned_string(replace_n(a.s, b.s, c.s, count == 4 ? args[3].i : -1));
     case Fn::kSplit: {
       if (!is(a, Type::kString) || !is(b, Type::kString) || (count == 3 && !is(c, Type::kInt))) {
@@ -1504,6 +1538,7 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     case Fn::kSetsEquivalent:
     case Fn::kSetsIntersects: {
       if (!is(a, Type::kList) || !is(b, Type::kList)) return bad();
+      if (Result<bool> ok = charge(a.list->size() * b.list->size() / 10); !ok) return ok.error();
       auto member = [&](const Value& x, const ValueList& l) {
         return std::any_of(l.begin(), l.end(), [&](const Value& e) {
           auto eq = equals(x, e);
@@ -1559,12 +1594,11 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     }
     case Fn::kRange: {
       if (!is(a, Type::kInt)) return bad();
-      if (a.i > static_cast<int64_t>(Selector::kCostLimit)) {
-        return make_error("operation cancelled: actual cost limit exceeded");
+      if (Result<bool> ok = charge(a.i > 0 ? static_cast<uint64_t>(a.i) : 0); !ok) {
+        return ok.error();
       }
       ValueList out;
       for (int64_t i = 0; i < a.i; ++i) out.push_back(Value::of_int(i));
-      cost_ += out.size();
       return Value::of_list(std::move(out));
     }
     case Fn::kSlice: {
@@ -1603,6 +1637,7 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     }
     case Fn::kDistinct: {
       if (!is(a, Type::kList)) return bad();
+      if (Result<bool> ok = charge(a.list->size() * a.list->size() / 10); !ok) return ok.error();
       ValueList out;
       for (const Value& e : *a.list) {
         const bool seen = std::any_of(out.begin(), out.end(), [&](const Value& o) {
@@ -1619,6 +1654,7 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     }
     case Fn::kSort: {
       if (!is(a, Type::kList)) return bad();
+      if (Result<bool> ok = charge(a.list->size()); !ok) return ok.error();
       ValueList out(*a.list);
       for (size_t k = 1; k < out.size(); ++k) {
         if (out[k].type != out[0].type || !(is_number(out[0].type) ||

@@ -866,6 +866,17 @@ TEST(Limits, RunTimeCostLimit) {
   EXPECT_TRUE(match("lists.range(100).all(i, lists.range(50).all(j, i + j >= 0))", d));
   EXPECT_EQ(runtime_error("lists.range(2000).all(i, lists.range(600).all(j, i + j >= 0))", d),
             "operation cancelled: actual cost limit exceeded");
+  // Work that grows faster than the expression is charged before it is done: a chain of
+  // doublings ends at the limit, not in the allocator.
+  std::string doubling = "'0123456789'";
+  for (int i = 0; i < 40; ++i) doubling = "cel.bind(s" + std::to_string(i) + ", " + doubling +
+                                          ", s" + std::to_string(i) + " + s" + std::to_string(i) + ")";
+  EXPECT_EQ(runtime_error("size(" + doubling + ") > 0", d),
+            "operation cancelled: actual cost limit exceeded");
+  EXPECT_EQ(runtime_error("lists.range(2000000).size() > 0", d),
+            "operation cancelled: actual cost limit exceeded");
+  EXPECT_EQ(runtime_error("lists.range(900000).distinct().size() > 0", d),
+            "operation cancelled: actual cost limit exceeded");
 }
 
 }  // namespace
