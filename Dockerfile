@@ -28,12 +28,12 @@ FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
 COPY --from=build /opt/hamisim /opt/hamisim
 # Only the shared libraries hamisim links (OpenSSL 3, yaml-cpp, spdlog/fmt, Boost.JSON,
-# simdjson). setcap runs in this stage: a capability set in the build stage may not survive
+# simdjson, RE2). setcap runs in this stage: a capability set in the build stage may not survive
 # COPY --from. libcap2-bin goes again afterwards.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       ca-certificates libssl3 libyaml-cpp0.7 libspdlog1.10 libfmt9 libboost-json1.81.0 \
-      libsimdjson14 libcap2-bin \
+      libsimdjson14 libre2-9 libcap2-bin \
  && cp /opt/hamisim/bin/hamisim /opt/hamisim/bin/scheduler \
  && setcap cap_net_bind_service=+ep /opt/hamisim/bin/scheduler \
  && apt-get purge -y -qq libcap2-bin && apt-get autoremove -y -qq \

@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev
   libsimdjson-dev libxxhash-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl
+  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl libre2-dev
   clang-19 libclang-rt-19-dev llvm-19
   curl python3
 )

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -46,11 +47,12 @@ const driver = "gpu.example.com"
 
 // draCase is one input: a node, the DRA objects of the cluster, and the claims of one pod.
 type draCaseInput struct {
-	Node      *v1.Node
-	Slices    []*resourceapi.ResourceSlice
-	Classes   []*resourceapi.DeviceClass
-	Allocated []*resourceapi.ResourceClaim
-	Claims    []*resourceapi.ResourceClaim
+	Node       *v1.Node
+	Slices     []*resourceapi.ResourceSlice
+	TaintRules []*resourceapi.DeviceTaintRule
+	Classes    []*resourceapi.DeviceClass
+	Allocated  []*resourceapi.ResourceClaim
+	Claims     []*resourceapi.ResourceClaim
 }
 
 // TestDRAAllocator compares hamisim's structured allocator with Kubernetes' (the incubating
@@ -168,6 +170,11 @@ func realAllocate(in draCaseInput) outcome {
 		return outcome{kind: "error", detail: err.Error()}
 	}
 	results, err := alloc.Allocate(context.Background(), in.Node, in.Claims)
+	if errors.Is(err, structured.ErrFailedAllocationOnNode) {
+		// kube-scheduler's DRA plugin: not a fatal error, the node is unschedulable (invalid
+		// pools, for example).
+		return outcome{kind: "unschedulable", detail: err.Error()}
+	}
 	if err != nil {
 		return outcome{kind: "error", detail: err.Error()}
 	}
@@ -211,8 +218,36 @@ func realAllocator(in draCaseInput) (structured.Allocator, error) {
 			state.AllocatedDevices.Insert(id)
 		}
 	}
-	return structured.NewAllocator(ctx, draFeatures, state, classLister(in.Classes), in.Slices,
-		cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}))
+	return structured.NewAllocator(ctx, draFeatures, state, classLister(in.Classes),
+		withTaintRules(in.Slices, in.TaintRules), cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}))
+}
+
+// withTaintRules is what kube-scheduler 1.37's ResourceSlice tracker hands the allocator: the
+// slices with each DeviceTaintRule's taint added to the devices it selects (tracker.go's
+// applyPatches: no selector matches nothing, an unset field matches anything).
+func withTaintRules(slices []*resourceapi.ResourceSlice, rules []*resourceapi.DeviceTaintRule) []*resourceapi.ResourceSlice {
+	out := make([]*resourceapi.ResourceSlice, 0, len(slices))
+	for _, slice := range slices {
+		patched := slice
+		for _, rule := range rules {
+			sel := rule.Spec.DeviceSelector
+			if sel == nil || (sel.Driver != nil && *sel.Driver != slice.Spec.Driver) ||
+				(sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name) {
+				continue
+			}
+			for i, device := range slice.Spec.Devices {
+				if sel.Device != nil && *sel.Device != device.Name {
+					continue
+				}
+				if patched == slice {
+					patched = slice.DeepCopy()
+				}
+				patched.Spec.Devices[i].Taints = append(patched.Spec.Devices[i].Taints, rule.Spec.Taint)
+			}
+		}
+		out = append(out, patched)
+	}
+	return out
 }
 
 func consumed(m map[resourceapi.QualifiedName]resource.Quantity) string {
@@ -296,6 +331,10 @@ func toolInput(in draCaseInput) map[string]any {
 	for _, c := range in.Classes {
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"}
 		objects = append(objects, c)
+	}
+	for _, t := range in.TaintRules {
+		t.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceTaintRule"}
+		objects = append(objects, t)
 	}
 	for _, c := range append(append([]*resourceapi.ResourceClaim{}, in.Allocated...), in.Claims...) {
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"}

@@ -1,24 +1,29 @@
 #pragma once
-// DRA device selectors: the subset of CEL that DeviceClass and ResourceClaim selectors use
-// (docs/cel.md lists it), evaluated as kube-scheduler evaluates it.
+// DRA device selectors: CEL as kube-scheduler 1.37 evaluates DeviceClass and ResourceClaim
+// selectors (the DRA environment of k8s.io/dynamic-resource-allocation v0.37.2; docs/cel.md
+// lists the few constructs still refused).
 //
 // Contract:
-// - Selector::compile parses and type-checks once. Anything outside the subset, and anything
-//   CEL's checker would refuse, is an error naming the expression and the column; nothing
-//   unsupported is ever silently treated as a match or a non-match.
+// - Selector::compile parses and type-checks once. A construct hamisim does not evaluate, and
+//   anything CEL's checker would refuse, is an error naming the expression and the column;
+//   nothing unsupported is ever silently treated as a match or a non-match.
 // - Selector::matches evaluates against one device without re-parsing. It answers true or
 //   false, or returns CEL's runtime error ("no such key: model", "no such overload"): in
 //   Kubernetes a runtime error fails the scheduling attempt, so callers must not fold it into
 //   false. `&&` and `||` absorb errors as CEL does (`false && <error>` is false in either order).
 // - A compiled Selector is immutable; copies share it and may be evaluated concurrently.
 // - Evaluation of the common selectors (string comparisons, attribute lookups) allocates
-//   nothing: strings are views into the expression and into the device.
+//   nothing: strings are views into the expression and into the device. Values built at run
+//   time (lists, maps, strings a function makes) own their storage.
+// - Evaluation stops past Kubernetes' run-time cost limit (kCostLimit), with its error.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "model/quantity.h"
 #include "model/result.h"
@@ -58,6 +63,11 @@ class Device {
   virtual const Attribute* attribute(std::string_view domain, std::string_view id) const = 0;
   // The capacity's total value (not what remains); nullptr: no such capacity.
   virtual const model::Quantity* capacity(std::string_view domain, std::string_view id) const = 0;
+  // Every attribute's and every capacity's (domain, id), in any order: what iterating and
+  // sizing device.attributes and device.capacity see.
+  using Names = std::vector<std::pair<std::string_view, std::string_view>>;
+  virtual Names attribute_names() const = 0;
+  virtual Names capacity_names() const = 0;
 };
 
 namespace detail {
@@ -68,6 +78,8 @@ class Selector {
  public:
   // Longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
   static constexpr size_t kMaxExpressionLength = 10 * 1024;
+  // Run-time cost limit of one evaluation (resource.k8s.io CELSelectorExpressionMaxCost).
+  static constexpr uint64_t kCostLimit = 1000000;
 
   // Errors read: CEL expression "<expr>": <what> at column N[ is not supported by hamisim
   // (docs/cel.md lists what is)].

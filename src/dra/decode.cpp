@@ -24,6 +24,7 @@ constexpr size_t kMaxAttributesAndCapacities = 32;
 constexpr size_t kMaxCounterSets = 8;
 constexpr size_t kMaxCountersPerSet = 32;
 constexpr size_t kMaxCounterConsumptions = 2;
+constexpr size_t kMaxCompatibilityGroups = 8;
 constexpr size_t kMaxTaints = 16;
 constexpr size_t kMaxBindingConditions = 4;
 constexpr size_t kMaxRequests = 32;
@@ -635,6 +636,34 @@ bool decode_taint(Reader& r, od::value& v, DeviceTaint& taint) {
   return true;
 }
 
+// A DeviceTaintRule's spec: the device selector's driver, pool and device, and the taint.
+bool decode_taint_rule_spec(Reader& r, od::value& v, DeviceTaintRule& rule) {
+  static constexpr std::array<std::string_view, 2> kFields = {"deviceSelector", "taint"};
+  bool has_taint = false;
+  if (!r.object(v, kFields, [&](size_t i, od::value& val) {
+        if (i == 1) {
+          has_taint = true;
+          return decode_taint(r, val, rule.taint);
+        }
+        static constexpr std::array<std::string_view, 3> kSelector = {"driver", "pool", "device"};
+        bool present = false;
+        if (!r.typed(val, od::json_type::object, "an object", present)) return false;
+        rule.has_selector = present;
+        return r.object(val, kSelector, [&](size_t j, od::value& f) {
+          std::optional<std::string>& field =
+              j == 0 ? rule.driver : (j == 1 ? rule.pool : rule.device);
+          bool set = false;
+          if (!r.typed(f, od::json_type::string, "a string", set)) return false;
+          if (!set) return true;
+          return r.string(f, field.emplace());
+        });
+      })) {
+    return false;
+  }
+  if (!has_taint) return r.fail("taint is required");
+  return true;
+}
+
 // The node fields a slice and (with perDeviceNodeSelection) a device share; `i` indexes
 // {nodeName, nodeSelector, allNodes}.
 bool decode_scope_field(Reader& r, size_t i, od::value& v, NodeScope& scope) {
@@ -685,9 +714,15 @@ bool decode_device_field(Reader& r, size_t i, od::value& val, Version version, D
       });
     case 2:
       return r.list(val, kMaxCounterConsumptions, [&](od::value& el) {
-        static constexpr std::array<std::string_view, 2> kUse = {"counterSet", "counters"};
+        static constexpr std::array<std::string_view, 3> kUse = {"counterSet", "counters",
+                                                                 "compatibilityGroups"};
         auto& use = d.consumes_counters.emplace_back();
         if (!r.object(el, kUse, [&](size_t j, od::value& f) {
+              if (j == 2) {
+                return r.list(f, kMaxCompatibilityGroups, [&](od::value& g) {
+                  return r.string(g, use.compatibility_groups.emplace_back());
+                });
+              }
               return j == 0 ? r.string(f, use.counter_set) : decode_counters(r, f, use.counters);
             })) {
           return false;
@@ -1234,13 +1269,14 @@ bool decode_claim_status(Reader& r, od::value& v, ResourceClaimStatus& st) {
 
 // ---- objects -------------------------------------------------------------------------------
 
-enum class Kind { kSlice, kClass, kClaim, kTemplate };
+enum class Kind { kSlice, kClass, kClaim, kTemplate, kTaintRule };
 
 std::optional<Kind> kind_of(std::string_view kind) {
   if (kind == "ResourceSlice") return Kind::kSlice;
   if (kind == "DeviceClass") return Kind::kClass;
   if (kind == "ResourceClaim") return Kind::kClaim;
   if (kind == "ResourceClaimTemplate") return Kind::kTemplate;
+  if (kind == "DeviceTaintRule") return Kind::kTaintRule;
   return std::nullopt;
 }
 
@@ -1283,6 +1319,8 @@ bool decode_into(Reader& r, od::value& root, Version version, T& out) {
               return decode_class_spec(r, val, out);
             } else if constexpr (std::is_same_v<T, ResourceClaim>) {
               return decode_claim_spec(r, val, version, out.spec);
+            } else if constexpr (std::is_same_v<T, DeviceTaintRule>) {
+              return decode_taint_rule_spec(r, val, out);
             } else {
               static constexpr std::array<std::string_view, 2> kTemplate = {"metadata", "spec"};
               return r.object(val, kTemplate, [&](size_t j, od::value& f) {
@@ -1296,6 +1334,8 @@ bool decode_into(Reader& r, od::value& root, Version version, T& out) {
           default:
             if constexpr (std::is_same_v<T, ResourceClaim>) {
               return decode_claim_status(r, val, out.status);
+            } else if constexpr (std::is_same_v<T, DeviceTaintRule>) {
+              return true;  // conditions about eviction, which placement does not read
             } else {
               return r.fail("this kind has no status");
             }
@@ -1360,7 +1400,24 @@ Status decode_objects(const std::vector<model::RawObject>& items, Objects& out) 
   for (const model::RawObject& item : items) {
     if (Status s = decode_object(item.json, item.path, out); !s) return s;
   }
+  apply_device_taint_rules(out);
   return ok_status();
+}
+
+void apply_device_taint_rules(Objects& objects) {
+  // As kube-scheduler's ResourceSlice tracker patches the slices the allocator sees: a rule
+  // without a selector applies to nothing; each unset field of the selector matches anything.
+  for (ResourceSlice& slice : objects.slices) {
+    for (const DeviceTaintRule& rule : objects.taint_rules) {
+      if (!rule.has_selector) continue;
+      if (rule.driver && *rule.driver != slice.driver) continue;
+      if (rule.pool && *rule.pool != slice.pool.name) continue;
+      for (Device& device : slice.devices) {
+        if (rule.device && *rule.device != device.name) continue;
+        device.taints.push_back(rule.taint);
+      }
+    }
+  }
 }
 
 Status decode_object(std::string_view json, std::string_view path, Objects& out) {
@@ -1381,6 +1438,8 @@ Status decode_object(std::string_view json, std::string_view path, Objects& out)
         return append(out.claims);
       case Kind::kTemplate:
         return append(out.claim_templates);
+      case Kind::kTaintRule:
+        return append(out.taint_rules);
     }
     return true;
   });

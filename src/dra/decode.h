@@ -31,8 +31,14 @@ bool is_dra_kind(std::string_view api_version, std::string_view kind);
 Status decode_object(std::string_view json, std::string_view path, Objects& out);
 
 // Every DRA item a cluster input kept (model::ObjectSet::dra_objects), appended to `out`;
-// errors name the item.
+// errors name the item. The DeviceTaintRules among them are applied to the slices
+// (apply_device_taint_rules), so the slices read as kube-scheduler 1.37 sees them.
 Status decode_objects(const std::vector<model::RawObject>& items, Objects& out);
+
+// Adds each DeviceTaintRule's taint to the devices of `objects.slices` it selects (by driver,
+// pool and device name), as kube-scheduler's ResourceSlice tracker does before allocating.
+// Call once, after every object is decoded.
+void apply_device_taint_rules(Objects& objects);
 
 // One kind, for tests and tools that expect it ("expected kind ResourceSlice, got ...").
 Result<ResourceSlice> decode_resource_slice(std::string_view json);

@@ -124,6 +124,11 @@ void device(JsonWriter& w, const Device& d) {
     for (const auto& c : d.consumes_counters) {
       w.begin_object().key("counterSet").string(c.counter_set).key("counters");
       counters(w, c.counters);
+      if (!c.compatibility_groups.empty()) {
+        w.key("compatibilityGroups").begin_array();
+        for (const auto& g : c.compatibility_groups) w.string(g);
+        w.end_array();
+      }
       w.end_object();
     }
     w.end_array();

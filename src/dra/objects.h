@@ -54,6 +54,9 @@ struct CounterSet {
 struct DeviceCounterConsumption {
   std::string counter_set;
   Counters counters;
+  // compatibilityGroups (gate DRADeviceCompatibilityGroups, alpha and off in 1.37): a slice
+  // that sets any is ignored by the allocator, so its pool is incomplete (dra/pools.h).
+  std::vector<std::string> compatibility_groups;
 };
 
 struct DeviceTaint {
@@ -195,9 +198,22 @@ struct ResourceClaimTemplate {
   ResourceClaimSpec spec;  // spec.spec
 };
 
+// A DeviceTaintRule (on by default from 1.37): its taint on every device the selector matches.
+// No selector (or none of the three fields) matches nothing, or every device respectively, as
+// kube-scheduler's slice tracker applies them.
+struct DeviceTaintRule {
+  model::ObjectMeta metadata;
+  bool has_selector = false;
+  std::optional<std::string> driver;
+  std::optional<std::string> pool;
+  std::optional<std::string> device;
+  DeviceTaint taint;
+};
+
 // Every DRA object of a cluster input.
 struct Objects {
   std::vector<ResourceSlice> slices;
+  std::vector<DeviceTaintRule> taint_rules;
   std::vector<DeviceClass> classes;
   std::vector<ResourceClaim> claims;
   std::vector<ResourceClaimTemplate> claim_templates;

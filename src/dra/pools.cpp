@@ -26,6 +26,16 @@ bool relevant(const ResourceSlice& slice, std::string_view node_name,
   });
 }
 
+// A slice with compatibility groups (gate DRADeviceCompatibilityGroups, alpha, off in 1.37):
+// the allocator ignores it, which leaves its pool incomplete ("keeping the outcome independent
+// of allocation order").
+bool uses_compatibility_groups(const ResourceSlice& slice) {
+  return std::any_of(slice.devices.begin(), slice.devices.end(), [](const Device& d) {
+    return std::any_of(d.consumes_counters.begin(), d.consumes_counters.end(),
+                       [](const auto& use) { return !use.compatibility_groups.empty(); });
+  });
+}
+
 bool by_name(const ResourceSlice* a, const ResourceSlice* b) {
   return a->metadata.name < b->metadata.name;
 }
@@ -90,6 +100,7 @@ std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices,
   for (const ResourceSlice* slice : slices) {
     const ResourceSlice& s = *slice;
     if (s.scope.node_name && *s.scope.node_name != node_name) continue;
+    if (uses_compatibility_groups(s)) continue;
     if (!relevant(s, node_name, matches_node)) continue;
     Pool& pool = pools[{s.driver, s.pool.name}];
     if (pool.slices.empty() || s.pool.generation > pool.generation) {
@@ -120,6 +131,7 @@ std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices,
           break;
         }
         if (s.pool.generation < pool.generation) continue;
+        if (uses_compatibility_groups(s)) continue;  // a newer one still makes the pool obsolete
         ++seen;
         if (std::find(pool.slices.begin(), pool.slices.end(), &s) == pool.slices.end()) {
           pool.other_slices.push_back(&s);

@@ -1,10 +1,11 @@
 #pragma once
 // The resource pools the structured allocator considers for one node (GatherPools, as
-// kube-scheduler 1.36 does it: ../shared/reference/dra.md §2.4, §2.18).
+// kube-scheduler 1.37 does it: ../shared/reference/dra.md §2.4, §2.18).
 //
 // A slice is relevant to the node when it names the node, is for all nodes, has a node
 // selector the node matches, or (perDeviceNodeSelection) has a device whose own node fields
-// match. Relevant slices are grouped by (driver, pool); only the newest generation counts. A
+// match. A slice whose devices declare compatibility groups (gate DRADeviceCompatibilityGroups,
+// alpha and off in 1.37) is ignored, and does not count towards its pool's slices. Relevant slices are grouped by (driver, pool); only the newest generation counts. A
 // pool is complete when as many slices of that generation exist, anywhere in the cluster, as
 // its resourceSliceCount says; a pool for which a newer generation exists anywhere is dropped.
 // Complete pools are checked (duplicate device names, duplicate counter sets, counters that do

@@ -970,7 +970,7 @@ std::string item_kind_of(std::string_view list_kind) {
 
 bool is_dra_kind_name(std::string_view kind) {
   return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" ||
-         kind == "ResourceClaimTemplate";
+         kind == "ResourceClaimTemplate" || kind == "DeviceTaintRule";
 }
 
 // What the items of a typed list lack: its item kind and, for a DRA list (ResourceSliceList),

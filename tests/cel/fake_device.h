@@ -35,6 +35,8 @@ class FakeDevice : public Device {
   const model::Quantity* capacity(std::string_view domain, std::string_view id) const override {
     return find(capacity_, domain, id);
   }
+  Names attribute_names() const override { return names(attributes_); }
+  Names capacity_names() const override { return names(capacity_); }
 
  private:
   std::string driver_;
@@ -50,6 +52,15 @@ class FakeDevice : public Device {
     if (d == m.end()) return nullptr;
     auto it = d->second.find(id);
     return it == d->second.end() ? nullptr : &it->second;
+  }
+
+  template <class V>
+  static Names names(const Domains<V>& m) {
+    Names out;
+    for (const auto& [domain, ids] : m) {
+      for (const auto& [id, value] : ids) out.emplace_back(domain, id);
+    }
+    return out;
   }
 
   Domains<Attribute> attributes_;

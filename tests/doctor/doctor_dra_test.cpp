@@ -59,7 +59,7 @@ TEST(DoctorDra, ASelectorOutsideTheCelSubsetIsAnErrorNamingTheClass) {
   good.metadata.name = "hami-gpu";
   good.selectors = {"device.driver == 'hami-core-gpu.project-hami.io'"};
   odd.metadata.name = "odd";
-  odd.selectors = {"device.driver == 'x'", "device.attributes['x'].all(k, true)"};
+  odd.selectors = {"device.driver == 'x'", "'%s'.format([device.driver]) == 'x'"};
   objects.classes = {good, odd};
   const auto f = check_dra_cluster("c.yaml", {}, objects);
   ASSERT_EQ(checks(f, Severity::kError), Lines{"dra-class-selector DeviceClass odd selectors[1]"});

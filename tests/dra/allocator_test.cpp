@@ -632,8 +632,8 @@ TEST(DraAllocator, CelErrorsNameTheClassTheSelectorAndTheDevice) {
   EXPECT_EQ(out.error().message,
             "device class bad: selector #0: CEL runtime error on device "
             "nic.example.com/n1/nic-0: no such key: model");
-  // Outside the subset: a compile error naming the class and the expression.
-  cluster.classes = {device_class("odd", {"device.attributes.all(d, true)"})};
+  // A compile error names the class and the expression.
+  cluster.classes = {device_class("odd", {"device.attributes.all(d, 1)"})};
   out = cluster.allocate("n1", claim("c", {request("r", exact("odd"))}));
   ASSERT_FALSE(out.ok());
   EXPECT_TRUE(out.error().message.starts_with("device class odd: selector #0: CEL expression "))
@@ -781,6 +781,69 @@ TEST(DraAllocator, AndAbsorbsTheErrorOfADeviceTheDriverCheckRulesOut) {
   cluster.slices = {node_slice("n1", {nic}, "nic.example.com"), node_slice("n1", {hami_gpu(0)})};
   cluster.slices[1].metadata.name = "n1-gpu";
   EXPECT_EQ(cluster.place("n1", hami_claim("p", 1, 1000, 10)), Names{"hami-gpu-0"});
+}
+
+// A pool of one counter set of 40 units and the devices given, on node n1.
+std::vector<ResourceSlice> counter_pool(std::vector<Device> devices) {
+  ResourceSlice counters;
+  counters.metadata.name = "counters";
+  counters.driver = "gpu.example.com";
+  counters.pool = {.name = "n1", .generation = 1, .resource_slice_count = 2};
+  counters.scope.node_name = "n1";
+  counters.shared_counters = {{"gpu", {{"units", q("40")}}}};
+  ResourceSlice slice = node_slice("n1", std::move(devices), "gpu.example.com");
+  slice.pool = counters.pool;
+  return {counters, slice};
+}
+
+Device counted(std::string name, const char* units, std::string kind, bool shared) {
+  Device d;
+  d.name = std::move(name);
+  d.allow_multiple_allocations = shared;
+  if (units) d.consumes_counters = {{"gpu", {{"units", q(units)}}}};
+  d.attributes["kind"] = std::move(kind);
+  return d;
+}
+
+// Found by the differential test: Kubernetes 1.37's rollbackDevice gives back the counters a
+// shareable device took at its first share when the search backtracks over it; 1.36 kept them,
+// and so did hamisim, which then found no room for `whole`.
+TEST(DraAllocator, BacktrackingGivesBackTheCountersOfAShareableDevice) {
+  Cluster cluster;
+  cluster.slices = counter_pool({counted("part", "30", "x", true), counted("whole", "30", "y", false),
+                                 counted("plain", nullptr, "y", false)});
+  cluster.classes = {device_class("gpu", {}),
+                     device_class("y", {"device.attributes['gpu.example.com'].kind == 'y'"})};
+  // r0 takes `part` first; r1 (kind y) cannot match its kind, so r0 moves on to `whole`, which
+  // needs the 30 units `part` held.
+  const auto c = claim("c", {request("r0", exact("gpu")), request("r1", exact("y"))},
+                       {{.requests = {}, .match_attribute = "gpu.example.com/kind", .distinct_attribute = {}}});
+  const auto out = cluster.allocate("n1", c);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(devices_of(*out), (Names{"r0=whole", "r1=plain"}));
+}
+
+// Found by reading Kubernetes 1.37's deviceCapacityInUse while fixing the above: a committed
+// share that recorded no consumed capacity still means the shareable device's counters are
+// taken, so a new share does not take them again.
+TEST(DraAllocator, ACommittedShareWithoutCapacityHoldsTheCountersOnce) {
+  Cluster cluster;
+  cluster.slices = counter_pool({counted("part", "30", "x", true)});
+  cluster.classes = {device_class("gpu", {})};
+  AllocationResult held;
+  held.results.push_back({.request = "r",
+                          .driver = "gpu.example.com",
+                          .pool = "n1",
+                          .device = "part",
+                          .admin_access = false,
+                          .share_id = "00000000-0000-4000-9000-000000000001",
+                          .consumed_capacity = {},
+                          .tolerations = {}});
+  cluster.committed.add(held);
+  const auto c = claim("c", {request("r", exact("gpu"))});
+  const auto out = cluster.allocate("n1", c);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(devices_of(*out), Names{"r=part"});
 }
 
 }  // namespace allocator_test

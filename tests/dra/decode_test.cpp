@@ -464,6 +464,62 @@ TEST(DraDecode, DeviceClassAndClaimTemplate) {
   EXPECT_EQ(status.error().message, "status: this kind has no status");
 }
 
+// Kubernetes 1.37: DeviceTaintRules are on by default (kube-scheduler applies their taints to
+// the slices it allocates from), and a slice may carry compatibilityGroups (alpha, off: the
+// allocator ignores the slice, dra/pools.h).
+TEST(DraDecode, DeviceTaintRulesAreAppliedToTheSlicesTheySelect) {
+  const std::string slice = R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "s"},
+    "spec": {"driver": "d.io", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+      "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})";
+  const std::string rule = R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+    "metadata": {"name": "r"},
+    "spec": {"deviceSelector": {"driver": "d.io", "pool": "p", "device": "gpu-1"},
+      "taint": {"key": "broken", "value": "yes", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}},
+    "status": {"conditions": [{"type": "EvictionInProgress", "status": "False"}]}})";
+  Objects objects;
+  ASSERT_TRUE(decode_object(slice, "items[0]", objects));
+  ASSERT_TRUE(decode_object(rule, "items[1]", objects));
+  ASSERT_EQ(objects.taint_rules.size(), 1u);
+  EXPECT_EQ(objects.taint_rules[0].device, "gpu-1");
+  // Not yet applied: decode_object reads one object.
+  EXPECT_TRUE(objects.slices[0].devices[1].taints.empty());
+  apply_device_taint_rules(objects);
+  EXPECT_TRUE(objects.slices[0].devices[0].taints.empty());
+  ASSERT_EQ(objects.slices[0].devices[1].taints.size(), 1u);
+  EXPECT_EQ(objects.slices[0].devices[1].taints[0].effect, "NoExecute");
+
+  // An empty selector selects every device; none at all selects nothing; another pool, none.
+  auto with = [&](std::string_view from, std::string_view to) {
+    std::string r = rule;
+    r.replace(r.find(from), from.size(), to);
+    Objects o;
+    EXPECT_TRUE(decode_object(slice, "items[0]", o));
+    auto st = decode_object(r, "items[1]", o);
+    EXPECT_TRUE(st) << st.error().message;
+    apply_device_taint_rules(o);
+    return o.slices[0].devices[0].taints.size() + o.slices[0].devices[1].taints.size();
+  };
+  const std::string_view sel = R"("deviceSelector": {"driver": "d.io", "pool": "p", "device": "gpu-1"},)";
+  EXPECT_EQ(with(sel, R"("deviceSelector": {},)"), 2u);
+  EXPECT_EQ(with(sel, ""), 0u);
+  EXPECT_EQ(with(R"("pool": "p",)", R"("pool": "q",)"), 0u);
+  EXPECT_EQ(with(R"(, "device": "gpu-1")", ""), 2u);
+  EXPECT_TRUE(is_dra_kind("resource.k8s.io/v1", "DeviceTaintRule"));
+}
+
+TEST(DraDecode, CompatibilityGroupsAreRead) {
+  const std::string json = R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "s"},
+    "spec": {"driver": "d.io", "nodeName": "n", "pool": {"name": "p", "generation": 0, "resourceSliceCount": 2},
+      "devices": [{"name": "mig-1g", "consumesCounters": [{"counterSet": "gpu-0-counters",
+                   "counters": {"memory": {"value": "5Gi"}}, "compatibilityGroups": ["a", "b"]}]}]}})";
+  auto s = decode_resource_slice(json);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->devices[0].consumes_counters[0].compatibility_groups,
+            (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(DraDecode, ObjectsAreSortedByKindAndOthersRefused) {
   Objects objects;
   ASSERT_TRUE(decode_object(kHamiSlice, "items[0]", objects));

@@ -97,6 +97,24 @@ TEST(DraPools, SlicesForOtherNodesCompleteAPool) {
   EXPECT_EQ(pools[0].other_slices[0]->metadata.name, "p-b");
 }
 
+// Kubernetes 1.37 with DRADeviceCompatibilityGroups off (its default) ignores a slice whose
+// devices declare compatibility groups: the pool it belongs to is incomplete, so none of its
+// devices is allocated, whatever node the other slices are for.
+TEST(DraPools, ASliceWithCompatibilityGroupsLeavesItsPoolIncomplete) {
+  std::vector<ResourceSlice> slices = {
+      slice("p-a", "p", 1, 2, "node-a", {"da"}, "d.io"),
+      slice("p-b", "p", 1, 2, "node-b", {"db"}, "d.io"),
+  };
+  ASSERT_FALSE(gather_pools(slices, "node-a", in_zone_z1).at(0).incomplete);
+  slices[1].devices[0].consumes_counters = {{"set", {}, {"group-1"}}};
+  auto pools = gather_pools(slices, "node-a", in_zone_z1);
+  ASSERT_EQ(pools.size(), 1u);
+  EXPECT_TRUE(pools[0].incomplete);
+  // Only slices with groups for the node: no pool at all, as in Kubernetes.
+  slices[0].devices[0].consumes_counters = {{"set", {}, {"group-1"}}};
+  EXPECT_TRUE(gather_pools(slices, "node-a", in_zone_z1).empty());
+}
+
 TEST(DraPools, InvalidPools) {
   // The same device name in two slices of the node.
   std::vector<ResourceSlice> slices = {slice("s1", "p", 1, 2, "node-a", {"gpu-0"}, "d.io"),

@@ -40,6 +40,15 @@ class FixedDevice : public Device {
     if (id == "cores") return &cores_;
     return nullptr;
   }
+  Names attribute_names() const override {
+    return {{"gpu.example.com", "model"},
+            {"gpu.example.com", "index"},
+            {"gpu.example.com", "healthy"},
+            {"gpu.example.com", "driverVersion"}};
+  }
+  Names capacity_names() const override {
+    return {{"gpu.example.com", "memory"}, {"gpu.example.com", "cores"}};
+  }
 
  private:
   bool multi_;

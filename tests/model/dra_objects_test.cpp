@@ -195,7 +195,8 @@ TEST(DraObjectsTest, EveryKindAndVersionIsKept) {
 
 TEST(DraObjectsTest, OtherVersionsKindsAndGroupsAreStillSkipped) {
   EXPECT_FALSE(is_dra_kind("resource.k8s.io/v2", "ResourceSlice"));
-  EXPECT_FALSE(is_dra_kind("resource.k8s.io/v1", "DeviceTaintRule"));
+  EXPECT_TRUE(is_dra_kind("resource.k8s.io/v1", "DeviceTaintRule"));  // read from 1.37
+  EXPECT_FALSE(is_dra_kind("resource.k8s.io/v1", "DeviceTaintRuleStatus"));
   EXPECT_FALSE(is_dra_kind("example.com/v1", "ResourceClaim"));
   EXPECT_FALSE(is_dra_kind("", "ResourceClaim"));
   EXPECT_FALSE(is_dra_kind("resource.k8s.io/v1", "resourceslice"));
@@ -207,9 +208,10 @@ TEST(DraObjectsTest, OtherVersionsKindsAndGroupsAreStillSkipped) {
       {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim"}]})",
                                  kWithDra);
   ASSERT_TRUE(set.ok()) << set.error().message;
-  EXPECT_EQ(set->skipped_items, 4);
-  ASSERT_EQ(set->dra_objects.size(), 1u);
-  EXPECT_EQ(set->dra_objects[0].path, "items[4]");
+  EXPECT_EQ(set->skipped_items, 3);
+  ASSERT_EQ(set->dra_objects.size(), 2u);
+  EXPECT_EQ(set->dra_objects[0].path, "items[1]");  // the DeviceTaintRule
+  EXPECT_EQ(set->dra_objects[1].path, "items[4]");
 }
 
 TEST(DraObjectsTest, TypedListItemsTakeKindAndApiVersionFromTheList) {

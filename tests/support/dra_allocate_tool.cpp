@@ -56,6 +56,7 @@ json::object answer(const std::string& line) {
       return {{"input", st.error().message}};
     }
   }
+  dra::apply_device_taint_rules(objects);
   std::vector<const dra::ResourceClaim*> to_allocate;
   for (const auto& c : objects.claims) {
     if (!c.status.allocation) to_allocate.push_back(&c);

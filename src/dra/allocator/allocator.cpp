@@ -129,8 +129,25 @@ class CelDevice final : public cel::Device {
     const DeviceCapacity* c = find_qualified(device_.capacity, driver_, domain, id);
     return c ? &c->value : nullptr;
   }
+  Names attribute_names() const override { return qualified_names(device_.attributes); }
+  Names capacity_names() const override { return qualified_names(device_.capacity); }
 
  private:
+  template <class V>
+  Names qualified_names(const NameMap<V>& map) const {
+    Names out;
+    for (const auto& [key, value] : map) {
+      const std::string_view k = key;
+      const size_t slash = k.find('/');
+      if (slash == std::string_view::npos) {
+        out.emplace_back(driver_, k);
+      } else {
+        out.emplace_back(k.substr(0, slash), k.substr(slash + 1));
+      }
+    }
+    return out;
+  }
+
   std::string_view driver_;
   const dra::Device& device_;
 };
@@ -177,6 +194,7 @@ struct Candidate {
   DeviceRef id;
   bool held_whole;           // a committed allocation holds it whole
   const Amounts* committed;  // what committed shares consume; nullptr: nothing recorded
+  bool committed_in_use;     // held whole or shared by a committed allocation
 };
 
 // One way a request can be satisfied: the request itself, or one of its firstAvailable
@@ -331,8 +349,8 @@ class Search {
       for (const ResourceSlice* slice : pool.slices) {
         for (const dra::Device& device : slice->devices) {
           const DeviceRef id{slice->driver, slice->pool.name, device.name};
-          candidates_.push_back(
-              {p, slice, &device, id, committed.held_whole(id), committed.consumed(id)});
+          candidates_.push_back({p, slice, &device, id, committed.held_whole(id),
+                                 committed.consumed(id), committed.in_use(id)});
         }
       }
     }
@@ -575,12 +593,12 @@ class Search {
     const bool shared = cand.device->allow_multiple_allocations;
     if (in_use(c, alt, d)) return Try::kSkip;
     // A shared device takes its counters once, at its first share: one made earlier in this
-    // allocation, or a committed one that recorded consumed capacity (the scheduler sees
-    // committed shares only through their capacity, so a shared device without capacities
-    // takes its counters again in each later cycle, reference §2.9).
+    // allocation, or a committed one (Kubernetes 1.37's deviceCapacityInUse also counts a
+    // committed share that recorded no consumed capacity, which 1.36 missed).
     bool counters_taken = false;
     if (!cand.device->consumes_counters.empty()) {
-      const bool capacity_in_use = shared && (cand.committed != nullptr || shares_in_call_[d] > 0);
+      const bool capacity_in_use =
+          shared && (cand.committed_in_use || cand.committed != nullptr || shares_in_call_[d] > 0);
       if (!capacity_in_use) {
         if (!take_counters(cand)) return Try::kSkip;
         counters_taken = true;
@@ -623,8 +641,9 @@ class Search {
     return Try::kAllocated;
   }
 
-  // Reverses the claim's last device. Counters a shared device took are kept, as the
-  // scheduler's undo keeps them (reference §2.9).
+  // Reverses the claim's last device, counters included: Kubernetes 1.37's rollbackDevice
+  // gives back the counters a shared device took at its first share too (1.36 kept them, the
+  // quirk of reference §2.9; found by the differential test).
   void undo(size_t c) {
     Chosen chosen = std::move(results_[c].back());
     results_[c].pop_back();
@@ -637,8 +656,8 @@ class Search {
     } else {
       auto& holders = holders_[chosen.candidate];
       holders.erase(std::find(holders.begin(), holders.end(), c));
-      if (chosen.counters_taken) release_counters(cand);
     }
+    if (chosen.counters_taken) release_counters(cand);
   }
 
   PoolCounters& pool_counters(size_t p) {

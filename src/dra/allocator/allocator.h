@@ -1,6 +1,6 @@
 #pragma once
 // The structured allocator: which devices of a node a pod's unallocated ResourceClaims get, as
-// kube-scheduler 1.36's DynamicResources plugin decides it with its default feature gates
+// kube-scheduler 1.37's DynamicResources plugin decides it with its default feature gates
 // (../shared/reference/dra.md §2.3–§2.15; docs/dra.md says what is modelled and what is not).
 //
 // All claims of one pod are allocated together or not at all. The search is the scheduler's

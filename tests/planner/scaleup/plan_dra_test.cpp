@@ -219,7 +219,7 @@ TEST(PlannerDra, AClassSelectorOutsideTheCelSubsetIsAClearError) {
   cluster += pod_yaml("p", "resourceClaimTemplateName: share");
   const char* odd_class = R"x({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",
     "metadata":{"name":"hami-gpu"},"spec":{"selectors":[{"cel":{"expression":
-    "device.attributes['hami-core-gpu.project-hami.io'].all(k, true)"}}]}})x";
+    "device.attributes['hami-core-gpu.project-hami.io'].type.format([]) == 'hami-gpu'"}}]}})x";
   const DraScenario s =
       scenario(cluster, kGroups,
                {hami_slice("gpu-node-1", 1), odd_class, claim_template("share", 1000, 10)});
