@@ -56,7 +56,7 @@ struct DeviceCounterConsumption {
   Counters counters;
   // compatibilityGroups (gate DRADeviceCompatibilityGroups, alpha and off in 1.37): a slice
   // that sets any is ignored by the allocator, so its pool is incomplete (dra/pools.h).
-  std::vector<std::string> compatibility_groups;
+  std::vector<std::string> compatibility_groups{};
 };
 
 struct DeviceTaint {
