@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "device/codec.h"
+#include "extender/extender_protocol.h"
 #include "gen/generator.h"
 #include "model/decode.h"
 #include "model/quantity.h"
-#include "extender/extender_protocol.h"
 
 namespace {
 

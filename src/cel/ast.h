@@ -38,8 +38,8 @@ enum class Type : uint8_t {
 
 std::string_view type_name(Type t);
 inline bool is_map(Type t) {
-  return t == Type::kMap || t == Type::kAttrRoot || t == Type::kCapRoot ||
-         t == Type::kAttrDomain || t == Type::kCapDomain;
+  return t == Type::kMap || t == Type::kAttrRoot || t == Type::kCapRoot || t == Type::kAttrDomain ||
+         t == Type::kCapDomain;
 }
 inline bool is_number(Type t) {
   return t == Type::kInt || t == Type::kUint || t == Type::kDouble;

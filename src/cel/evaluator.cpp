@@ -367,8 +367,8 @@ class Evaluator {
       case Type::kAttrRoot:
       case Type::kCapRoot: {
         if (key.type != Type::kString) return false;
-        const Device::Names names = m.type == Type::kAttrRoot ? device_.attribute_names()
-                                                              : device_.capacity_names();
+        const Device::Names names =
+            m.type == Type::kAttrRoot ? device_.attribute_names() : device_.capacity_names();
         return std::any_of(names.begin(), names.end(),
                            [&](const auto& n) { return n.first == key.s; });
       }
@@ -728,8 +728,8 @@ class Evaluator {
                                  (a.type == Type::kList && b.type == Type::kList))) {
           // Concatenation costs by the size of its result, charged before it is built: a
           // chain of cel.bind doublings stops at the cost limit, not in the allocator.
-          const size_t size = a.type == Type::kString ? a.s.size() + b.s.size()
-                                                       : a.list->size() + b.list->size();
+          const size_t size =
+              a.type == Type::kString ? a.s.size() + b.s.size() : a.list->size() + b.list->size();
           if (Result<bool> ok = charge(size / 10); !ok) return ok.error();
         }
         return arithmetic(n.op, a, b);
@@ -1121,8 +1121,8 @@ bool quantity_is_decimal(std::string_view s, int32_t* scale) {
   int exponent = 0;
   bool binary = false;
   static constexpr std::pair<std::string_view, int> kDecimal[] = {
-      {"", 0}, {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},  {"M", 6},
-      {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}};
+      {"", 0},  {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+      {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
   static constexpr std::pair<std::string_view, int> kBinary[] = {
       {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
   bool found = false;
@@ -1139,7 +1139,8 @@ bool quantity_is_decimal(std::string_view s, int32_t* scale) {
   int32_t sc = 0;
   if (binary) {
     if (denom != 0) return true;
-    precision = 15 - static_cast<int>(num) - static_cast<int>(static_cast<float>(exponent) * 3 / 10) - 1;
+    precision =
+        15 - static_cast<int>(num) - static_cast<int>(static_cast<float>(exponent) * 3 / 10) - 1;
   } else {
     sc = exponent;
     precision = 18 - static_cast<int>(num + denom);
@@ -1477,7 +1478,8 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
       const int64_t size = static_cast<int64_t>(rs.size());
       const int64_t start = b.i;
       const int64_t end = count == 3 ? c.i : size;
-      if (start < 0 || start > size) return make_error("index out of range: " + std::to_string(start));
+      if (start < 0 || start > size)
+        return make_error("index out of range: " + std::to_string(start));
       if (count == 3) {
         if (end < 0 || end > size) return make_error("index out of range: " + std::to_string(end));
         if (start > end) {
@@ -1657,9 +1659,9 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
       if (Result<bool> ok = charge(a.list->size()); !ok) return ok.error();
       ValueList out(*a.list);
       for (size_t k = 1; k < out.size(); ++k) {
-        if (out[k].type != out[0].type || !(is_number(out[0].type) ||
-                                             out[0].type == Type::kString ||
-                                             out[0].type == Type::kBool)) {
+        if (out[k].type != out[0].type ||
+            !(is_number(out[0].type) || out[0].type == Type::kString ||
+              out[0].type == Type::kBool)) {
           return make_error("list elements must have the same type");
         }
       }

@@ -216,47 +216,122 @@ struct FnDef {
 const std::vector<FnDef>& functions() {
   using T = Type;
   static const std::vector<FnDef> defs = {
-      {"size", false, Fn::kSize, {{{T::kString}, T::kInt}, {{T::kList}, T::kInt}, {{T::kMap}, T::kInt}}},
-      {"size", true, Fn::kSize, {{{T::kString}, T::kInt}, {{T::kList}, T::kInt}, {{T::kMap}, T::kInt}}},
+      {"size",
+       false,
+       Fn::kSize,
+       {{{T::kString}, T::kInt}, {{T::kList}, T::kInt}, {{T::kMap}, T::kInt}}},
+      {"size",
+       true,
+       Fn::kSize,
+       {{{T::kString}, T::kInt}, {{T::kList}, T::kInt}, {{T::kMap}, T::kInt}}},
       {"quantity", false, Fn::kQuantity, {{{T::kString}, T::kQuantity}}},
       {"isQuantity", false, Fn::kIsQuantity, {{{T::kString}, T::kBool}}},
-      {"semver", false, Fn::kSemver, {{{T::kString}, T::kSemver}, {{T::kString, T::kBool}, T::kSemver}}},
-      {"isSemver", false, Fn::kIsSemver, {{{T::kString}, T::kBool}, {{T::kString, T::kBool}, T::kBool}}},
+      {"semver",
+       false,
+       Fn::kSemver,
+       {{{T::kString}, T::kSemver}, {{T::kString, T::kBool}, T::kSemver}}},
+      {"isSemver",
+       false,
+       Fn::kIsSemver,
+       {{{T::kString}, T::kBool}, {{T::kString, T::kBool}, T::kBool}}},
       {"matches", false, Fn::kMatches, {{{T::kString, T::kString}, T::kBool}}},
       {"matches", true, Fn::kMatches, {{{T::kString, T::kString}, T::kBool}}},
-      {"int", false, Fn::kToInt, {{{T::kInt}, T::kInt}, {{T::kUint}, T::kInt}, {{T::kDouble}, T::kInt}, {{T::kString}, T::kInt}}},
-      {"uint", false, Fn::kToUint, {{{T::kInt}, T::kUint}, {{T::kUint}, T::kUint}, {{T::kDouble}, T::kUint}, {{T::kString}, T::kUint}}},
-      {"double", false, Fn::kToDouble, {{{T::kInt}, T::kDouble}, {{T::kUint}, T::kDouble}, {{T::kDouble}, T::kDouble}, {{T::kString}, T::kDouble}}},
-      {"string", false, Fn::kToString, {{{T::kInt}, T::kString}, {{T::kUint}, T::kString}, {{T::kDouble}, T::kString}, {{T::kString}, T::kString}, {{T::kBool}, T::kString}}},
+      {"int",
+       false,
+       Fn::kToInt,
+       {{{T::kInt}, T::kInt},
+        {{T::kUint}, T::kInt},
+        {{T::kDouble}, T::kInt},
+        {{T::kString}, T::kInt}}},
+      {"uint",
+       false,
+       Fn::kToUint,
+       {{{T::kInt}, T::kUint},
+        {{T::kUint}, T::kUint},
+        {{T::kDouble}, T::kUint},
+        {{T::kString}, T::kUint}}},
+      {"double",
+       false,
+       Fn::kToDouble,
+       {{{T::kInt}, T::kDouble},
+        {{T::kUint}, T::kDouble},
+        {{T::kDouble}, T::kDouble},
+        {{T::kString}, T::kDouble}}},
+      {"string",
+       false,
+       Fn::kToString,
+       {{{T::kInt}, T::kString},
+        {{T::kUint}, T::kString},
+        {{T::kDouble}, T::kString},
+        {{T::kString}, T::kString},
+        {{T::kBool}, T::kString}}},
       {"bool", false, Fn::kToBool, {{{T::kBool}, T::kBool}, {{T::kString}, T::kBool}}},
       {"dyn", false, Fn::kDyn, {{{T::kDyn}, T::kDyn}}},
       {"startsWith", true, Fn::kStartsWith, {{{T::kString, T::kString}, T::kBool}}},
       {"endsWith", true, Fn::kEndsWith, {{{T::kString, T::kString}, T::kBool}}},
       {"contains", true, Fn::kContains, {{{T::kString, T::kString}, T::kBool}}},
       {"find", true, Fn::kFind, {{{T::kString, T::kString}, T::kString}}},
-      {"findAll", true, Fn::kFindAll, {{{T::kString, T::kString}, T::kList}, {{T::kString, T::kString, T::kInt}, T::kList}}},
+      {"findAll",
+       true,
+       Fn::kFindAll,
+       {{{T::kString, T::kString}, T::kList}, {{T::kString, T::kString, T::kInt}, T::kList}}},
       {"charAt", true, Fn::kCharAt, {{{T::kString, T::kInt}, T::kString}}},
-      {"indexOf", true, Fn::kIndexOf, {{{T::kString, T::kString}, T::kInt}, {{T::kString, T::kString, T::kInt}, T::kInt}, {{T::kList, T::kDyn}, T::kInt}}},
-      {"lastIndexOf", true, Fn::kLastIndexOf, {{{T::kString, T::kString}, T::kInt}, {{T::kString, T::kString, T::kInt}, T::kInt}, {{T::kList, T::kDyn}, T::kInt}}},
+      {"indexOf",
+       true,
+       Fn::kIndexOf,
+       {{{T::kString, T::kString}, T::kInt},
+        {{T::kString, T::kString, T::kInt}, T::kInt},
+        {{T::kList, T::kDyn}, T::kInt}}},
+      {"lastIndexOf",
+       true,
+       Fn::kLastIndexOf,
+       {{{T::kString, T::kString}, T::kInt},
+        {{T::kString, T::kString, T::kInt}, T::kInt},
+        {{T::kList, T::kDyn}, T::kInt}}},
       {"lowerAscii", true, Fn::kLowerAscii, {{{T::kString}, T::kString}}},
       {"upperAscii", true, Fn::kUpperAscii, {{{T::kString}, T::kString}}},
       {"trim", true, Fn::kTrim, {{{T::kString}, T::kString}}},
-      {"replace", true, Fn::kReplace, {{{T::kString, T::kString, T::kString}, T::kString}, {{T::kString, T::kString, T::kString, T::kInt}, T::kString}}},
-      {"split", true, Fn::kSplit, {{{T::kString, T::kString}, T::kList}, {{T::kString, T::kString, T::kInt}, T::kList}}},
-      {"substring", true, Fn::kSubstring, {{{T::kString, T::kInt}, T::kString}, {{T::kString, T::kInt, T::kInt}, T::kString}}},
+      {"replace",
+       true,
+       Fn::kReplace,
+       {{{T::kString, T::kString, T::kString}, T::kString},
+        {{T::kString, T::kString, T::kString, T::kInt}, T::kString}}},
+      {"split",
+       true,
+       Fn::kSplit,
+       {{{T::kString, T::kString}, T::kList}, {{T::kString, T::kString, T::kInt}, T::kList}}},
+      {"substring",
+       true,
+       Fn::kSubstring,
+       {{{T::kString, T::kInt}, T::kString}, {{T::kString, T::kInt, T::kInt}, T::kString}}},
       {"join", true, Fn::kJoin, {{{T::kList}, T::kString}, {{T::kList, T::kString}, T::kString}}},
       {"strings.quote", false, Fn::kQuote, {{{T::kString}, T::kString}}},
-      {"compareTo", true, Fn::kCompareTo, {{{T::kQuantity, T::kQuantity}, T::kInt}, {{T::kSemver, T::kSemver}, T::kInt}}},
-      {"isGreaterThan", true, Fn::kIsGreaterThan, {{{T::kQuantity, T::kQuantity}, T::kBool}, {{T::kSemver, T::kSemver}, T::kBool}}},
-      {"isLessThan", true, Fn::kIsLessThan, {{{T::kQuantity, T::kQuantity}, T::kBool}, {{T::kSemver, T::kSemver}, T::kBool}}},
+      {"compareTo",
+       true,
+       Fn::kCompareTo,
+       {{{T::kQuantity, T::kQuantity}, T::kInt}, {{T::kSemver, T::kSemver}, T::kInt}}},
+      {"isGreaterThan",
+       true,
+       Fn::kIsGreaterThan,
+       {{{T::kQuantity, T::kQuantity}, T::kBool}, {{T::kSemver, T::kSemver}, T::kBool}}},
+      {"isLessThan",
+       true,
+       Fn::kIsLessThan,
+       {{{T::kQuantity, T::kQuantity}, T::kBool}, {{T::kSemver, T::kSemver}, T::kBool}}},
       {"major", true, Fn::kMajor, {{{T::kSemver}, T::kInt}}},
       {"minor", true, Fn::kMinor, {{{T::kSemver}, T::kInt}}},
       {"patch", true, Fn::kPatch, {{{T::kSemver}, T::kInt}}},
       {"isInteger", true, Fn::kIsInteger, {{{T::kQuantity}, T::kBool}}},
       {"asInteger", true, Fn::kAsInteger, {{{T::kQuantity}, T::kInt}}},
       {"asApproximateFloat", true, Fn::kAsApproximateFloat, {{{T::kQuantity}, T::kDouble}}},
-      {"add", true, Fn::kQuantityAdd, {{{T::kQuantity, T::kQuantity}, T::kQuantity}, {{T::kQuantity, T::kInt}, T::kQuantity}}},
-      {"sub", true, Fn::kQuantitySub, {{{T::kQuantity, T::kQuantity}, T::kQuantity}, {{T::kQuantity, T::kInt}, T::kQuantity}}},
+      {"add",
+       true,
+       Fn::kQuantityAdd,
+       {{{T::kQuantity, T::kQuantity}, T::kQuantity}, {{T::kQuantity, T::kInt}, T::kQuantity}}},
+      {"sub",
+       true,
+       Fn::kQuantitySub,
+       {{{T::kQuantity, T::kQuantity}, T::kQuantity}, {{T::kQuantity, T::kInt}, T::kQuantity}}},
       {"sets.contains", false, Fn::kSetsContains, {{{T::kList, T::kList}, T::kBool}}},
       {"sets.equivalent", false, Fn::kSetsEquivalent, {{{T::kList, T::kList}, T::kBool}}},
       {"sets.intersects", false, Fn::kSetsIntersects, {{{T::kList, T::kList}, T::kBool}}},
@@ -401,9 +476,8 @@ class Parser {
                      (*c)->pos);
     }
     if (!unify(tt, ft)) {
-      return invalid("the branches of '?:' have different types (" +
-                         std::string(type_name(tt.t)) + " and " + std::string(type_name(ft.t)) +
-                         ")",
+      return invalid("the branches of '?:' have different types (" + std::string(type_name(tt.t)) +
+                         " and " + std::string(type_name(ft.t)) + ")",
                      pos);
     }
     auto n = node(Op::kCond, Type::kDyn, pos);
@@ -508,7 +582,8 @@ class Parser {
       if (t == Type::kString || t == Type::kList) return op == Op::kAdd;
       return false;
     };
-    if (!allowed(l.t) || !allowed(r.t) || !unify(l, r)) return invalid(overload(name, l.t, r.t), pos);
+    if (!allowed(l.t) || !allowed(r.t) || !unify(l, r))
+      return invalid(overload(name, l.t, r.t), pos);
     auto n = node(op, Type::kDyn, pos);
     if (known(l.t)) {
       set_stype(*n, l);
@@ -784,7 +859,8 @@ class Parser {
       if (k != Type::kInt && k != Type::kDyn) return invalid(overload("_[_]", t.t, k), key->pos);
       result = SType{t.elem};
     } else if (auto m = member_type(t)) {
-      const Type want = t.t == Type::kMap ? t.key : (t.t == Type::kDyn ? Type::kDyn : Type::kString);
+      const Type want =
+          t.t == Type::kMap ? t.key : (t.t == Type::kDyn ? Type::kDyn : Type::kString);
       if (known(want) && known(k) && want != k) {
         return invalid(overload("_[_]", t.t, k), key->pos);
       }
@@ -979,8 +1055,8 @@ class Parser {
     }
     const size_t shown = def.member ? 1 : 0;
     if (!any) {
-      std::string what = "found no matching overload for '" + std::string(def.name) +
-                         "' applied to '";
+      std::string what =
+          "found no matching overload for '" + std::string(def.name) + "' applied to '";
       if (def.member) what += std::string(type_name(types[0])) + ".";
       what += "(";
       for (size_t k = shown; k < types.size(); ++k) {
@@ -1031,8 +1107,7 @@ class Parser {
       case Fn::kIsSorted:
       case Fn::kSort:
         if (!orderable(recv_elem)) {
-          return invalid(overload1(def.name, Type::kList) + " (elements without an order)",
-                         id.pos);
+          return invalid(overload1(def.name, Type::kList) + " (elements without an order)", id.pos);
         }
         if (def.fn == Fn::kMin || def.fn == Fn::kMax) n->type = recv_elem;
         if (def.fn == Fn::kSort) n->elem = recv_elem;
@@ -1057,9 +1132,9 @@ class Parser {
       case Fn::kSetsEquivalent:
       case Fn::kSetsIntersects:
         if (!unify(SType{list[0]->elem}, SType{list[1]->elem})) {
-          return invalid(overload(def.name, Type::kList, Type::kList) +
-                             " (lists of different element types)",
-                         id.pos);
+          return invalid(
+              overload(def.name, Type::kList, Type::kList) + " (lists of different element types)",
+              id.pos);
         }
         break;
       case Fn::kMatches:
@@ -1071,7 +1146,8 @@ class Parser {
         if (pattern.op == Op::kConst && pattern.constant.type == Type::kString) {
           std::string error;
           n->regex = compile_regex(pattern.constant.s, &error);
-          if (!n->regex) return invalid("invalid " + std::string(def.name) + " argument", pattern.pos);
+          if (!n->regex)
+            return invalid("invalid " + std::string(def.name) + " argument", pattern.pos);
         }
         break;
       }
@@ -1206,7 +1282,8 @@ class Parser {
 
   PR uint_literal(const Token& num) {
     std::string digits(num.text.substr(0, num.text.size() - 1));
-    const bool hex = digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+    const bool hex =
+        digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
     errno = 0;
     char* end = nullptr;
     const unsigned long long v = std::strtoull(digits.c_str() + (hex ? 2 : 0), &end, hex ? 16 : 10);
@@ -1231,7 +1308,8 @@ class Parser {
   PR list(size_t pos) {
     auto n = node(Op::kList, Type::kList, pos);
     while (!accept(Tok::kRBracket)) {
-      if (peek().kind == Tok::kQuestion) return unsupported("optional list element '?'", peek().pos);
+      if (peek().kind == Tok::kQuestion)
+        return unsupported("optional list element '?'", peek().pos);
       auto e = expr();
       if (!e) return e;
       n->kids.push_back(std::move(e).value());

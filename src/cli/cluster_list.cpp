@@ -35,8 +35,8 @@ Result<ListedCluster> list_cluster(const ClusterSource& source,
                                    std::vector<std::string>& warnings) {
   const std::string flag = source.flag();
   const auto rules = kube::LoadingRules::from_process(source.kubeconfig, source.context);
-  auto config = source.in_cluster ? kube::load_in_cluster_config(rules)
-                                  : kube::load_client_config(rules);
+  auto config =
+      source.in_cluster ? kube::load_in_cluster_config(rules) : kube::load_client_config(rules);
   if (!config) return make_error(flag + ": " + config.error().message);
   warnings.insert(warnings.end(), config->warnings.begin(), config->warnings.end());
   auto client = kube::KubeClient::create(*config);

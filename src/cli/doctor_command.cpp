@@ -8,9 +8,9 @@
 #include "cli/input_error.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
+#include "extender/scheduler_config.h"
 #include "go/duration.h"
 #include "model/input.h"
-#include "extender/scheduler_config.h"
 
 namespace hamisim::cli {
 

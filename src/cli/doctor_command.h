@@ -19,7 +19,7 @@ struct DoctorOptions {
   // does it admit Cluster Autoscaler's pods as the CA chart labels them?
   std::string network_policy_path;
   std::string ca_cloud_provider = "aws";  // the CA chart's cloudProvider (its pod labels)
-  std::string ca_pod_labels;  // k=v,k2=v2: CA's pods' labels instead of the chart's
+  std::string ca_pod_labels;              // k=v,k2=v2: CA's pods' labels instead of the chart's
   // Cluster dumps (Nodes and DRA objects) to check HAMi's DRA mode in.
   std::vector<std::string> cluster_paths;
   DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar

@@ -45,8 +45,7 @@ Status check_out_dir(const std::string& dir, bool force) {
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) return make_error("--out " + dir + ": " + ec.message());
   if (it == std::filesystem::directory_iterator() || force) return ok_status();
-  return make_error("--out " + dir + " is not empty (it holds " +
-                    it->path().filename().string() +
+  return make_error("--out " + dir + " is not empty (it holds " + it->path().filename().string() +
                     "): choose an empty or new directory, or --force to write into it");
 }
 

@@ -253,9 +253,8 @@ int run_plan(PlanOptions o) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // No input file at all: the bundled example, in any output and with any CA option (issue
   // #30: `hamisim plan -o html` shows the report of the example).
-  const bool no_inputs = o.cluster_paths.empty() && !o.live.any() &&
-                         o.node_groups_path.empty() && o.device_profiles_path.empty() &&
-                         o.pods_path.empty();
+  const bool no_inputs = o.cluster_paths.empty() && !o.live.any() && o.node_groups_path.empty() &&
+                         o.device_profiles_path.empty() && o.pods_path.empty();
   if (int(!o.cluster_paths.empty()) + int(!o.live.kubeconfig.empty()) + int(o.live.in_cluster) +
           int(o.live.live) >
       1) {
@@ -280,8 +279,9 @@ int run_plan(PlanOptions o) {
     return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
   }
   if (o.cluster_paths.empty() && !o.live.any()) {
-    return fail(2, "--cluster (or --live, --kubeconfig, --in-cluster) is required, or no input "
-                   "file at all");
+    return fail(2,
+                "--cluster (or --live, --kubeconfig, --in-cluster) is required, or no input "
+                "file at all");
   }
   if (o.node_groups_path.empty()) {
     return fail(2, "--node-groups is required (or no input file at all)");

@@ -342,11 +342,11 @@ int run_serve(const ServeOptions& o) {
   for (const FlagNotes::Note& note : o.flag_notes.notes) {
     const std::string flag = "--" + note.flag;
     if (note.level == FlagNotes::kWarning) {
-      log::warn("Flag accepted but not honoured", {{"flag", flag}, {"value", note.value},
-                                                    {"reason", note.why}});
+      log::warn("Flag accepted but not honoured",
+                {{"flag", flag}, {"value", note.value}, {"reason", note.why}});
     } else {
-      log::info("Flag accepted without effect", {{"flag", flag}, {"value", note.value},
-                                                  {"reason", note.why}});
+      log::info("Flag accepted without effect",
+                {{"flag", flag}, {"value", note.value}, {"reason", note.why}});
     }
   }
   auto loaded_config = load_device_flags(o.device);

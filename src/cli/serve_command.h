@@ -86,7 +86,7 @@ struct ServeOptions {
   std::map<std::string, std::string> node_label_selector;  // --node-label-selector
   int kube_timeout_s = 0;  // --kube-timeout: seconds per API request; 0 keeps hamisim's bound
   int verbosity = 0;       // klog's -v: V(n) lines print when n <= verbosity
-  FlagNotes flag_notes;     // HAMi's flags accepted without effect
+  FlagNotes flag_notes;    // HAMi's flags accepted without effect
   // Started as HAMi's `scheduler`: the live path from the default client configuration, and
   // log lines named as HAMi's (`component`).
   bool hami_scheduler = false;

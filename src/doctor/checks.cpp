@@ -5,9 +5,9 @@
 
 #include "device/registry.h"
 #include "doctor/doctor.h"
+#include "extender/extender_url.h"
 #include "go/duration.h"
 #include "model/text.h"
-#include "extender/extender_url.h"
 
 namespace hamisim::doctor {
 

@@ -135,9 +135,8 @@ std::string probe_pod_json(const device::ResourceNames& names);
 
 // Calls the extender's filterVerb with the probe pod and node, with the extender's own TLS
 // settings and httpTimeout, as the scheduler of `role` would.
-ProbeOutcome probe_extender(const extender::SchedulerConfig& config, size_t index,
-                            ConfigRole role, const device::ResourceNames& names,
-                            const CheckOptions& options);
+ProbeOutcome probe_extender(const extender::SchedulerConfig& config, size_t index, ConfigRole role,
+                            const device::ResourceNames& names, const CheckOptions& options);
 
 // ---- the whole run ----
 

@@ -9,10 +9,10 @@
 #include "device/codec.h"
 #include "doctor/doctor.h"
 #include "doctor/format_ms.h"
-#include "go/duration.h"
-#include "model/json_writer.h"
 #include "extender/extender_url.h"
 #include "extender/http_extender.h"
+#include "go/duration.h"
+#include "model/json_writer.h"
 
 namespace hamisim::doctor {
 

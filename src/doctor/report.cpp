@@ -16,8 +16,8 @@ size_t Report::count(Severity s) const {
 
 namespace {
 
-void add_config(const extender::SchedulerConfig& config, ConfigRole role,
-                const DoctorInput& input, Report& report) {
+void add_config(const extender::SchedulerConfig& config, ConfigRole role, const DoctorInput& input,
+                Report& report) {
   ConfigSummary summary;
   summary.role = role;
   summary.file = config.source;

@@ -5,12 +5,13 @@
 // A slice is relevant to the node when it names the node, is for all nodes, has a node
 // selector the node matches, or (perDeviceNodeSelection) has a device whose own node fields
 // match. A slice whose devices declare compatibility groups (gate DRADeviceCompatibilityGroups,
-// alpha and off in 1.37) is ignored, and does not count towards its pool's slices. Relevant slices are grouped by (driver, pool); only the newest generation counts. A
-// pool is complete when as many slices of that generation exist, anywhere in the cluster, as
-// its resourceSliceCount says; a pool for which a newer generation exists anywhere is dropped.
-// Complete pools are checked (duplicate device names, duplicate counter sets, counters that do
-// not exist) and ordered: by driver and pool name, pools with binding conditions last; slices
-// by name; devices in slice order. That order is the allocator's first-fit order.
+// alpha and off in 1.37) is ignored, and does not count towards its pool's slices. Relevant slices
+// are grouped by (driver, pool); only the newest generation counts. A pool is complete when as many
+// slices of that generation exist, anywhere in the cluster, as its resourceSliceCount says; a pool
+// for which a newer generation exists anywhere is dropped. Complete pools are checked (duplicate
+// device names, duplicate counter sets, counters that do not exist) and ordered: by driver and pool
+// name, pools with binding conditions last; slices by name; devices in slice order. That order is
+// the allocator's first-fit order.
 
 #include <functional>
 #include <string>

@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "model/objects.h"
-#include "model/result.h"
 #include "extender/http_extender.h"
 #include "extender/scheduler_config.h"
+#include "model/objects.h"
+#include "model/result.h"
 
 namespace hamisim::extender {
 

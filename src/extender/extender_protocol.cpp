@@ -8,10 +8,10 @@
 #include <set>
 #include <utility>
 
+#include "extender/decoded_cache.h"
 #include "go/json_key.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
-#include "extender/decoded_cache.h"
 
 namespace hamisim::extender {
 namespace {
@@ -410,7 +410,8 @@ class KeptBodyReader {
     ExtenderArgs args;
     bool pod = false, nodes = false, node_names = false, simulated_pods = false;
     bool ok = members('{', '}', [&](std::string_view key) {
-      if (go::json_key_matches(key, "Pod")) return once(pod) && (null() || object(cache_.pods, args.pod));
+      if (go::json_key_matches(key, "Pod"))
+        return once(pod) && (null() || object(cache_.pods, args.pod));
       if (go::json_key_matches(key, "Nodes")) return once(nodes) && (null() || node_list(args));
       if (go::json_key_matches(key, "NodeNames")) return once(node_names) && null();
       if (go::json_key_matches(key, "SimulatedPods")) return once(simulated_pods) && null();

@@ -6,11 +6,11 @@
 #include <cctype>
 #include <optional>
 
+#include "extender/extender_url.h"
 #include "go/duration.h"
 #include "go/json_key.h"
 #include "http/client_transport.h"
 #include "model/json_writer.h"
-#include "extender/extender_url.h"
 
 namespace hamisim::extender {
 
@@ -323,7 +323,7 @@ Status decode_diagnostics(od::value& v, FilterResult& out) {
                             : go::json_key_matches(dkey, "Reason")       ? &d.reason
                             : go::json_key_matches(dkey, "DeviceSource") ? &d.device_source
                             : go::json_key_matches(dkey, "Profile")      ? &d.profile
-                                                           : nullptr;
+                                                                         : nullptr;
       if (target == nullptr) continue;
       od::value dv = dfield.value();
       auto s = read_string(dv, where + "." + std::string(dkey));

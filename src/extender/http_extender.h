@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/scheduler_config.h"
 #include "model/objects.h"
 #include "model/result.h"
-#include "extender/scheduler_config.h"
 
 namespace hamisim::extender {
 

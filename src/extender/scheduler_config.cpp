@@ -7,12 +7,12 @@
 #include <limits>
 #include <set>
 
+#include "extender/extender_url.h"
+#include "extender/yaml11_fields.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
 #include "model/yaml_check.h"
-#include "extender/extender_url.h"
-#include "extender/yaml11_fields.h"
 
 namespace hamisim::extender {
 namespace {

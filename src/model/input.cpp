@@ -205,8 +205,7 @@ Result<Document> from_list(const bjson::object& list, std::string_view list_kind
       configmaps = configmaps || is_configmap(c.kind);
       if (!is_configmap(c.kind) && c.name == key) {
         if (named != nullptr) {
-          return make_error(name + ": two items are named \"" + key + "\" (" + join(listed) +
-                            ")");
+          return make_error(name + ": two items are named \"" + key + "\" (" + join(listed) + ")");
         }
         named = &c;
       }
@@ -235,8 +234,10 @@ Result<Document> from_object(const bjson::object& o, std::string kind, const std
   // A List takes the key as the name of one of its items, or passes it to its ConfigMaps.
   if (is_list(o, kind)) return from_list(o, kind, where, name, key, spec, depth);
   if (!key.empty()) {
-    return make_error(name + ": " + name + ":" + key + " names a ConfigMap key or a List's item, "
-                      "but " + (where == name ? std::string("the input") : where) + " is " +
+    return make_error(name + ": " + name + ":" + key +
+                      " names a ConfigMap key or a List's item, "
+                      "but " +
+                      (where == name ? std::string("the input") : where) + " is " +
                       (kind.empty() ? std::string("not a ConfigMap") : "a " + kind));
   }
   if (wanted(spec, kind)) {

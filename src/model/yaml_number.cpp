@@ -54,12 +54,12 @@ std::string leading_zero_message(std::string_view text) {
 }
 
 std::optional<bool> yaml11_bool(std::string_view plain) {
-  for (std::string_view t : {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True",
-                             "TRUE"}) {
+  for (std::string_view t :
+       {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"}) {
     if (plain == t) return true;
   }
-  for (std::string_view f : {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False",
-                             "FALSE"}) {
+  for (std::string_view f :
+       {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"}) {
     if (plain == f) return false;
   }
   return std::nullopt;

@@ -17,7 +17,9 @@ ComputePool::ComputePool(int threads, int nice, std::string name)
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
 }
 
-ComputePool::~ComputePool() { join(); }
+ComputePool::~ComputePool() {
+  join();
+}
 
 void ComputePool::join() {
   work_.reset();

@@ -136,20 +136,22 @@ HttpResponse ExtenderService::filter_simulation(const HttpRequest& request) {
 HttpResponse ExtenderService::filter(const HttpRequest& request) {
   auto args = simulation_.decode(request.body);
   if (!args) {
-    return filter_reply(encode_filter_error(std::string(kInvalidRequest) + args.error().message),
+    return filter_reply(extender::encode_filter_error(std::string(extender::kInvalidRequest) +
+                                                      args.error().message),
                         true);
   }
   if (!args->pod) {
-    return filter_reply(
-        encode_filter_error(std::string(kInvalidRequest) + "extender args missing pod"), true);
+    return filter_reply(extender::encode_filter_error(std::string(extender::kInvalidRequest) +
+                                                      "extender args missing pod"),
+                        true);
   }
   if (args->nodes_present) {
     if (options_.reject_legacy_nodes_filter) {
-      return filter_reply(
-          encode_filter_error(std::string(kInvalidRequest) +
+      return filter_reply(extender::encode_filter_error(
+                              std::string(extender::kInvalidRequest) +
                               "Nodes is not accepted by /filter (--legacy-nodes-filter=reject); "
                               "Cluster Autoscaler must call /filter-simulation"),
-          true);
+                          true);
     }
     SimulationResult result =
         simulation_.filter(*args, /*require_no_node_names=*/true, request.client_identity);
@@ -160,13 +162,14 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
   // needing any cluster state; anything else needs the live source.
   auto prepared = fit::prepare_pod(*args->pod, registry_, policy_);
   if (!prepared) {
-    return filter_reply(
-        encode_filter_error(std::string(kInvalidRequest) + "Pod: " + prepared.error().message),
-        true);
+    return filter_reply(extender::encode_filter_error(std::string(extender::kInvalidRequest) +
+                                                      "Pod: " + prepared.error().message),
+                        true);
   }
   if (!prepared->requests_devices()) return filter_reply(echo_node_names(args->node_names), false);
   if (options_.live == nullptr) {
-    return filter_reply(encode_filter_error(std::string(kNotReady) + std::string(kNoLiveSource)),
+    return filter_reply(extender::encode_filter_error(std::string(extender::kNotReady) +
+                                                      std::string(kNoLiveSource)),
                         true);
   }
   // A null NodeNames is an empty list (HAMi dereferenced it and crashed).
@@ -175,22 +178,24 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
 }
 
 HttpResponse ExtenderService::bind(const HttpRequest& request) {
-  auto args = decode_binding_args(request.body);
+  auto args = extender::decode_binding_args(request.body);
   if (!args) {
-    return filter_reply(encode_binding_result(std::string(kInvalidRequest) + args.error().message),
+    return filter_reply(extender::encode_binding_result(std::string(extender::kInvalidRequest) +
+                                                        args.error().message),
                         true);
   }
   if (options_.live == nullptr) {
-    return filter_reply(encode_binding_result(std::string(kNotReady) + std::string(kNoLiveSource)),
+    return filter_reply(extender::encode_binding_result(std::string(extender::kNotReady) +
+                                                        std::string(kNoLiveSource)),
                         true);
   }
   if (args->pod_name.empty() || args->node.empty()) {
-    return filter_reply(
-        encode_binding_result(std::string(kInvalidRequest) + "PodName and Node are required"),
-        true);
+    return filter_reply(extender::encode_binding_result(std::string(extender::kInvalidRequest) +
+                                                        "PodName and Node are required"),
+                        true);
   }
   const std::string error = options_.live->bind(*args);
-  return filter_reply(encode_binding_result(error), !error.empty());
+  return filter_reply(extender::encode_binding_result(error), !error.empty());
 }
 
 HttpResponse ExtenderService::webhook(const HttpRequest& request) {

@@ -9,26 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "extender/extender_protocol.h"
 #include "fit/node_fit.h"
 #include "model/objects.h"
-#include "extender/extender_protocol.h"
 
 namespace hamisim::server {
-
-// The extender protocol's names, as the routes use them (src/extender has the protocol).
-using extender::decode_binding_args;
-using extender::decode_extender_args;
-using extender::decode_extender_args_in_buffer;
-using extender::decode_kept_extender_args;
-using extender::DecodedObjects;
-using extender::encode_binding_result;
-using extender::encode_filter_error;
-using extender::ExtenderArgs;
-using extender::ExtenderBindingArgs;
-using extender::ExtenderNode;
-using extender::kInternal;
-using extender::kInvalidRequest;
-using extender::kNotReady;
 
 // An ExtenderFilterResult body, and whether it carries an Error (the request log's outcome).
 struct LiveFilterAnswer {
@@ -55,7 +40,7 @@ class LiveRoutes {
                                   const std::vector<std::string>& node_names) = 0;
   // /bind with PodName and Node set: empty when bound, otherwise the error (with its class
   // word).
-  virtual std::string bind(const ExtenderBindingArgs& args) = 0;
+  virtual std::string bind(const extender::ExtenderBindingArgs& args) = 0;
   // /webhook's quota pre-check (nullopt: fits).
   virtual std::optional<std::string> admission_quota_check(const model::Pod& pod) const = 0;
   virtual LiveRoutesReadiness readiness() const = 0;

@@ -140,7 +140,7 @@ LiveFilterAnswer LiveService::filter(const fit::PreparedPod& pod,
   live::LiveFilterResult result = live_.filter(pod, names);
   log_filter_decision(pod, names, result);
   if (result.kind == live::LiveFilterResult::Kind::kError) {
-    return {encode_filter_error(result.error), true};
+    return {extender::encode_filter_error(result.error), true};
   }
   for (const auto& [node, reason] : result.failed_nodes) {
     fit_outcomes_.record("/filter",
@@ -168,7 +168,7 @@ LiveFilterAnswer LiveService::filter(const fit::PreparedPod& pod,
   return {w.take(), false};
 }
 
-std::string LiveService::bind(const ExtenderBindingArgs& args) {
+std::string LiveService::bind(const extender::ExtenderBindingArgs& args) {
   // HAMi's V0 anchors around a bind, which operators grep for.
   log::info("Attempting to bind pod to node",
             {{"pod", args.pod_name}, {"namespace", args.pod_namespace}, {"node", args.node}});

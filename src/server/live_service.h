@@ -23,7 +23,7 @@ class LiveService final : public LiveRoutes {
 
   LiveFilterAnswer filter(const fit::PreparedPod& pod,
                           const std::vector<std::string>& node_names) override;
-  std::string bind(const ExtenderBindingArgs& args) override;
+  std::string bind(const extender::ExtenderBindingArgs& args) override;
   std::optional<std::string> admission_quota_check(const model::Pod& pod) const override;
   LiveRoutesReadiness readiness() const override;
 

@@ -8,11 +8,11 @@
 #include <map>
 
 #include "dra/decode.h"
+#include "extender/scheduler_config.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/json_writer.h"
 #include "model/strict_json.h"
-#include "extender/scheduler_config.h"
 #include "planner/modes/compare_modes.h"
 #include "planner/report/report.h"
 

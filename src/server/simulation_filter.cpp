@@ -24,7 +24,8 @@ std::string pod_label(const model::Pod& pod) {
 
 // The ExtenderFilterResult; with `insertions`, the Nodes sent back are listed there instead of
 // written. The answer at `noted` (unless npos) gets kUnsentPlacementsNote.
-std::string encode_response(const ExtenderArgs& args, const std::vector<engine::Verdict>& answers,
+std::string encode_response(const extender::ExtenderArgs& args,
+                            const std::vector<engine::Verdict>& answers,
                             std::vector<SimulationResult::Insertion>* insertions, size_t noted) {
   model::JsonWriter w;
   size_t raw_bytes = 0;
@@ -89,17 +90,17 @@ std::string encode_response(const ExtenderArgs& args, const std::vector<engine::
 SimulationResult invalid(std::string message) {
   SimulationResult r;
   r.invalid_request = true;
-  r.body = encode_filter_error(std::string(kInvalidRequest) + message);
+  r.body = extender::encode_filter_error(std::string(extender::kInvalidRequest) + message);
   return r;
 }
 
 }  // namespace
 
-Result<ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
+Result<extender::ExtenderArgs> SimulationFilter::decode(const std::string& body) const {
   if (body.capacity() - body.size() >= model::kJsonPadding) {
-    return decode_extender_args_in_buffer(body, &decoded_);
+    return extender::decode_extender_args_in_buffer(body, &decoded_);
   }
-  return decode_extender_args(body, &decoded_);
+  return extender::decode_extender_args(body, &decoded_);
 }
 
 SimulationResult SimulationFilter::filter(const std::string& body, NodeTexts node_texts,
@@ -111,12 +112,13 @@ SimulationResult SimulationFilter::filter(const std::string& body, NodeTexts nod
   return filter(*args, /*require_no_node_names=*/true, node_texts, caller);
 }
 
-SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require_no_node_names,
+SimulationResult SimulationFilter::filter(const extender::ExtenderArgs& args,
+                                          bool require_no_node_names,
                                           std::string_view caller) const {
   return filter(args, require_no_node_names, NodeTexts::kCopied, caller);
 }
 
-size_t SimulationFilter::watch(const ExtenderArgs& args,
+size_t SimulationFilter::watch(const extender::ExtenderArgs& args,
                                const std::vector<engine::Verdict>& answers,
                                std::string_view caller) const {
   constexpr size_t kNone = static_cast<size_t>(-1);
@@ -140,8 +142,9 @@ size_t SimulationFilter::watch(const ExtenderArgs& args,
   return unsent ? 0 : kNone;
 }
 
-SimulationResult SimulationFilter::filter(const ExtenderArgs& args, bool require_no_node_names,
-                                          NodeTexts node_texts, std::string_view caller) const {
+SimulationResult SimulationFilter::filter(const extender::ExtenderArgs& args,
+                                          bool require_no_node_names, NodeTexts node_texts,
+                                          std::string_view caller) const {
   if (!args.pod) return invalid("Pod is required");
   if (require_no_node_names && args.node_names_present) {
     return invalid("NodeNames is not accepted by the simulation filter");

@@ -17,21 +17,6 @@
 
 namespace hamisim::server {
 
-// The extender protocol's names, as the routes use them (src/extender has the protocol).
-using extender::decode_binding_args;
-using extender::decode_extender_args;
-using extender::decode_extender_args_in_buffer;
-using extender::decode_kept_extender_args;
-using extender::DecodedObjects;
-using extender::encode_binding_result;
-using extender::encode_filter_error;
-using extender::ExtenderArgs;
-using extender::ExtenderBindingArgs;
-using extender::ExtenderNode;
-using extender::kInternal;
-using extender::kInvalidRequest;
-using extender::kNotReady;
-
 struct NodeOutcome {
   fit::FitClass fit_class = fit::FitClass::kFits;
   std::string reason;   // HAMi failure string (empty when the node fits)
@@ -80,21 +65,22 @@ class SimulationFilter {
   // decode_extender_args with this filter's cache of decoded objects. A body with
   // model::kJsonPadding bytes of spare capacity (HttpServer reads bodies so) is decoded where
   // it is, and the result points into it; any other is copied.
-  Result<ExtenderArgs> decode(const std::string& body) const;
-  Result<ExtenderArgs> decode(std::string&&) const = delete;  // would point into a temporary
+  Result<extender::ExtenderArgs> decode(const std::string& body) const;
+  Result<extender::ExtenderArgs> decode(std::string&&) const =
+      delete;  // would point into a temporary
   // Same for already decoded arguments (`/filter` carrying Nodes). `require_no_node_names`
   // enforces the simulation route's rule that NodeNames must be absent.
-  SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names,
+  SimulationResult filter(const extender::ExtenderArgs& args, bool require_no_node_names,
                           std::string_view caller = {}) const;
 
  private:
-  SimulationResult filter(const ExtenderArgs& args, bool require_no_node_names,
+  SimulationResult filter(const extender::ExtenderArgs& args, bool require_no_node_names,
                           NodeTexts node_texts, std::string_view caller) const;
   // SimulatedPodsWatch's view of this request: the index of the node to note, or npos.
-  size_t watch(const ExtenderArgs& args, const std::vector<engine::Verdict>& answers,
+  size_t watch(const extender::ExtenderArgs& args, const std::vector<engine::Verdict>& answers,
                std::string_view caller) const;
   const engine::Engine& engine_;
-  mutable DecodedObjects decoded_;
+  mutable extender::DecodedObjects decoded_;
   mutable SimulatedPodsWatch watch_;
 };
 

@@ -712,8 +712,8 @@ TEST(Strings, ExtensionFunctions) {
   EXPECT_TRUE(match(m + ".replace('-', '', 1) == 'LATESTGPU-MODEL'", d));
   EXPECT_TRUE(match("'abc'.replace('', '-') == '-a-b-c-'", d));
   EXPECT_TRUE(match(m + ".split('-') == ['LATEST', 'GPU', 'MODEL']", d));
-  EXPECT_TRUE(match(m + ".split('-', 2) == ['LATEST', 'GPU-MODEL'] && 'ab'.split('') == ['a', 'b']",
-                    d));
+  EXPECT_TRUE(
+      match(m + ".split('-', 2) == ['LATEST', 'GPU-MODEL'] && 'ab'.split('') == ['a', 'b']", d));
   EXPECT_TRUE(match(m + ".split('-', 0) == []", d));
   EXPECT_TRUE(match("['a', 'b'].join() == 'ab' && ['a', 'b'].join('-') == 'a-b'", d));
   EXPECT_TRUE(match("'héllo'.charAt(1) == 'é' && 'abc'.charAt(3) == ''", d));
@@ -795,8 +795,8 @@ TEST(Literals, MapsListsAndIndexing) {
   EXPECT_TRUE(match("[10, 20, 30, 40][" + idx + "] == 40 && [[1], [2, 3]][1][0] == 2", d));
   EXPECT_THAT(runtime_error("[1][" + idx + "] == 1", d), HasSubstr("out of range"));
   EXPECT_THAT(compile_error("{'a': 1, 'b': 'c'}.size() == 2"), HasSubstr("must all have the same"));
-  EXPECT_TRUE(match("device.attributes['dra.example.com'] == {'someBool': true, 'anotherBool': false}",
-                    d));
+  EXPECT_TRUE(
+      match("device.attributes['dra.example.com'] == {'someBool': true, 'anotherBool': false}", d));
 }
 
 // Found by the differential test: nested list literals are homogeneous in their element types
@@ -849,8 +849,8 @@ TEST(Optionals, SelectIndexAndDefault) {
   EXPECT_EQ(runtime_error(dom + ".?nosuch.value() == 1", d), "optional.none() dereference");
   EXPECT_TRUE(match("[1, 2][?1].value() == 2 && ![1, 2][?5].hasValue()", d));
   EXPECT_TRUE(match("optional.of(1).value() == 1 && optional.none().orValue(3) == 3", d));
-  EXPECT_TRUE(match("!optional.ofNonZeroValue(0).hasValue() && optional.of(1) == optional.of(1)",
-                    d));
+  EXPECT_TRUE(
+      match("!optional.ofNonZeroValue(0).hasValue() && optional.of(1) == optional.of(1)", d));
   EXPECT_TRUE(match("optional.none().or(optional.of(2)).value() == 2", d));
   EXPECT_TRUE(match("optional.of({'a': 1}).?a.value() == 1", d));
   EXPECT_THAT(compile_error("optional.of(1).orValue('x') == 'x'"),
@@ -869,8 +869,9 @@ TEST(Limits, RunTimeCostLimit) {
   // Work that grows faster than the expression is charged before it is done: a chain of
   // doublings ends at the limit, not in the allocator.
   std::string doubling = "'0123456789'";
-  for (int i = 0; i < 40; ++i) doubling = "cel.bind(s" + std::to_string(i) + ", " + doubling +
-                                          ", s" + std::to_string(i) + " + s" + std::to_string(i) + ")";
+  for (int i = 0; i < 40; ++i)
+    doubling = "cel.bind(s" + std::to_string(i) + ", " + doubling + ", s" + std::to_string(i) +
+               " + s" + std::to_string(i) + ")";
   EXPECT_EQ(runtime_error("size(" + doubling + ") > 0", d),
             "operation cancelled: actual cost limit exceeded");
   EXPECT_EQ(runtime_error("lists.range(2000000).size() > 0", d),

@@ -166,9 +166,10 @@ TEST_F(CliInputs, FitNodeNamedInAListOfSeveralNodesReadsThatOne) {
     if (i == 0 || node[i - 1] == '\n') indented += "    ";
     indented += node[i];
   }
-  const std::string list = write("nodes.yaml", "apiVersion: v1\nkind: NodeList\nitems:\n"
-                                               "  - metadata: {name: plain}\n  -\n" +
-                                                   indented);
+  const std::string list = write("nodes.yaml",
+                                 "apiVersion: v1\nkind: NodeList\nitems:\n"
+                                 "  - metadata: {name: plain}\n  -\n" +
+                                     indented);
   auto r = hamisim({"fit", "--pod", kPod, "--node", list});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("--node reads one: name it as " + list + ":<name>"));
@@ -480,8 +481,8 @@ TEST(CliRepeatedFlags, EveryFlagTakesItsLastValue) {
                kProfiles, "--output", "table", "-o", "json"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(r.out.rfind("{", 0), 0u) << r.out;
-  r = hamisim({"fit", "--pod", kPod, "--node", "/nonexistent.yaml", "--node", kNode, "-o",
-               "json", "-o", "table"});
+  r = hamisim({"fit", "--pod", kPod, "--node", "/nonexistent.yaml", "--node", kNode, "-o", "json",
+               "-o", "table"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, HasSubstr("FITS"));
   // serve: hamisim's own flags and HAMi's alike; the last --log-format is the one refused.
@@ -515,12 +516,12 @@ TEST(CliServeLeaderElect, WithoutAClusterSourceItIsAnError) {
 // --extender-bind (HAMi's flag) names itself when it cannot listen, and plain HTTP there obeys
 // the same rule as --listen.
 TEST(CliServeListen, ABadExtenderBindNamesTheFlag) {
-  auto r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
-                    "--extender-bind=localhost:x"});
+  auto r = hamisim(
+      {"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--extender-bind=localhost:x"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("--extender-bind: bad listen address localhost:x"));
-  r = hamisim({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "",
-               "--extender-bind=0.0.0.0:0"});
+  r = hamisim(
+      {"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--extender-bind=0.0.0.0:0"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_THAT(r.err, HasSubstr("refusing plain HTTP on non-loopback address 0.0.0.0:0"));
 }

@@ -663,8 +663,8 @@ TEST_F(CliTest, GenRefusesANonEmptyOutDirectoryUnlessForced) {
   const std::string out = (dir_ / "busy").string();
   std::filesystem::create_directories(out);
   std::ofstream(out + "/mine.txt") << "keep me\n";
-  const std::vector<std::string> gen = {"gen", "--nodes", "2", "--pending", "2", "--groups", "1",
-                                        "--node-groups", "1", "--out", out};
+  const std::vector<std::string> gen = {"gen", "--nodes",       "2", "--pending", "2", "--groups",
+                                        "1",   "--node-groups", "1", "--out",     out};
   auto r = hamisim(gen);
   expect_ran(r);
   EXPECT_EQ(r.exit_code, 2) << describe(r);
@@ -924,8 +924,8 @@ TEST(CliPlanLive, ReadsTheClusterAndPlansAsOnTheFile) {
                             << server.url()
                             << "\nusers:\n- name: nobody\n  user: {}\ncontexts:\n- name: fake\n"
                                "  context: {cluster: fake, user: nobody}\ncurrent-context: fake\n";
-  const std::vector<std::string> groups = {"--node-groups", kNodeGroupsYaml, "--device-profiles",
-                                           kDeviceProfilesYaml, "-o", "json"};
+  const std::vector<std::string> groups = {
+      "--node-groups", kNodeGroupsYaml, "--device-profiles", kDeviceProfilesYaml, "-o", "json"};
   std::vector<std::string> live = {"plan", "--kubeconfig", kubeconfig.string()};
   live.insert(live.end(), groups.begin(), groups.end());
   std::vector<std::string> file = {"plan", "--cluster", kClusterYaml};

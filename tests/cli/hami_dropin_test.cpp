@@ -19,8 +19,8 @@
 #include <boost/json.hpp>
 
 #include "fake_apiserver.h"
-#include "model/base64.h"
 #include "http_test_client.h"
+#include "model/base64.h"
 #include "run_process.h"
 #include "state/object_store.h"
 #include "test_certs.h"
@@ -330,10 +330,9 @@ TEST_F(HamiChart, TheNewestChartsCommandWithAnExtraArgsOverrideServes) {
     auto r = testing::http_request(tls_client(port), "GET", "/readyz");
     return r.ok() && r->status == 200 && r->body.find(R"("filtering":true)") != std::string::npos;
   })) << scheduler.log();
-  auto filter =
-      testing::http_request(tls_client(verbs), "POST", "/filter",
-                            fmt::format(R"({{"Pod":{},"NodeNames":["gpu-1","gpu-2"]}})",
-                                        gpu_pod_json("p1")));
+  auto filter = testing::http_request(
+      tls_client(verbs), "POST", "/filter",
+      fmt::format(R"({{"Pod":{},"NodeNames":["gpu-1","gpu-2"]}})", gpu_pod_json("p1")));
   ASSERT_TRUE(filter.ok()) << filter.error().message;
   EXPECT_EQ(filter->status, 200);
   EXPECT_THAT(filter->body, HasSubstr(R"("NodeNames":["gpu-1"])")) << filter->body;

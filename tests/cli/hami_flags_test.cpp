@@ -92,14 +92,10 @@ TEST(HamiFlags, BooleansTakeGosSpellings) {
 // is not done, and a warning at start-up says so. A value pflag would refuse stays an error.
 TEST(HamiFlags, WhatHamisimCannotHonourIsAcceptedWithAWarningSayingWhy) {
   const std::vector<std::pair<std::string, std::string>> warned = {
-      {"--profiling", "no /debug/pprof"},
-      {"--log_dir=/var/log", "stderr only"},
-      {"--log_file=/tmp/x", "stderr only"},
-      {"--logtostderr=false", "stderr only"},
-      {"--vmodule=filter=5", "per-file verbosity"},
-      {"--skip_headers", "header"},
-      {"--add_dir_header", "source directories"},
-      {"--log_backtrace_at=x.go:10", "stack traces"},
+      {"--profiling", "no /debug/pprof"},           {"--log_dir=/var/log", "stderr only"},
+      {"--log_file=/tmp/x", "stderr only"},         {"--logtostderr=false", "stderr only"},
+      {"--vmodule=filter=5", "per-file verbosity"}, {"--skip_headers", "header"},
+      {"--add_dir_header", "source directories"},   {"--log_backtrace_at=x.go:10", "stack traces"},
   };
   for (const auto& [flag, why] : warned) {
     ServeOptions o;
@@ -121,13 +117,12 @@ TEST(HamiFlags, WhatHamisimCannotHonourIsAcceptedWithAWarningSayingWhy) {
 
 TEST(HamiFlags, FlagsWithoutEffectInHamiAreAcceptedWithOneInfoLineEach) {
   ServeOptions o;
-  auto rest =
-      take({"--cambricon-mlu-name=x", "--dcu-memory", "y", "--metax-vcount=z",
-            "--enflame-vgcu-resource-name=a", "--kunlun-vmemory=b", "--sgpu-topology-aware",
-            "--stderrthreshold=WARNING", "--alsologtostderr", "--log_file_max_size=100",
-            "--one_output=true", "--legacy_stderr_threshold_behavior=false", "--logtostderr",
-            "--debug", "--debug=false"},
-           o);
+  auto rest = take({"--cambricon-mlu-name=x", "--dcu-memory", "y", "--metax-vcount=z",
+                    "--enflame-vgcu-resource-name=a", "--kunlun-vmemory=b", "--sgpu-topology-aware",
+                    "--stderrthreshold=WARNING", "--alsologtostderr", "--log_file_max_size=100",
+                    "--one_output=true", "--legacy_stderr_threshold_behavior=false",
+                    "--logtostderr", "--debug", "--debug=false"},
+                   o);
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_TRUE(rest->empty());
   // One note per flag, in order of first appearance, with the last value; --logtostderr=true
@@ -137,11 +132,11 @@ TEST(HamiFlags, FlagsWithoutEffectInHamiAreAcceptedWithOneInfoLineEach) {
     EXPECT_EQ(n.level, FlagNotes::kInfo) << n.flag;
     flags.push_back(n.flag);
   }
-  EXPECT_THAT(flags, ElementsAre("cambricon-mlu-name", "dcu-memory", "metax-vcount",
-                                 "enflame-vgcu-resource-name", "kunlun-vmemory",
-                                 "sgpu-topology-aware", "stderrthreshold", "alsologtostderr",
-                                 "log_file_max_size", "one_output",
-                                 "legacy_stderr_threshold_behavior", "debug"));
+  EXPECT_THAT(
+      flags,
+      ElementsAre("cambricon-mlu-name", "dcu-memory", "metax-vcount", "enflame-vgcu-resource-name",
+                  "kunlun-vmemory", "sgpu-topology-aware", "stderrthreshold", "alsologtostderr",
+                  "log_file_max_size", "one_output", "legacy_stderr_threshold_behavior", "debug"));
   EXPECT_EQ(note(o, "debug")->value, "false");
   EXPECT_EQ(note(o, "dcu-memory")->value, "y");
   auto severity = take({"--stderrthreshold=LOUD"}, o);
@@ -154,9 +149,9 @@ TEST(HamiFlags, FlagsWithoutEffectInHamiAreAcceptedWithOneInfoLineEach) {
 TEST(HamiFlags, TheFlagsOfHamisSchedulerAfterV210AreAccepted) {
   ServeOptions o;
   apply_hami_defaults(o);
-  auto rest = take({"--device-plugin-namespace=kube-system",
-                    "--device-plugin-service-account", "hami-device-plugin",
-                    "--profiling-bind-address=127.0.0.1:6060", "--extender-bind=127.0.0.1:9555"},
+  auto rest = take({"--device-plugin-namespace=kube-system", "--device-plugin-service-account",
+                    "hami-device-plugin", "--profiling-bind-address=127.0.0.1:6060",
+                    "--extender-bind=127.0.0.1:9555"},
                    o);
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_TRUE(rest->empty());
@@ -172,11 +167,11 @@ TEST(HamiFlags, TheFlagsOfHamisSchedulerAfterV210AreAccepted) {
 // extraArgs overriding one).
 TEST(HamiFlags, ARepeatedFlagTakesItsLastValue) {
   ServeOptions o;
-  auto rest = take({"--http_bind=0.0.0.0:443", "--metrics-bind-address=:9395", "-v=4",
-                    "--http_bind", "0.0.0.0:8443", "--metrics-bind-address=:9999", "--v=2",
-                    "--kube-timeout=5", "--kube-timeout=7", "--extender-bind=a:1",
-                    "--extender-bind=127.0.0.1:2"},
-                   o);
+  auto rest =
+      take({"--http_bind=0.0.0.0:443", "--metrics-bind-address=:9395", "-v=4", "--http_bind",
+            "0.0.0.0:8443", "--metrics-bind-address=:9999", "--v=2", "--kube-timeout=5",
+            "--kube-timeout=7", "--extender-bind=a:1", "--extender-bind=127.0.0.1:2"},
+           o);
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_EQ(o.listen, "0.0.0.0:8443");
   EXPECT_EQ(o.metrics_listen, ":9999");
@@ -237,7 +232,7 @@ TEST(HamiFlags, TheSchedulerEntryPointTakesHamisDefaults) {
   EXPECT_EQ(o.extender_listen, "127.0.0.1:9444");  // HAMi after v2.10
   EXPECT_EQ(o.log_format, "klog");                 // HAMi's lines are klog's
   EXPECT_EQ(o.component, "scheduler");
-  EXPECT_EQ(ServeOptions{}.extender_listen, "");   // serve: one listener unless asked
+  EXPECT_EQ(ServeOptions{}.extender_listen, "");  // serve: one listener unless asked
   EXPECT_EQ(ServeOptions{}.log_format, "text");
 }
 

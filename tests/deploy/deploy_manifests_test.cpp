@@ -15,9 +15,9 @@
 
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
-#include "model/decode.h"
 #include "extender/extender_url.h"
 #include "extender/scheduler_config.h"
+#include "model/decode.h"
 #include "profile/device_profiles.h"
 #include "test_paths.h"
 
@@ -60,8 +60,11 @@ std::vector<fs::path> manifest_files() {
   return out;
 }
 
-const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                                              "ClusterIssuer", "MutatingWebhookConfiguration",
+const std::set<std::string> kClusterScoped = {"Namespace",
+                                              "ClusterRole",
+                                              "ClusterRoleBinding",
+                                              "ClusterIssuer",
+                                              "MutatingWebhookConfiguration",
                                               "PriorityClass"};
 
 class Manifests : public ::testing::Test {

@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "../cli/run_process.h"
-#include "http_test_client.h"
 #include "extender/scheduler_config.h"
+#include "http_test_client.h"
 #include "test_certs.h"
 #include "test_paths.h"
 
@@ -294,8 +294,11 @@ class Overlay : public ::testing::TestWithParam<std::string> {
   const Rendered* r_ = nullptr;
 };
 
-const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
-                                              "ClusterIssuer", "MutatingWebhookConfiguration",
+const std::set<std::string> kClusterScoped = {"Namespace",
+                                              "ClusterRole",
+                                              "ClusterRoleBinding",
+                                              "ClusterIssuer",
+                                              "MutatingWebhookConfiguration",
                                               "PriorityClass"};
 
 TEST_P(Overlay, RendersNamedObjectsInNamespacesItCreatesOrTheSystemOnes) {

@@ -25,9 +25,9 @@ using ::testing::HasSubstr;
 // users set as cloudProvider with the chart's generic wiring. The chart names its pods
 // app.kubernetes.io/name: <cloudProvider>-cluster-autoscaler for any of them.
 const char* const kChartProviders[] = {
-    "aws",    "azure",     "gce",         "alicloud", "clusterapi",   "magnum",   "oci",
-    "hetzner", "exoscale", "kwok",        "civo",     "rancher",      "coreweave", "huaweicloud",
-    "vultr",  "digitalocean", "linode",   "ovhcloud", "scaleway",     "externalgrpc"};
+    "aws",     "azure",        "gce",    "alicloud", "clusterapi", "magnum",      "oci",
+    "hetzner", "exoscale",     "kwok",   "civo",     "rancher",    "coreweave",   "huaweicloud",
+    "vultr",   "digitalocean", "linode", "ovhcloud", "scaleway",   "externalgrpc"};
 
 std::string shipped_policy() {
   std::ifstream in(std::string(hamisim::testing::source_dir()) +
@@ -62,8 +62,8 @@ TEST(DoctorNetworkPolicy, TheShippedPolicyAdmitsEveryProviderOfTheChartNamingThe
 TEST(DoctorNetworkPolicy, APolicyWithoutAProviderFailsForThatProvider) {
   const std::string policy = shipped_policy();
   for (const char* provider : kChartProviders) {
-    const std::string line = std::string("                  - ") + provider +
-                             "-cluster-autoscaler\n";
+    const std::string line =
+        std::string("                  - ") + provider + "-cluster-autoscaler\n";
     std::string without = policy;
     const auto at = without.find(line);
     ASSERT_NE(at, std::string::npos) << provider << " is not in the shipped policy";

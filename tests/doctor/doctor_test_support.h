@@ -22,8 +22,7 @@ inline CheckOptions default_options() {
   return o;
 }
 
-inline extender::SchedulerConfig parse(const std::string& yaml,
-                                                bool single_profile = true) {
+inline extender::SchedulerConfig parse(const std::string& yaml, bool single_profile = true) {
   extender::LoadOptions lo;
   lo.require_single_profile = single_profile;
   auto c = extender::parse_scheduler_config(yaml, "test.yaml", lo);

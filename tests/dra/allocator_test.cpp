@@ -810,14 +810,16 @@ Device counted(std::string name, const char* units, std::string kind, bool share
 // and so did hamisim, which then found no room for `whole`.
 TEST(DraAllocator, BacktrackingGivesBackTheCountersOfAShareableDevice) {
   Cluster cluster;
-  cluster.slices = counter_pool({counted("part", "30", "x", true), counted("whole", "30", "y", false),
-                                 counted("plain", nullptr, "y", false)});
+  cluster.slices =
+      counter_pool({counted("part", "30", "x", true), counted("whole", "30", "y", false),
+                    counted("plain", nullptr, "y", false)});
   cluster.classes = {device_class("gpu", {}),
                      device_class("y", {"device.attributes['gpu.example.com'].kind == 'y'"})};
   // r0 takes `part` first; r1 (kind y) cannot match its kind, so r0 moves on to `whole`, which
   // needs the 30 units `part` held.
-  const auto c = claim("c", {request("r0", exact("gpu")), request("r1", exact("y"))},
-                       {{.requests = {}, .match_attribute = "gpu.example.com/kind", .distinct_attribute = {}}});
+  const auto c = claim(
+      "c", {request("r0", exact("gpu")), request("r1", exact("y"))},
+      {{.requests = {}, .match_attribute = "gpu.example.com/kind", .distinct_attribute = {}}});
   const auto out = cluster.allocate("n1", c);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(devices_of(*out), (Names{"r0=whole", "r1=plain"}));

@@ -500,7 +500,8 @@ TEST(DraDecode, DeviceTaintRulesAreAppliedToTheSlicesTheySelect) {
     apply_device_taint_rules(o);
     return o.slices[0].devices[0].taints.size() + o.slices[0].devices[1].taints.size();
   };
-  const std::string_view sel = R"("deviceSelector": {"driver": "d.io", "pool": "p", "device": "gpu-1"},)";
+  const std::string_view sel =
+      R"("deviceSelector": {"driver": "d.io", "pool": "p", "device": "gpu-1"},)";
   EXPECT_EQ(with(sel, R"("deviceSelector": {},)"), 2u);
   EXPECT_EQ(with(sel, ""), 0u);
   EXPECT_EQ(with(R"("pool": "p",)", R"("pool": "q",)"), 0u);

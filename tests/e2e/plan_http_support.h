@@ -11,9 +11,9 @@
 
 #include "device/catalog/device_config.h"
 #include "engine/engine.h"
+#include "extender/scheduler_config.h"
 #include "http_test_client.h"
 #include "model/decode.h"
-#include "extender/scheduler_config.h"
 #include "planner/scaleup/planning.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"

@@ -6,10 +6,10 @@
 
 #include <thread>
 
+#include "extender/extender_chain.h"
 #include "extender_fixtures.h"
 #include "fake_extender.h"
 #include "model/decode.h"
-#include "extender/extender_chain.h"
 
 namespace hamisim::extender {
 namespace extender_chain_test {

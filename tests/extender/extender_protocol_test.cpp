@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "extender/decoded_cache.h"
 #include "model/decode.h"
 #include "model/encode.h"
-#include "extender/decoded_cache.h"
 
 namespace hamisim::extender {
 namespace extender_protocol_test {
@@ -206,8 +206,8 @@ TEST(ExtenderArgsTest, BodiesOfKeptObjectsDecodeAsTheFullDecoderDoes) {
 // "s" and the Kelvin sign (U+212A) to "k", so kube-scheduler's Go would read these fields, and
 // so does hamisim (go::json_key_matches, the one matcher of every decoder).
 TEST(ExtenderArgsTest, KeysFoldAsGoFoldsThem) {
-  auto args = decode_extender_args_in_buffer(padded(
-      "{\"pod\":" + kShortPod + ",\"NodeName\xc5\xbf\":[\"a\",\"b\"],\"Nodes\":null}"));
+  auto args = decode_extender_args_in_buffer(
+      padded("{\"pod\":" + kShortPod + ",\"NodeName\xc5\xbf\":[\"a\",\"b\"],\"Nodes\":null}"));
   ASSERT_TRUE(args.ok()) << args.error().message;
   EXPECT_TRUE(args->node_names_present);
   EXPECT_EQ(args->node_names, (std::vector<std::string>{"a", "b"}));

@@ -8,10 +8,10 @@
 #include <sstream>
 #include <thread>
 
-#include "fake_extender.h"
-#include "model/decode.h"
 #include "extender/extender_url.h"
 #include "extender/http_extender.h"
+#include "fake_extender.h"
+#include "model/decode.h"
 #include "test_certs.h"
 
 namespace hamisim::extender {

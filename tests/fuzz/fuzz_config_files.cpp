@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "device/catalog/device_config.h"
+#include "extender/scheduler_config.h"
 #include "kube/kube_config.h"
 #include "model/input.h"
-#include "extender/scheduler_config.h"
 #include "planner/nodegroups/node_groups.h"
 #include "profile/device_profiles.h"
 

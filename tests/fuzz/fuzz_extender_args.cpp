@@ -10,9 +10,9 @@
 #include <string>
 
 #include "device/catalog/device_config.h"
+#include "extender/decoded_cache.h"
 #include "model/decode.h"
 #include "model/encode.h"
-#include "extender/decoded_cache.h"
 #include "server/simulation_filter.h"
 
 namespace {

@@ -83,13 +83,20 @@ TEST(KubeConfig, ExplicitContextWins) {
 // client-go reads booleans as go-yaml v2 does (YAML 1.1), `y` and `n` included; the table is
 // the one the scheduler configuration's reader uses (model::yaml11_bool), which used to differ.
 TEST(KubeConfig, BooleansAreYaml11sAsClientGoReadsThem) {
-  for (const auto& [text, want] : std::vector<std::pair<std::string, bool>>{
-           {"y", true}, {"Y", true}, {"yes", true}, {"On", true}, {"TRUE", true},
-           {"n", false}, {"N", false}, {"no", false}, {"OFF", false}, {"False", false}}) {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, bool>>{{"y", true},
+                                                                            {"Y", true},
+                                                                            {"yes", true},
+                                                                            {"On", true},
+                                                                            {"TRUE", true},
+                                                                            {"n", false},
+                                                                            {"N", false},
+                                                                            {"no", false},
+                                                                            {"OFF", false},
+                                                                            {"False", false}}) {
     const std::string yaml =
         "current-context: a\ncontexts:\n- name: a\n  context: {cluster: ca}\nclusters:\n"
-        "- name: ca\n  cluster: {server: 'https://a:1', insecure-skip-tls-verify: " + text +
-        "}\n";
+        "- name: ca\n  cluster: {server: 'https://a:1', insecure-skip-tls-verify: " +
+        text + "}\n";
     auto c = parse_kubeconfig(yaml, "f");
     ASSERT_TRUE(c) << text << ": " << c.error().message;
     EXPECT_EQ(c->insecure_skip_tls_verify, want) << text;

@@ -27,7 +27,7 @@ class FakeLive final : public LiveRoutes {
     filtered_nodes = node_names;
     return {R"({"Error":"from the fake"})", true};
   }
-  std::string bind(const ExtenderBindingArgs& args) override {
+  std::string bind(const extender::ExtenderBindingArgs& args) override {
     bound = args;
     return bind_error;
   }
@@ -38,7 +38,7 @@ class FakeLive final : public LiveRoutes {
 
   std::string filtered_pod;
   std::vector<std::string> filtered_nodes;
-  std::optional<ExtenderBindingArgs> bound;
+  std::optional<extender::ExtenderBindingArgs> bound;
   std::string bind_error;
   LiveRoutesReadiness state;
 };

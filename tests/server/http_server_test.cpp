@@ -1763,10 +1763,10 @@ TEST(HttpServer, ARefusedBodyIsNotReadToItsEnd) {
   auto server = start_server(config, routes);
   ASSERT_TRUE(server);
   std::thread held([&] {
-    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/hold",
-                                         std::string(600, 'h')))
-                  .status,
-              200);
+    EXPECT_EQ(
+        must(testing::http_request(plain_client(*server), "POST", "/hold", std::string(600, 'h')))
+            .status,
+        200);
   });
   ASSERT_TRUE(gate.wait_entered(1));
 

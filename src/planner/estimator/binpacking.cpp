@@ -27,11 +27,11 @@ FitResult reserve_fit(const framework::FilterPipeline& pipeline, const PodInfo& 
   if (!fit.fits()) return fit;
   const NodeInfo* node = s.node(fit.node);
   if (node == nullptr) return fit;
-  auto reserved = fit.filter_state
-                      ? pipeline.reserve(fit.placed_as ? *fit.placed_as : pod, *fit.filter_state,
-                                         *node)
-                      : Result<framework::PodInfoPtr>(make_error(
-                            "a fit on node \"" + fit.node + "\" without the pod's filter state"));
+  auto reserved =
+      fit.filter_state
+          ? pipeline.reserve(fit.placed_as ? *fit.placed_as : pod, *fit.filter_state, *node)
+          : Result<framework::PodInfoPtr>(
+                make_error("a fit on node \"" + fit.node + "\" without the pod's filter state"));
   if (!reserved.ok()) {
     FitResult failed;
     failed.kind = FitResult::Kind::kInternalError;
@@ -59,8 +59,7 @@ FitResult PipelineFitter::fit_any(const PodInfo& pod, const ClusterSnapshot& s,
   }
   // MarkMatch: the next walk starts right after the matched node.
   next_start_ = (opts.start_index + found.order_index) % n + 1;
-  return reserve_fit(pipeline_, pod, s,
-                     FitResult::fit(found.node->name(), std::move(found.state)));
+  return reserve_fit(pipeline_, pod, s, FitResult::fit(found.node->name(), std::move(found.state)));
 }
 
 FitResult PipelineFitter::fit_on(const PodInfo& pod, const ClusterSnapshot& s,

@@ -49,8 +49,8 @@ FilterPipeline FilterPipeline::make_default(NodeResourcesFitArgs fit_args) {
 Result<PodInfoPtr> FilterPipeline::reserve(const PodInfo& pod, const PodFilterState& state,
                                            const NodeInfo& node) const {
   if (!state.ok() || state.states_.size() != plugins_.size()) {
-    return make_error(fmt::format("reserve on node \"{}\" without the pod's filter state",
-                                  node.name()));
+    return make_error(
+        fmt::format("reserve on node \"{}\" without the pod's filter state", node.name()));
   }
   PodInfoPtr current;
   for (size_t i = 0; i < plugins_.size(); ++i) {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "extender/extender_chain.h"
 #include "model/result.h"
 #include "model/string_hash.h"
-#include "extender/extender_chain.h"
 #include "planner/framework/snapshot.h"
 
 namespace hamisim::planner::scaleup {

@@ -217,7 +217,6 @@ TEST(FilterPipeline, DeterministicResults) {
   }
 }
 
-
 // Issue #48: Reserve takes the allocation Filter made on the chosen node from the pod's filter
 // state (kube-scheduler's CycleState) instead of running PreFilter and the allocator again. A
 // node Filter never allocated on has nothing to reserve: an internal error, not a new search.
