@@ -18,7 +18,6 @@
 
 #include "cli/build_paths.h"
 #include "device/catalog/device_config.h"
-#include "dra/decode.h"
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
@@ -26,6 +25,7 @@
 #include "planner/modes/compare_modes.h"
 #include "planner/nodegroups/node_groups.h"
 #include "planner/report/report.h"
+#include "planner/scaleup/plan_input.h"
 #include "planner/scaleup/planning.h"
 #include "profile/device_profiles.h"
 
@@ -131,17 +131,6 @@ planner::report::Provenance provenance(const PlanOptions& o,
     p.command += (p.command.empty() ? "" : " ") + shell_quoted(arg);
   }
   return p;
-}
-
-// Appends `from` to `to`. The first --cluster takes the vector whole: moving 35,000 Pods of
-// 1 KB each one by one cost a fresh 35 MB of memory.
-template <class T>
-void append_moved(std::vector<T>& to, std::vector<T>& from) {
-  if (to.empty()) {
-    to = std::move(from);
-  } else {
-    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-  }
 }
 
 }  // namespace
@@ -345,22 +334,16 @@ int run_plan(PlanOptions o) {
     for (const auto& w : warnings) std::fprintf(stderr, "hamisim plan: warning: %s\n", w.c_str());
   };
 
-  // Shared so a run that keeps its state until exit can hand it over (see below).
-  auto input_state = std::make_shared<planner::scaleup::PlanInput>();
-  planner::scaleup::PlanInput& input = *input_state;
-  dra::Objects dra_objects;
+  planner::scaleup::PlanInputBuilder builder;
   for (const auto& path : o.cluster_paths) {
     std::vector<std::string> warnings;
     auto objects =
         model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
-    if (Status s = dra::decode_objects(objects->dra_objects, dra_objects); !s) {
+    if (Status s = builder.add_cluster(std::move(objects).value()); !s) {
       return fail(2, s.error().message);
     }
-    append_moved(input.nodes, objects->nodes);
-    append_moved(input.pods, objects->pods);
-    append_moved(input.quotas, objects->quotas);
   }
   std::string live_description;
   if (o.live.any()) {
@@ -368,26 +351,25 @@ int run_plan(PlanOptions o) {
     auto listed = list_cluster(o.live, warnings);
     warn(warnings);
     if (!listed) return fail(2, listed.error().message);
-    if (Status s = dra::decode_objects(listed->objects.dra_objects, dra_objects); !s) {
+    live_description = listed->description;
+    if (Status s = builder.add_cluster(std::move(listed->objects)); !s) {
       return fail(2, s.error().message);
     }
-    live_description = listed->description;
-    input.nodes = std::move(listed->objects.nodes);
-    input.pods = std::move(listed->objects.pods);
-    input.quotas = std::move(listed->objects.quotas);
   }
-  input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
     auto objects = model::load_checked_objects(
         o.pods_path, {"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
-    input.pending = std::move(objects->pods);
+    builder.set_pending(std::move(objects->pods));
   }
   auto groups = planner::nodegroups::load_node_groups(o.node_groups_path);
   if (!groups) return fail(2, groups.error().message);
-  input.node_groups = std::move(groups).value();
+  builder.set_node_groups(std::move(groups).value());
+  // Shared so a run that keeps its state until exit can hand it over (see below).
+  auto input_state = std::make_shared<planner::scaleup::PlanInput>(std::move(builder).finish());
+  planner::scaleup::PlanInput& input = *input_state;
   if (profiles) {
     for (const auto& g : input.node_groups.groups) {
       if (!g.device_profile.empty() && profiles->find(g.device_profile) == nullptr) {

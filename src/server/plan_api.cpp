@@ -7,7 +7,6 @@
 #include <boost/json.hpp>
 #include <map>
 
-#include "dra/decode.h"
 #include "extender/scheduler_config.h"
 #include "go/duration.h"
 #include "model/decode.h"
@@ -15,6 +14,7 @@
 #include "model/strict_json.h"
 #include "planner/modes/compare_modes.h"
 #include "planner/report/report.h"
+#include "planner/scaleup/plan_input.h"
 
 namespace hamisim::server {
 
@@ -395,7 +395,7 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
 HttpResponse PlanApi::plan(const HttpRequest& request) const {
   RawBody body;
   if (Status s = body.read(request.body); !s) return invalid(s.error().message);
-  planner::scaleup::PlanInput input;
+  planner::scaleup::PlanInputBuilder builder;
   auto cluster = body.at("cluster");
   if (!cluster) {
     return invalid(
@@ -404,18 +404,13 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   }
   auto objects = model::decode_objects_json(*cluster, {.dra = true});
   if (!objects) return invalid("cluster: " + objects.error().message);
-  dra::Objects dra_objects;
-  if (Status s = dra::decode_objects(objects->dra_objects, dra_objects); !s) {
+  if (Status s = builder.add_cluster(std::move(objects).value()); !s) {
     return invalid("cluster: " + s.error().message);
   }
-  input.dra = planner::framework::DraCluster::make_if_any(std::move(dra_objects));
-  input.nodes = std::move(objects->nodes);
-  input.pods = std::move(objects->pods);
-  input.quotas = std::move(objects->quotas);
   if (body.at("pendingPods")) {
     auto pending = pods_in(body, "pendingPods");
     if (!pending) return invalid(pending.error().message);
-    input.pending = std::move(pending).value();
+    builder.set_pending(std::move(pending).value());
   }
   auto groups = body.at("nodeGroups");
   if (!groups || !groups->starts_with('{')) {
@@ -425,7 +420,8 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
   // (a repeated key is refused there).
   auto parsed = planner::nodegroups::parse_node_groups(*groups, "nodeGroups");
   if (!parsed) return invalid(parsed.error().message);
-  input.node_groups = std::move(parsed).value();
+  builder.set_node_groups(std::move(parsed).value());
+  const planner::scaleup::PlanInput input = std::move(builder).finish();
   planner::scaleup::PlannerOptions options;
   bool compare_modes = false;
   auto opts = options_in(body);
