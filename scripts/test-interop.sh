@@ -4,7 +4,8 @@
 #   scripts/test-interop.sh [go test arguments...]   e.g. -run 'TestLive/DeviceExhaustion'
 # Needs build/src/cli/hamisim (scripts/build.sh release). The whole go test output goes to
 # build/interop.log; the terminal gets each test's result, its log lines and the count of pods
-# the real kube-scheduler bound through hamisim. Prints "interop: N passed, M failed" last.
+# the real kube-scheduler bound through hamisim. Without arguments it also checks the module
+# with gofmt, go vet and staticcheck. Prints "interop: N passed, M failed" last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -37,6 +38,32 @@ if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then
   # The build failed, or a test binary panicked or timed out before it could report.
   tail -n 60 "$log" >&2
   fail=1
+fi
+# Go's conventions, on the whole module (issue #48): gofmt, go vet and staticcheck, each one
+# check in the count. staticcheck is taken from the module proxy at a pinned version and kept
+# in Go's caches like the rest; when the proxy cannot serve it, the check says so and is
+# skipped rather than failed.
+go_check() {  # name, command...
+  local name=$1 out
+  shift
+  if out=$("$@" 2>&1) && [ -z "$out" ]; then
+    echo "    --- PASS: go $name"
+    pass=$((pass + 1))
+  else
+    echo "    --- FAIL: go $name"
+    printf '%s\n' "$out" | head -n 40
+    fail=$((fail + 1))
+  fi
+}
+if [ $# -eq 0 ]; then
+  go_check "gofmt -l" bash -c 'cd interop && gofmt -l .'
+  go_check vet bash -c 'cd interop && go vet ./... 2>&1'
+  staticcheck="honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+  if (cd interop && go run "$staticcheck" -version >/dev/null 2>&1); then
+    go_check staticcheck bash -c "cd interop && go run $staticcheck ./..."
+  else
+    echo "    --- SKIP: go staticcheck ($staticcheck: the Go module proxy did not serve it)"
+  fi
 fi
 echo "interop: full output in $log"
 echo "interop: $pass passed, $fail failed"
