@@ -885,49 +885,6 @@ std::vector<std::string_view> regex_find_all(const void* re, std::string_view te
 
 namespace {
 
-bool is_go_space(uint32_t c) {
-  switch (c) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
-}
-
-// Go's strings.TrimSpace.
-std::string_view trim_space(std::string_view s) {
-  size_t b = 0;
-  while (b < s.size()) {
-    uint32_t cp = 0;
-    const size_t w = go::decode_utf8_rune(s, b, &cp);
-    if (w == 0 || !is_go_space(cp)) break;
-    b += w;
-  }
-  size_t e = s.size();
-  while (e > b) {
-    size_t start = e - 1;
-    while (start > b && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
-    uint32_t cp = 0;
-    const size_t w = go::decode_utf8_rune(s, start, &cp);
-    if (w == 0 || start + w != e || !is_go_space(cp)) break;
-    e = start;
-  }
-  return s.substr(b, e - b);
-}
-
 // Go's strings.SplitN (n < 0: all).
 std::vector<std::string_view> split_n(std::string_view s, std::string_view sep, int64_t n) {
   std::vector<std::string_view> out;
@@ -1435,7 +1392,7 @@ Result<Value> Evaluator::call(const Node& n, const Value* args, size_t count) {
     case Fn::kTrim:
       if (!is(a, Type::kString)) return bad();
       traversal(a.s);
-      return Value::of_owned_string(std::string(trim_space(a.s)));
+      return Value::of_owned_string(std::string(go::trim_space(a.s)));
     case Fn::kReplace:
       if (!is(a, Type::kString) || !is(b, Type::kString) || !is(c, Type::kString) ||
           (count == 4 && !is(args[3], Type::kInt))) {
