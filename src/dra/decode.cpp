@@ -1226,22 +1226,23 @@ bool decode_claim_status(Reader& r, od::value& v, ResourceClaimStatus& st) {
         if (bool ok; r.done_if_null(val, ok)) return ok;
         auto& a = st.allocation.emplace();
         static constexpr std::array<std::string_view, 2> kAllocation = {"devices", "nodeSelector"};
-        return r.object(
-            val, kAllocation,
-            [&](size_t j, od::value& f) {
-              if (j == 1) {
-                if (bool ok; r.done_if_null(f, ok)) return ok;
-                return decode_node_selector(r, f, a.node_selector.emplace());
-              }
-              static constexpr std::array<std::string_view, 2> kDevices = {"results", "config"};
-              return r.object(f, kDevices, [&](size_t k, od::value& d) {
-                if (k == 1) return true;  // configuration copied from the class and claim
-                return r.list(d, kMaxResults, [&](od::value& el) {
-                  return decode_result(r, el, a.results.emplace_back());
-                });
-              });
-            },
-            {"allocationTimestamp"});
+        return r.object(val, kAllocation,
+                        [&](size_t j, od::value& f) {
+                          if (j == 1) {
+                            if (bool ok; r.done_if_null(f, ok)) return ok;
+                            return decode_node_selector(r, f, a.node_selector.emplace());
+                          }
+                          static constexpr std::array<std::string_view, 2> kDevices = {"results",
+                                                                                       "config"};
+                          return r.object(f, kDevices, [&](size_t k, od::value& d) {
+                            if (k == 1)
+                              return true;  // configuration copied from the class and claim
+                            return r.list(d, kMaxResults, [&](od::value& el) {
+                              return decode_result(r, el, a.results.emplace_back());
+                            });
+                          });
+                        },
+                        {"allocationTimestamp"});
       }
       case 1:
         return r.list(val, kMaxReservedFor, [&](od::value& el) {

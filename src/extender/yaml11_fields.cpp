@@ -14,7 +14,6 @@ bool is_plain(const YAML::Node& n) {
   return n.Tag() == "?" || n.Tag().empty();
 }
 
-
 bool looks_int(const std::string& s) {
   size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
   if (i >= s.size()) return false;

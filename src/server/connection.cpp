@@ -224,8 +224,8 @@ class Connection final : public ConnectionBase,
     // counted once read, in handle_request).
     if (parser_->content_length()) {
       std::string_view target = to_sv(msg.target());
-      const Route* route = HttpServer::Impl::find_route(
-          table_, to_sv(msg.method_string()), target.substr(0, target.find('?')));
+      const Route* route = HttpServer::Impl::find_route(table_, to_sv(msg.method_string()),
+                                                        target.substr(0, target.find('?')));
       if (route != nullptr && route->group == AuthGroup::kSimulation) {
         const auto length = static_cast<int64_t>(*parser_->content_length());
         body_bytes_ = server_.admit_simulation_body(length);
@@ -727,7 +727,7 @@ class Connection final : public ConnectionBase,
   bool peer_is_loopback_ = false;
   std::optional<uint64_t> id_;
   InflightSlot group_slot_, heavy_slot_;  // of the request being answered
-  InflightBytes body_bytes_;               // its body, when it is a simulation request
+  InflightBytes body_bytes_;              // its body, when it is a simulation request
   Clock::time_point started_ = Clock::now();
   State state_ = State::kIdle;
   bool first_request_ = true;

@@ -8,8 +8,8 @@
 #include <charconv>
 #include <random>
 
-#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 
 #include "server/server_impl.h"
@@ -189,8 +189,8 @@ Status HttpServer::Impl::init(ServerConfig cfg, std::vector<Route> user_routes,
 
 Result<uint16_t> HttpServer::Impl::bind(const tcp::endpoint& ep, bool is_metrics,
                                         std::string_view flag) {
-  auto l = std::make_unique<Listener>(is_metrics ? net::make_strand(probe_ioc) : control,
-                                      is_metrics);
+  auto l =
+      std::make_unique<Listener>(is_metrics ? net::make_strand(probe_ioc) : control, is_metrics);
   error_code ec;
   auto fail = [&](std::string_view what) {
     return make_error(fmt::format("listen on {}:{} ({}): {}: {}", ep.address().to_string(),
@@ -337,8 +337,7 @@ void HttpServer::start() {
   }
   if (impl_->bound_metrics_port != 0) {
     impl_->probe_running.emplace(impl_->probe_ioc.get_executor());
-    impl_->probe_thread =
-        std::thread([impl = impl_.get()] { impl->run_worker(impl->probe_ioc); });
+    impl_->probe_thread = std::thread([impl = impl_.get()] { impl->run_worker(impl->probe_ioc); });
   }
   const int n = impl_->config.threads > 0 ? impl_->config.threads
                                           : int(std::max(1u, std::thread::hardware_concurrency()));

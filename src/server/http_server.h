@@ -178,9 +178,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  uint16_t port() const;          // bound port of `listen`
+  uint16_t port() const;           // bound port of `listen`
   uint16_t extender_port() const;  // bound port of `extender_listen`, 0 if none
-  uint16_t metrics_port() const;  // bound port of `metrics_listen`, 0 if disabled
+  uint16_t metrics_port() const;   // bound port of `metrics_listen`, 0 if disabled
   MetricsRegistry& metrics();
 
   // Starts the worker threads and begins accepting. Call once.

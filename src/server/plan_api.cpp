@@ -110,8 +110,7 @@ class RawBody {
   }
 
   // The items of the array `text` (a view into the body).
-  Result<std::vector<std::string_view>> array_items(std::string_view text,
-                                                    std::string_view where) {
+  Result<std::vector<std::string_view>> array_items(std::string_view text, std::string_view where) {
     std::vector<std::string_view> out;
     od::document doc;
     if (auto e = parser_.iterate(padded(text)).get(doc)) return fail(where, e);
@@ -452,10 +451,9 @@ HttpResponse PlanApi::plan(const HttpRequest& request) const {
                   : planning_->plan(input, options, progress, stop);
   if (!plan || stop()) {
     if (stop()) {
-      return too_long(start, groups_total == 0
-                                   ? "before estimating any node group"
-                                   : fmt::format("with {} of {} node groups estimated",
-                                                 groups_done, groups_total));
+      return too_long(start, groups_total == 0 ? "before estimating any node group"
+                                               : fmt::format("with {} of {} node groups estimated",
+                                                             groups_done, groups_total));
     }
     const bool internal = plan.error().message.rfind("internal", 0) == 0;
     return internal ? error_response(500, "", plan.error().message) : invalid(plan.error().message);

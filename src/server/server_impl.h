@@ -121,8 +121,8 @@ struct HttpServer::Impl {
   // The warning that a listener is at its cap and a new connection had to be dropped: a client
   // reconnecting in a loop triggers it at will.
   log::RateLimit connection_limit_warnings{std::chrono::seconds(10)};
-  uint64_t next_conn_id = 0;                           // guarded by conns_mu
-  bool stopping_locked = false;                        // guarded by conns_mu
+  uint64_t next_conn_id = 0;     // guarded by conns_mu
+  bool stopping_locked = false;  // guarded by conns_mu
   std::atomic<bool> stopping{false};
   std::atomic<bool> threads_done{false};
 

@@ -207,13 +207,14 @@ TEST(DraDecode, RequestPolicyBeforeValue) {
   EXPECT_EQ(s->devices[0].capacity.at("cores").value, q("100"));
   EXPECT_EQ(slice_error(hami_slice_with(R"("cores": {"value": "100",)", R"("cores": {)")),
             "spec.devices[0].capacity[cores]: value is required");
-  EXPECT_EQ(slice_error(hami_slice_with(
-                R"("cores": {"value": "100",
+  EXPECT_EQ(
+      slice_error(hami_slice_with(
+          R"("cores": {"value": "100",
                   "requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "100", "step": "1"}}})",
-                R"("cores": {"requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "101"}},
+          R"("cores": {"requestPolicy": {"default": "100", "validRange": {"min": "0", "max": "101"}},
                   "value": "100"})")),
-            "spec.devices[0].capacity[cores].requestPolicy: validRange.max must be between "
-            "validRange.min and the capacity");
+      "spec.devices[0].capacity[cores].requestPolicy: validRange.max must be between "
+      "validRange.min and the capacity");
 }
 
 TEST(DraDecode, APoolAndOneNodeScopeAreRequired) {

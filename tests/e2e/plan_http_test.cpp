@@ -265,14 +265,14 @@ TEST(PlanOverHttp, PlanRouteIsAsStrictAsTheCli) {
     EXPECT_TRUE(r) << r.error().message;
     return r.value_or(hamisim::testing::ClientResponse{});
   };
-  auto r = post(R"({"cluster":{"kind":"List","items":[)" + slice + R"(]},"nodeGroups":)" +
-                groups + "}");
+  auto r =
+      post(R"({"cluster":{"kind":"List","items":[)" + slice + R"(]},"nodeGroups":)" + groups + "}");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find(R"(cluster: items[0])"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"(repeated field \"driver\")"), std::string::npos) << r.body;
   // The same text as a `plan --cluster` file is refused the same way.
-  auto objects = model::decode_objects_json(R"({"kind":"List","items":[)" + slice + "]}",
-                                            {.dra = true});
+  auto objects =
+      model::decode_objects_json(R"({"kind":"List","items":[)" + slice + "]}", {.dra = true});
   ASSERT_TRUE(objects) << objects.error().message;
   dra::Objects dra_objects;
   Status cli = dra::decode_objects(objects->dra_objects, dra_objects);
@@ -291,7 +291,8 @@ TEST(PlanOverHttp, PlanRouteIsAsStrictAsTheCli) {
            {R"({"cluster":)" + empty + R"(,"nodeGroups":)" + groups +
                 R"(,"options":{"maxNodesTotal":-5}})",
             "invalid request: options.maxNodesTotal: must be a non-negative integer"},
-           {R"({"cluster":)" + empty + R"(,"nodeGroups":{"apiVersion":"hamisim.io/v1",)"
+           {R"({"cluster":)" + empty +
+                R"(,"nodeGroups":{"apiVersion":"hamisim.io/v1",)"
                 R"("apiVersion":"hamisim.io/v1","kind":"NodeGroups","nodeGroups":[]}})",
             "duplicate"},
            {R"({"cluster":)" + empty + "", "invalid request: body is not JSON: "},
@@ -365,8 +366,8 @@ TEST(PlanOverHttp, EstimatePodsAreDecodedAsGoDecodesThem) {
   const std::string spec = boost::json::serialize(trainer.at("spec"));
   const std::string pod =
       R"({"metadata":{"name":"dup"},"metadata":{"namespace":"ml"},"spec":)" + spec + "}";
-  const std::string body = R"({"template":)" + boost::json::serialize(k80) + R"(,"pods":[)" +
-                           pod + R"(],"maxNodes":1})";
+  const std::string body =
+      R"({"template":)" + boost::json::serialize(k80) + R"(,"pods":[)" + pod + R"(],"maxNodes":1})";
   auto r = http_request(serve.client(), "POST", "/v1/estimate", body);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->status, 200) << r->body;
@@ -374,13 +375,12 @@ TEST(PlanOverHttp, EstimatePodsAreDecodedAsGoDecodesThem) {
   ASSERT_EQ(out["placements"].as_array().size(), 1u) << r->body;
   EXPECT_EQ(out["placements"].as_array()[0].at("pod").as_string(), "ml/dup");
 
-  auto twice = http_request(serve.client(), "POST", "/v1/estimate",
-                            R"({"pods":[],"template":)" + boost::json::serialize(k80) +
-                                R"(,"pods":[]})");
+  auto twice =
+      http_request(serve.client(), "POST", "/v1/estimate",
+                   R"({"pods":[],"template":)" + boost::json::serialize(k80) + R"(,"pods":[]})");
   ASSERT_TRUE(twice);
   EXPECT_EQ(twice->status, 400);
-  EXPECT_NE(twice->body.find(R"(body: duplicate key \"pods\")"), std::string::npos)
-      << twice->body;
+  EXPECT_NE(twice->body.find(R"(body: duplicate key \"pods\")"), std::string::npos) << twice->body;
 }
 
 // An unplaced pod's reason summarizes the copies that rejected it (counts and a few names), so

@@ -310,9 +310,8 @@ TEST(ExtenderChain, StopsWhenNoCandidateIsLeft) {
 }
 
 TEST(ExtenderChain, NamesThatWereNotCandidatesAreDroppedWithAWarning) {
-  ScriptedExtender fake({{"/filter", [](const server::HttpRequest&) {
-                            return json(nodes_result({"a", "ghost"}));
-                          }}});
+  ScriptedExtender fake(
+      {{"/filter", [](const server::HttpRequest&) { return json(nodes_result({"a", "ghost"})); }}});
   auto chain = chain_of({extender(fake.url(), "filter", {})});
   Nodes nodes;
   nodes.add("a");

@@ -1702,10 +1702,10 @@ TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
   auto server = start_server(config, routes);
   ASSERT_TRUE(server);
   std::thread held([&] {
-    EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/hold",
-                                         std::string(600, 'h')))
-                  .status,
-              200);
+    EXPECT_EQ(
+        must(testing::http_request(plain_client(*server), "POST", "/hold", std::string(600, 'h')))
+            .status,
+        200);
   });
   ASSERT_TRUE(gate.wait_entered(1));
 
@@ -1733,10 +1733,10 @@ TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
       must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(300, 'e')))
           .status,
       200);
-  EXPECT_EQ(must(testing::http_request(plain_client(*server), "POST", "/filter",
-                                       std::string(5000, 'f')))
-                .status,
-            200);
+  EXPECT_EQ(
+      must(testing::http_request(plain_client(*server), "POST", "/filter", std::string(5000, 'f')))
+          .status,
+      200);
   gate.release();
   held.join();
   // Alone, a body larger than the budget is admitted.

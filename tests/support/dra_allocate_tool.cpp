@@ -97,8 +97,8 @@ json::object answer(const std::string& line) {
   for (const auto& a : got->claims) {
     json::array results;
     for (const auto& r : a.results) {
-      json::object o{{"request", r.request}, {"driver", r.driver}, {"pool", r.pool},
-                     {"device", r.device}};
+      json::object o{
+          {"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
       if (r.share_id) o["shareID"] = *r.share_id;
       if (!r.consumed_capacity.empty()) {
         json::object cap;

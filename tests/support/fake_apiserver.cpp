@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <cctype>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -125,15 +125,17 @@ bool valid_qualified_name(std::string_view key) {
   const std::string_view prefix = key.substr(0, slash);
   if (prefix.empty() || prefix.size() > 253) return false;
   for (char c : prefix) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-' || c == '.')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
       return false;
     }
   }
   return valid_name_part(key.substr(slash + 1));
 }
 
-bool valid_label_value(std::string_view v) { return v.empty() || valid_name_part(v); }
+bool valid_label_value(std::string_view v) {
+  return v.empty() || valid_name_part(v);
+}
 
 // What the real server's validation refuses in a merge patch's metadata (422), or "".
 std::string invalid_metadata(const boost::json::object& patch) {
@@ -670,8 +672,9 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
     if (ec) return error_response(400, "invalid JSON patch");
     if (patch.is_object()) {
       if (auto why = invalid_metadata(patch.as_object()); !why.empty()) {
-        return error_response(422, t.name + " is invalid: " + why, {},
-                              Details{true, t.name, t.group, std::string(state::to_string(t.kind))});
+        return error_response(
+            422, t.name + " is invalid: " + why, {},
+            Details{true, t.name, t.group, std::string(state::to_string(t.kind))});
       }
     }
     auto patched = store.merge_patch(t.kind, t.namespace_, t.name, req.body());
@@ -696,9 +699,8 @@ Response FakeApiServer::Impl::handle(const http::request<http::string_body>& req
     }
     // The real server answers a binding without a target with 500 and no reason.
     if (node.empty()) {
-      return Response{500,
-                      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                      R"("message":"target.name: Required value","code":500})"};
+      return Response{500, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                           R"("message":"target.name: Required value","code":500})"};
     }
     auto bound = store.bind(t.namespace_, t.name, uid, node);
     if (!bound) {

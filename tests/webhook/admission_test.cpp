@@ -684,9 +684,8 @@ TEST_F(Admission, RepeatedKeysAreBadRequestsAsInTheApiServersStrictDecoding) {
   expect_generic_error(run_body(two_uids), 400,
                        "couldn't decode AdmissionReview: duplicate key \"uid\" at request");
   // Anywhere in the pod too: a repeated limit could hide the device request HAMi would see.
-  Answer pod = run_body(review_body(
-      R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
-      R"({"nvidia.com/gpu":"1","nvidia.com/gpu":"2"}}}]}})"));
+  Answer pod = run_body(review_body(R"({"spec":{"containers":[{"name":"c","resources":{"limits":)"
+                                    R"({"nvidia.com/gpu":"1","nvidia.com/gpu":"2"}}}]}})"));
   expect_generic_error(pod, 400,
                        "duplicate key \"nvidia.com/gpu\" at "
                        "request.object.spec.containers[0].resources.limits");
@@ -759,9 +758,8 @@ TEST_F(Admission, OnlyPodCreationsAreMutatedAsTheRegistrationSays) {
     EXPECT_EQ(a.response.at("uid").as_string(), "u-1");
   }
   // The fields have Kubernetes' types.
-  for (const char* fields :
-       {R"("operation":7)", R"("kind":"Pod")", R"("kind":{"kind":1})", R"("resource":[])",
-        R"("subResource":{})"}) {
+  for (const char* fields : {R"("operation":7)", R"("kind":"Pod")", R"("kind":{"kind":1})",
+                             R"("resource":[])", R"("subResource":{})"}) {
     SCOPED_TRACE(fields);
     expect_generic_error(run_body(review_with(fields, gpu_pod)), 400,
                          "couldn't decode AdmissionReview: request.");

@@ -15,8 +15,8 @@
 // scheduler, come from a counter the caller owns (ShareIds), so plans can be compared byte for
 // byte. The search is bounded by a step budget instead of the scheduler's 10 s timeout.
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>

@@ -43,7 +43,7 @@ struct FilterResult {
 };
 
 struct PassingNodeSearch {
-  FilterStatus pre_filter;            // not ok(): no node was evaluated
+  FilterStatus pre_filter;  // not ok(): no node was evaluated
   // The pod's PreFilter and Filter state (CycleState), for reserve() on the node found.
   std::shared_ptr<const PodFilterState> state;
   const NodeInfo* node = nullptr;     // the first node that passed, null when none did

@@ -61,8 +61,8 @@ TEST(FilterPipeline, StopsAtFirstFailingPluginAndKeepsItsStatus) {
 TEST(FilterPipeline, TheSnapshotsStopConditionEndsTheWalkOverTheNodes) {
   ClusterSnapshot s;
   for (int i = 0; i < 100; ++i) {
-    add_node(s, NodeBuilder("n" + std::to_string(i))
-                    .allocatable(res({{"cpu", "1"}, {"pods", "10"}})));
+    add_node(s,
+             NodeBuilder("n" + std::to_string(i)).allocatable(res({{"cpu", "1"}, {"pods", "10"}})));
   }
   auto pipeline = FilterPipeline::make_default();
   auto big = PodInfo::make(PodBuilder("big").container(res({{"cpu", "2"}})));  // fits no node
