@@ -73,8 +73,8 @@ class StrictHandler {
     if (options_.finite_numbers && !std::isfinite(d)) {
       number_.append(s.data(), s.size());
       if (number_.size() > 40) number_ = number_.substr(0, 37) + "...";
-      return fail(ec, "number " + number_ + " is out of range of a float64 at " +
-                          where(frames_.size()));
+      return fail(
+          ec, "number " + number_ + " is out of range of a float64 at " + where(frames_.size()));
     }
     return number_done();
   }

@@ -340,8 +340,8 @@ Status check_utf8(std::string_view yaml) {
     uint32_t rune = 0;
     const size_t n = go::decode_utf8_rune(yaml, i, &rune);
     if (n == 0) {
-      return make_error(fmt::format("yaml: line {}, column {}: invalid UTF-8 (byte 0x{:02x})",
-                                    line, column, c));
+      return make_error(
+          fmt::format("yaml: line {}, column {}: invalid UTF-8 (byte 0x{:02x})", line, column, c));
     }
     i += n;
     ++column;

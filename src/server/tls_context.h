@@ -73,10 +73,10 @@ class TlsProvider {
     ServerConfig config;  // its own copy: the thread may outlive the server
     std::mutex mu;
     std::condition_variable wake;
-    bool stopping = false;                       // guarded by mu
-    std::shared_ptr<ssl::context> built;         // guarded by mu: the newest context, not yet taken
-    int reloads = 0;                             // guarded by mu: contexts built since taken
-    std::vector<std::string> errors;             // guarded by mu: failed reloads, not yet taken
+    bool stopping = false;                // guarded by mu
+    std::shared_ptr<ssl::context> built;  // guarded by mu: the newest context, not yet taken
+    int reloads = 0;                      // guarded by mu: contexts built since taken
+    std::vector<std::string> errors;      // guarded by mu: failed reloads, not yet taken
     Stamps stat_all() const {
       return {stamp_of(config.tls_cert), stamp_of(config.tls_key), stamp_of(config.client_ca)};
     }

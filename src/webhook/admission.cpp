@@ -322,8 +322,8 @@ AdmissionResult handle(std::string_view body, std::string_view content_type,
 
   const auto answer = [&](const Verdict& v) { return render(review->api_version, review->uid, v); };
   if (!review->not_handled.empty()) {
-    return answer(allowed(review->not_handled +
-                          " is not handled: the webhook mutates pods on CREATE only"));
+    return answer(
+        allowed(review->not_handled + " is not handled: the webhook mutates pods on CREATE only"));
   }
   if (!review->object) return answer(errored(400, "there is no content to decode"));
   const json::object* object = review->object->if_object();

@@ -321,7 +321,6 @@ TEST(BinpackingEstimator, InternalErrorAbortsWithNothing) {
   EXPECT_EQ(f.snapshot.node_count(), 1u);
 }
 
-
 // A fitter that places each pod "annotated" (as the device stage does) and accepts a node
 // only while fewer than two annotated pods sit on it: the estimator must place the pod the
 // fitter handed back, so later fits see it.
@@ -363,8 +362,8 @@ TEST(BinpackingEstimator, PlacesThePodTheFitterHandsBack) {
   Fixture f;
   AnnotatingFitter fitter(f.fitter);
   BinpackingEstimator est(fitter, f.clock);
-  Estimate e = est.estimate(f.snapshot, input({group("p", 5, res({{"cpu", "100m"}}))},
-                                              NodeBuilder("t")));
+  Estimate e =
+      est.estimate(f.snapshot, input({group("p", 5, res({{"cpu", "100m"}}))}, NodeBuilder("t")));
   ASSERT_FALSE(e.internal_error);
   // Plenty of cpu: only the fitter's own two-per-node rule limits the packing.
   EXPECT_EQ(e.node_count, 3);
