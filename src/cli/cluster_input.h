@@ -18,6 +18,8 @@ struct NodesAndDra {
   dra::Objects dra;
 };
 
-Result<NodesAndDra> load_nodes_and_dra(const std::string& path, std::string_view command);
+// `strict`: unknown fields of the objects are errors (--strict), not warnings.
+Result<NodesAndDra> load_nodes_and_dra(const std::string& path, std::string_view command,
+                                       bool strict);
 
 }  // namespace hamisim::cli

@@ -34,6 +34,8 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
   app.add_option("--ca-pod-labels", o.ca_pod_labels,
                  "Labels Cluster Autoscaler's pods carry, k=v,k2=v2, checked instead of the "
                  "chart's (a nameOverride, CA's example manifests: app=cluster-autoscaler)");
+  app.add_flag("--strict", o.strict,
+               "Unknown fields in the Kubernetes objects read are errors, not warnings");
   app.add_option("--cluster", o.cluster_paths,
                  "Nodes and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,resourceslices,deviceclasses -o json): check HAMi's DRA mode");
@@ -106,7 +108,7 @@ int run_doctor(const DoctorOptions& o) {
     input.network_policies.push_back({doc->source, std::move(doc->text)});
   }
   for (const auto& path : o.cluster_paths) {
-    auto loaded = load_nodes_and_dra(path, "doctor");
+    auto loaded = load_nodes_and_dra(path, "doctor", o.strict);
     if (!loaded) return input_error("doctor", loaded.error().message);
     input.clusters.push_back(
         {model::display_name(path), std::move(loaded->objects.nodes), std::move(loaded->dra)});

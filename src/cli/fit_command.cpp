@@ -233,14 +233,21 @@ int run_fit(const FitOptions& options) {
   if (!config) return input_error("fit", config.error().message);
   const device::DeviceRegistry registry = device::build_registry(*config);
 
-  static const model::DocumentSpec kPodSpec{"--pod", {"Pod"}, "a Pod", {}};
-  static const model::DocumentSpec kNodeSpec{"--node", {"Node"}, "a Node", {}};
-  auto pod_doc = model::read_document(options.pod_path, kPodSpec);
+  const model::UnknownFields unknown =
+      options.strict ? model::UnknownFields::kError : model::UnknownFields::kWarn;
+  const model::DocumentSpec pod_spec{"--pod", {"Pod"}, "a Pod", {}, unknown};
+  const model::DocumentSpec node_spec{"--node", {"Node"}, "a Node", {}, unknown};
+  auto warn = [](const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) std::fprintf(stderr, "hamisim fit: warning: %s\n", w.c_str());
+  };
+  auto pod_doc = model::read_document(options.pod_path, pod_spec);
   if (!pod_doc) return input_error("fit", pod_doc.error().message);
+  warn(pod_doc->warnings);
   auto pod = model::decode_pod(pod_doc->text);
   if (!pod) return input_error("fit", pod_doc->source + ": " + pod.error().message);
-  auto node_doc = model::read_document(options.node_path, kNodeSpec);
+  auto node_doc = model::read_document(options.node_path, node_spec);
   if (!node_doc) return input_error("fit", node_doc.error().message);
+  warn(node_doc->warnings);
   auto node = model::decode_node(node_doc->text);
   if (!node) return input_error("fit", node_doc->source + ": " + node.error().message);
 
@@ -260,11 +267,11 @@ int run_fit(const FitOptions& options) {
   std::vector<fit::PodAllocation> placed;
   if (!options.pods_on_node_path.empty()) {
     const model::ObjectKinds kinds{
-        "--pods-on-node", {.nodes = false, .pods = true, .quotas = false}, {}, {}};
+        "--pods-on-node", {.nodes = false, .pods = true, .quotas = false}, {}, {}, unknown};
     std::vector<std::string> warnings;
     auto others = model::load_checked_objects(options.pods_on_node_path, kinds, warnings);
     if (!others) return input_error("fit", others.error().message);
-    for (const auto& w : warnings) std::fprintf(stderr, "hamisim fit: warning: %s\n", w.c_str());
+    warn(warnings);
     for (const model::Pod& other : others->pods) {
       auto allocation = engine.allocation(other);
       if (!allocation) {

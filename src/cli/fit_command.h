@@ -16,6 +16,7 @@ struct FitOptions {
   std::string output = "table";      // table | json
   std::string gpu_policy = "spread";
   std::string node_policy = "binpack";
+  bool strict = false;  // --strict: unknown fields in the objects read are errors
 };
 
 // Returns the process exit code: 0 when the question was answered (fit or not), 2 on bad

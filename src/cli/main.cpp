@@ -184,6 +184,8 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--node-scheduler-policy", fit.node_policy, "Default node policy")
       ->capture_default_str();
   fit_cmd->add_option("--output,-o", fit.output, "table or json")->capture_default_str();
+  fit_cmd->add_flag("--strict", fit.strict,
+                    "Unknown fields in the Kubernetes objects read are errors, not warnings");
 
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender service");
   hamisim::cli::add_serve_options(*serve_cmd, serve);
@@ -216,6 +218,8 @@ int main(int argc, char** argv) {
       "Nodes as a Kubernetes List (kubectl get nodes -o json); files or directories");
   check_cmd->add_option("--kubeconfig", check.kubeconfig, "Read the nodes from this cluster");
   check_cmd->add_option("--context", check.kube_context, "kubeconfig context (default: current)");
+  check_cmd->add_flag("--strict", check.strict,
+                      "Unknown fields in the Kubernetes objects read are errors, not warnings");
   check_cmd->add_flag("--in-cluster", check.in_cluster,
                       "Read the nodes with the pod's service account");
   hamisim::cli::add_device_flags(*check_cmd, check.device, "HAMi device-config.yaml");

@@ -187,6 +187,9 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "and show node counts, placements, pods that fit in one mode only, and what DRA "
                "mode does not model (docs/dra.md)");
   app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
+  app.add_flag("--strict", o.strict,
+               "Unknown fields in the Kubernetes objects read (--cluster, --pods) are errors, not "
+               "warnings");
   app.add_flag("--verbose", o.verbose,
                "Table: every pod and every new node on its own line and lists in full (without "
                "it, pods of one owner and outcome are one row, identically packed nodes one "
@@ -334,11 +337,13 @@ int run_plan(PlanOptions o) {
     for (const auto& w : warnings) std::fprintf(stderr, "hamisim plan: warning: %s\n", w.c_str());
   };
 
+  const model::UnknownFields unknown =
+      o.strict ? model::UnknownFields::kError : model::UnknownFields::kWarn;
   planner::scaleup::PlanInputBuilder builder;
   for (const auto& path : o.cluster_paths) {
     std::vector<std::string> warnings;
     auto objects =
-        model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}}, warnings);
+        model::load_checked_objects(path, {"--cluster", {.dra = true}, {}, {}, unknown}, warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
     if (Status s = builder.add_cluster(std::move(objects).value()); !s) {
@@ -359,7 +364,8 @@ int run_plan(PlanOptions o) {
   if (!o.pods_path.empty()) {
     std::vector<std::string> warnings;
     auto objects = model::load_checked_objects(
-        o.pods_path, {"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}}, warnings);
+        o.pods_path, {"--pods", {.nodes = false, .pods = true, .quotas = false}, {}, {}, unknown},
+        warnings);
     if (!objects) return fail(2, objects.error().message);
     warn(warnings);
     builder.set_pending(std::move(objects->pods));

@@ -31,6 +31,7 @@ struct PlanOptions {
   planner::scaleup::PlannerOptions planner;
   bool compare_modes = false;        // --compare-modes (planner/modes)
   bool verbose = false;              // --verbose: full lists in the table
+  bool strict = false;               // --strict: unknown fields in the objects read are errors
   std::vector<std::string> command;  // argv, for the HTML report's provenance
   std::string version;               // hamisim's version and revision, for the same
 };

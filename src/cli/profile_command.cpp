@@ -84,7 +84,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
   model::ObjectSet cluster;
   dra::Objects dra_objects;  // the nodes' ResourceSlices, for profiles with a DRA form
   for (const auto& path : o.cluster_paths) {
-    auto loaded = load_nodes_and_dra(path, "profile check");
+    auto loaded = load_nodes_and_dra(path, "profile check", o.strict);
     if (!loaded) return input_error("profile check", loaded.error().message);
     cluster.append(std::move(loaded->objects));
     for (auto& s : loaded->dra.slices) dra_objects.slices.push_back(std::move(s));

@@ -17,6 +17,7 @@ struct ProfileCheckOptions {
   bool in_cluster = false;
   DeviceFlags device;            // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string output = "table";  // table | json
+  bool strict = false;           // --strict: unknown fields in --cluster's objects are errors
 };
 
 // Exit code: 0 when every described node matches, 1 on any mismatch, 2 on bad input.

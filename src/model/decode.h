@@ -105,6 +105,16 @@ Result<ObjectSet> decode_objects_json_in_buffer(std::string_view json,
 // One document converts to itself, several (or none) to {"kind":"List","items":[...]}; empty
 // documents are dropped. Errors carry the YAML line and column.
 Result<std::string> yaml_to_json(std::string_view yaml);
+// Where the mapping keys of yaml_to_json's JSON were in the YAML, for messages that name a line.
+struct JsonLineMap {
+  // (offset of a key's opening quote in the JSON, 1-based YAML line), ascending by offset.
+  std::vector<std::pair<size_t, size_t>> keys;
+  // The line of the last key at or before `offset` (an alias's expansion has the alias's line);
+  // 0 before the first key.
+  size_t line_at(size_t offset) const;
+};
+// yaml_to_json, filling `lines` as well.
+Result<std::string> yaml_to_json(std::string_view yaml, JsonLineMap& lines);
 // Detects JSON vs YAML by the first non-space character ('{' or '[' is JSON). decode_pod and
 // decode_node require exactly one YAML document.
 Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds = {});

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "model/text.h"
+#include "model/unknown_fields.h"
 
 namespace hamisim::model {
 namespace {
@@ -376,6 +377,22 @@ std::string describe_skipped(const SkippedItem& item) {
 
 }  // namespace
 
+Status judge_unknown_fields(std::string_view text, const std::string& file, const std::string& flag,
+                            UnknownFields policy, std::vector<std::string>& warnings,
+                            size_t readable_past_end) {
+  if (policy == UnknownFields::kIgnore) return ok_status();
+  auto found = find_unknown_fields(text, readable_past_end);
+  if (!found) return make_error(file + ": " + found.error().message);
+  if (found->empty()) return ok_status();
+  if (policy == UnknownFields::kError) {
+    std::string message = flag + ": " + describe_unknown_field(file, found->front());
+    if (found->size() > 1) message += " (and " + std::to_string(found->size() - 1) + " more)";
+    return make_error(message + "; --strict refuses unknown fields");
+  }
+  for (const auto& f : *found) warnings.push_back(flag + ": " + describe_unknown_field(file, f));
+  return ok_status();
+}
+
 Status check_stdin_once(const std::vector<FlagInput>& inputs) {
   const FlagInput* first = nullptr;
   for (const auto& in : inputs) {
@@ -417,7 +434,15 @@ Result<Document> read_document(const std::string& given, const DocumentSpec& spe
   auto [path, key] = split_key(given);
   auto text = read_file(path);
   if (!text) return text.error();
-  return unwrap_document(*text, display_name(path), key, spec);
+  auto doc = unwrap_document(*text, display_name(path), key, spec);
+  if (!doc) return doc;
+  // After unwrapping, whose errors say more about a wrong input than a field would.
+  if (Status s = judge_unknown_fields(*text, display_name(path), spec.flag, spec.unknown_fields,
+                                      doc->warnings);
+      !s) {
+    return s.error();
+  }
+  return doc;
 }
 
 bool is_kubernetes_kind(std::string_view kind, std::string_view api_version) {
@@ -508,6 +533,11 @@ Result<ObjectSet> load_checked_objects(const std::string& path, const ObjectKind
     if (!set) return make_error(name + ": " + set.error().message);
     auto checked = check_skipped_items(std::move(set->skipped), kinds, name, from_directory);
     if (!checked) return checked.error();
+    if (Status s = judge_unknown_fields(*text, name, kinds.flag, kinds.unknown_fields, warnings,
+                                        text->capacity() - text->size());
+        !s) {
+      return s.error();
+    }
     for (RawObject& object : set->dra_objects) {
       object.path = name + (object.path.empty() ? "" : ": " + object.path);
     }

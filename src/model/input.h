@@ -36,6 +36,22 @@
 
 namespace hamisim::model {
 
+// ---- unknown fields ----
+
+// What a reader does with the unknown fields of the Kubernetes objects it reads
+// (model/unknown_fields.h): nothing, a warning per field naming the file, line and field path
+// (`kubectl --validate=warn`), or an error on the first one (the CLI's --strict). hamisim's own
+// files (node groups, device profiles) and the scheduler configuration always refuse unknown
+// fields, as their readers (and kube-scheduler) do.
+enum class UnknownFields { kIgnore, kWarn, kError };
+
+// The findings of model::find_unknown_fields on one file's text, as `policy` wants them: added
+// to `warnings` ("<flag>: <file>:<line>: unknown field \"spec.x\""), or an error naming the
+// first and how many there are. `readable_past_end` as model::find_unknown_fields takes it.
+Status judge_unknown_fields(std::string_view text, const std::string& file, const std::string& flag,
+                            UnknownFields policy, std::vector<std::string>& warnings,
+                            size_t readable_past_end = 0);
+
 // ---- where the bytes come from ----
 
 // A flag and the path it was given.
@@ -60,6 +76,9 @@ struct DocumentSpec {
   std::string what;
   // ConfigMap data keys that hold the document, the usual one first ("config.yaml").
   std::vector<std::string> configmap_keys;
+  // For flags that read Kubernetes objects (fit's --pod and --node): the whole input is
+  // checked, and the warnings go to Document::warnings.
+  UnknownFields unknown_fields = UnknownFields::kIgnore;
 };
 
 struct Document {
@@ -69,6 +88,8 @@ struct Document {
   // The document's text for the flag's parser: the input unchanged when it was the bare
   // document (so YAML line numbers stay right), the ConfigMap value, or a List item as JSON.
   std::string text;
+  // Unknown fields found under DocumentSpec::unknown_fields = kWarn, for the caller to print.
+  std::vector<std::string> warnings{};
 };
 
 // Reads the flag's input (a path, `-` or PATH:KEY) and returns the one document it holds.
@@ -89,6 +110,8 @@ struct ObjectKinds {
   // Kinds that are not read but are expected in the input (Pods in the cluster dump that
   // `profile check --cluster` reads for its Nodes), skipped without a word.
   std::vector<std::string> quiet;
+  // Unknown fields of the objects read: warned about unless the command asks otherwise.
+  UnknownFields unknown_fields = UnknownFields::kWarn;
 };
 
 // What check_skipped_items found acceptable to skip: one line per kind, naming the first item.

@@ -117,9 +117,12 @@ std::optional<std::string> resolve_plain_scalar(std::string_view s) {
 // and would otherwise emit empty documents forever (for example `"a",{}`).
 class YamlEvents : public YAML::EventHandler {
  public:
-  explicit YamlEvents(size_t limit) : limit_(limit) {}
+  // `lines`, when given, receives for every mapping key written the YAML line it came from.
+  explicit YamlEvents(size_t limit, bool lines = false) : limit_(limit), lines_(lines) {}
 
   std::vector<std::string>& documents() { return documents_; }
+  // Per document: (offset of a key in the document's JSON, 1-based YAML line), ascending.
+  std::vector<std::vector<std::pair<size_t, size_t>>>& key_lines() { return key_lines_; }
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     if (started_ && mark.pos == last_start_.pos && mark.line == last_start_.line &&
@@ -129,6 +132,7 @@ class YamlEvents : public YAML::EventHandler {
     started_ = true;
     last_start_ = mark;
     out_.clear();
+    doc_lines_.clear();
     stack_.clear();
     anchors_.clear();
   }
@@ -138,13 +142,15 @@ class YamlEvents : public YAML::EventHandler {
     if (!out_.empty() && out_ != "null") {
       done_bytes_ += out_.size();
       documents_.push_back(std::move(out_));
+      if (lines_) key_lines_.push_back(std::move(doc_lines_));
     }
     out_.clear();
+    doc_lines_.clear();
   }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     if (key_expected()) {
-      begin_key();
+      begin_key(mark);
       append("\"null\"", mark);
     } else {
       begin_value();
@@ -162,7 +168,7 @@ class YamlEvents : public YAML::EventHandler {
       if (json.empty() || json[0] == '{' || json[0] == '[') {
         throw YamlError{"mapping keys must be scalars", mark};
       }
-      begin_key();
+      begin_key(mark);
       if (json[0] == '"') {
         append(json, mark);
       } else {
@@ -171,6 +177,7 @@ class YamlEvents : public YAML::EventHandler {
       }
     } else {
       begin_value();
+      note_line(mark);  // the keys of the expansion are on the alias's line
       append(json, mark);
     }
     end_value();
@@ -185,7 +192,7 @@ class YamlEvents : public YAML::EventHandler {
       go::append_json_string(json, value);
     }
     if (key_expected()) {
-      begin_key();
+      begin_key(mark);
       go::append_json_string(out_, value);  // keys are strings, written as they were
       check_size(mark);
     } else {
@@ -231,8 +238,13 @@ class YamlEvents : public YAML::EventHandler {
     return !stack_.empty() && stack_.back().is_map && stack_.back().expect_key;
   }
 
-  void begin_key() {
+  void begin_key(const YAML::Mark& mark) {
     if (stack_.back().count > 0) out_ += ',';
+    note_line(mark);
+  }
+
+  void note_line(const YAML::Mark& mark) {
+    if (lines_ && !mark.is_null()) doc_lines_.emplace_back(out_.size(), mark.line + 1);
   }
 
   void begin_value() {
@@ -306,6 +318,9 @@ class YamlEvents : public YAML::EventHandler {
   size_t anchors_bytes_ = 0;
   std::vector<std::string> documents_;
   size_t done_bytes_ = 0;
+  bool lines_ = false;
+  std::vector<std::pair<size_t, size_t>> doc_lines_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> key_lines_;
   bool started_ = false;
   YAML::Mark last_start_;
 };
@@ -314,6 +329,9 @@ struct YamlDocuments {
   std::string json;
   size_t count = 0;
 };
+
+// The JSON of several documents: {"kind":"List","items":[doc,doc...]}.
+constexpr std::string_view kListOpen = R"({"kind":"List","items":[)";
 
 // YAML text is Unicode (YAML 1.2 §5.2), and Go's YAML reader refuses bytes that are not UTF-8
 // ("invalid leading UTF-8 octet"); yaml-cpp passes them through into keys and values. The error
@@ -349,12 +367,12 @@ Status check_utf8(std::string_view yaml) {
   return ok_status();
 }
 
-Result<YamlDocuments> convert_yaml(std::string_view yaml) {
+Result<YamlDocuments> convert_yaml(std::string_view yaml, JsonLineMap* lines = nullptr) {
   if (Status s = check_utf8(yaml); !s) return s.error();
   try {
     std::istringstream in{std::string(yaml)};
     YAML::Parser parser(in);
-    YamlEvents events((size_t{16} << 20) + yaml.size() * 16);
+    YamlEvents events((size_t{16} << 20) + yaml.size() * 16, lines != nullptr);
     while (parser.HandleNextDocument(events)) {
     }
     auto& docs = events.documents();
@@ -362,10 +380,16 @@ Result<YamlDocuments> convert_yaml(std::string_view yaml) {
     out.count = docs.size();
     if (docs.size() == 1) {
       out.json = std::move(docs[0]);
+      if (lines != nullptr) lines->keys = std::move(events.key_lines()[0]);
     } else {
-      out.json = R"({"kind":"List","items":[)";
+      out.json = kListOpen;
       for (size_t i = 0; i < docs.size(); ++i) {
         if (i > 0) out.json += ',';
+        if (lines != nullptr) {
+          for (const auto& [offset, line] : events.key_lines()[i]) {
+            lines->keys.emplace_back(out.json.size() + offset, line);
+          }
+        }
         out.json += docs[i];
       }
       out.json += "]}";
@@ -410,6 +434,20 @@ Result<std::string> yaml_to_json(std::string_view yaml) {
   auto docs = convert_yaml(yaml);
   if (!docs) return docs.error();
   return std::move(docs->json);
+}
+
+Result<std::string> yaml_to_json(std::string_view yaml, JsonLineMap& lines) {
+  lines.keys.clear();
+  auto docs = convert_yaml(yaml, &lines);
+  if (!docs) return docs.error();
+  return std::move(docs->json);
+}
+
+size_t JsonLineMap::line_at(size_t offset) const {
+  auto it =
+      std::upper_bound(keys.begin(), keys.end(), offset,
+                       [](size_t o, const std::pair<size_t, size_t>& k) { return o < k.first; });
+  return it == keys.begin() ? 0 : std::prev(it)->second;
 }
 
 Result<ObjectSet> decode_objects(std::string_view text, const DecodeKinds& kinds) {

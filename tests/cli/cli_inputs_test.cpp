@@ -72,6 +72,84 @@ class CliInputs : public ::testing::Test {
   fs::path dir_;
 };
 
+// Issue #47, item 6: a typo in a pod's field is named with its file, line and path, as
+// `kubectl --validate=warn` names it, and --strict makes it an error (exit 2, bad input).
+constexpr const char* kTypoPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+  namespace: default
+spec:
+  containers:
+  - name: main
+    image: cuda
+    resourcez:
+      limits:
+        nvidia.com/gpu: 1
+)";
+
+TEST_F(CliInputs, PlanWarnsAboutAnUnknownPodFieldWithFileLineAndPath) {
+  const std::string pods = write("pods.yaml", kTypoPod);
+  const auto r = hamisim(plan({"--cluster", kCluster, "--pods", pods}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim plan: warning: --pods: " + pods +
+                               ":10: unknown field \"spec.containers[0].resourcez\"\n"))
+      << describe(r);
+}
+
+TEST_F(CliInputs, PlanStrictRefusesAnUnknownPodField) {
+  const std::string pods = write("pods.yaml", kTypoPod);
+  const auto r = hamisim(plan({"--strict", "--cluster", kCluster, "--pods", pods}));
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("hamisim plan: --pods: " + pods +
+                               ":10: unknown field \"spec.containers[0].resourcez\"; --strict "
+                               "refuses unknown fields"))
+      << describe(r);
+}
+
+TEST_F(CliInputs, UnknownFieldsInAClusterListNameTheItem) {
+  const std::string cluster = write("cluster.json", R"({"apiVersion": "v1", "kind": "List",
+"items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+  "spec": {"unschedulabel": true}}]})");
+  auto r = hamisim(plan({"--cluster", cluster}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("warning: --cluster: " + cluster +
+                               ":3: items[0] (Node n1): unknown field \"spec.unschedulabel\""))
+      << describe(r);
+  r = hamisim(
+      {"profile", "check", "--strict", "--device-profiles", kProfiles, "--cluster", cluster});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("unknown field \"spec.unschedulabel\"; --strict")) << describe(r);
+  r = hamisim({"doctor", "--offline", "--strict", "--cluster", cluster});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("unknown field \"spec.unschedulabel\"; --strict")) << describe(r);
+}
+
+TEST_F(CliInputs, FitWarnsAboutUnknownFieldsOfItsPodAndStrictRefusesThem) {
+  const std::string pod = write("pod.yaml", kTypoPod);
+  auto r = hamisim({"fit", "--pod", pod, "--node", kNode});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("hamisim fit: warning: --pod: " + pod +
+                               ":10: unknown field \"spec.containers[0].resourcez\""))
+      << describe(r);
+  r = hamisim({"fit", "--strict", "--pod", pod, "--node", kNode});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--strict refuses unknown fields")) << describe(r);
+}
+
+TEST_F(CliInputs, KnownFieldsGiveNoWarningEvenUnderStrict) {
+  auto r = hamisim(plan({"--strict", "--cluster", kCluster}));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("unknown field"))) << describe(r);
+  r = hamisim({"fit", "--strict", "--pod", kPod, "--node", kNode});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("unknown field"))) << describe(r);
+  r = hamisim({"plan"});  // the bundled example
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("unknown field"))) << describe(r);
+}
+
 TEST_F(CliInputs, DoctorReadsOurShippedSchedulerConfigConfigMap) {
   const auto r =
       hamisim({"doctor", "--scheduler-config",
