@@ -34,13 +34,13 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
   app.add_option("--ca-pod-labels", o.ca_pod_labels,
                  "Labels Cluster Autoscaler's pods carry, k=v,k2=v2, checked instead of the "
                  "chart's (a nameOverride, CA's example manifests: app=cluster-autoscaler)");
-  app.add_flag("--strict", o.strict,
-               "Unknown fields in the Kubernetes objects read are errors, not warnings");
   app.add_option("--cluster", o.cluster_paths,
                  "Nodes and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,resourceslices,deviceclasses -o json): check HAMi's DRA mode");
   app.add_flag("--offline", o.offline, "Check the files only; do not call the extenders");
   app.add_option("--output,-o", o.output, "table or json")->capture_default_str();
+  app.add_flag("--strict", o.strict,
+               "Unknown fields in --cluster's Kubernetes objects are errors, not warnings");
 }
 
 int run_doctor(const DoctorOptions& o) {

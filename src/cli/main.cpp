@@ -218,12 +218,12 @@ int main(int argc, char** argv) {
       "Nodes as a Kubernetes List (kubectl get nodes -o json); files or directories");
   check_cmd->add_option("--kubeconfig", check.kubeconfig, "Read the nodes from this cluster");
   check_cmd->add_option("--context", check.kube_context, "kubeconfig context (default: current)");
-  check_cmd->add_flag("--strict", check.strict,
-                      "Unknown fields in the Kubernetes objects read are errors, not warnings");
   check_cmd->add_flag("--in-cluster", check.in_cluster,
                       "Read the nodes with the pod's service account");
   hamisim::cli::add_device_flags(*check_cmd, check.device, "HAMi device-config.yaml");
   check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
+  check_cmd->add_flag("--strict", check.strict,
+                      "Unknown fields in the Kubernetes objects read are errors, not warnings");
 
   hamisim::cli::ProfileSlicesOptions slices;
   CLI::App* slices_cmd = profile_cmd->add_subcommand(

@@ -1,7 +1,8 @@
 // decode_objects on arbitrary bytes: JSON (first non-space byte '{' or '[') or YAML. Never
 // crashes, never hangs; errors carry a message. Every Pod and Node decoded survives encoding:
 // it decodes again, and encodes to the same bytes. Every DRA object kept decodes alone to
-// itself.
+// itself. The unknown-field walk (model/unknown_fields.h) of the same bytes never crashes, says
+// why when it fails, and names only lines the input has.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 
 #include "model/decode.h"
 #include "model/encode.h"
+#include "model/unknown_fields.h"
 
 namespace {
 
@@ -60,6 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           again->dra_objects[0].api_version != object.api_version) {
         std::abort();
       }
+    }
+  }
+  auto found = hamisim::model::find_unknown_fields(text);
+  if (!found) {
+    if (found.error().message.empty()) std::abort();
+  } else {
+    // YAML also breaks lines at \r (and yaml-cpp at some Unicode breaks): a generous bound.
+    const size_t lines = 1 + text.size();
+    for (const auto& f : *found) {
+      if (f.line > lines || f.field.empty()) std::abort();
     }
   }
   auto pod = hamisim::model::decode_pod(text);
