@@ -6,7 +6,36 @@
 #   ... change, rebuild ...
 #   scripts/golden-outputs.sh build/src/cli/hamisim /tmp/after && diff -r /tmp/before /tmp/after
 # Needs curl for the HTTP answers. Times and versions in the outputs are masked.
+#   scripts/golden-outputs.sh --self-test   checks the masking alone (a ctest runs it)
 set -uo pipefail
+
+# Masks, in place in files $3..., what changes from run to run: times, durations, versions, the
+# server's port $1 where it is an address's port (anchored, so a UUID or a count holding the
+# same digits stays), and the generated cluster's folder $2, which the plan's provenance names.
+mask() {
+  local port=$1 gen=$2; shift 2
+  sed -i -E -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/<time>/g' \
+    -e 's/[0-9]+(\.[0-9]+)? ?(ms|µs|us|s)\b/<dur>/g' \
+    -e "s/(127\.0\.0\.1|localhost|\[::1\]):$port([^0-9]|\$)/\1:<port>\2/g" \
+    -e 's/[0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,40}|unknown)\)/<version>/g' -e "s#$gen#<gen>#g" "$@"
+}
+
+if [[ ${1:-} == --self-test ]]; then
+  t=$(mktemp)
+  trap 'rm -f "$t"' EXIT
+  printf '%s\n' 'GPU-31234f5f-a276-4095-8631-2345d8ba9de8 at 127.0.0.1:31234/filter' \
+    'http://localhost:31234 [::1]:31234 127.0.0.1:312345 node-31234 /tmp/g.x/cluster.json' > "$t"
+  mask 31234 /tmp/g.x "$t"
+  want='GPU-31234f5f-a276-4095-8631-2345d8ba9de8 at 127.0.0.1:<port>/filter
+http://localhost:<port> [::1]:<port> 127.0.0.1:312345 node-31234 <gen>/cluster.json'
+  if [[ $(cat "$t") != "$want" ]]; then
+    printf 'golden-outputs.sh: masking is wrong:\n got: %s\nwant: %s\n' "$(cat "$t")" "$want" >&2
+    exit 1
+  fi
+  echo "golden-outputs.sh: masking ok"
+  exit 0
+fi
+
 bin=$(realpath "${1:?usage: golden-outputs.sh HAMISIM OUTDIR}")
 out=${2:?usage: golden-outputs.sh HAMISIM OUTDIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,9 +87,5 @@ for f in examples/simulation/*.json; do post "sim-$(basename "$f" .json)" /filte
 for f in examples/live/filter-*.json; do post "live-$(basename "$f" .json)" /filter "$f"; done
 for f in examples/live/bind-*.json; do post "live-$(basename "$f" .json)" /bind "$f"; done
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
-# Masks what changes from run to run (times, durations, versions, ports, the generated
-# cluster's folder, which the plan's provenance names).
-sed -i -E -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/<time>/g' \
-  -e 's/[0-9]+(\.[0-9]+)? ?(ms|µs|us|s)\b/<dur>/g' -e "s/$port/<port>/g" \
-  -e 's/[0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,40}|unknown)\)/<version>/g' -e "s#$gen#<gen>#g" "$out"/*
+mask "$port" "$gen" "$out"/*
 echo "wrote $(ls "$out" | wc -l) files to $out"
