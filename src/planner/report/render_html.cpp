@@ -436,7 +436,30 @@ class HtmlWriter {
             "<details><summary>" +
             plural(static_cast<int64_t>(g.rejected_pods.size()), "pod rejected", "pods rejected") +
             "</summary>";
-        pod_reason_list({g.rejected_pods.begin(), g.rejected_pods.end()});
+        // The template is the same for every pod, so what its GPUs have free ends every pod's
+        // numbers alike: said once under the list, the pods keep what they ask.
+        std::vector<std::pair<std::string, std::string>> rows;
+        std::string common;
+        bool shared = !g.rejected_details.empty();
+        for (const auto& [pod, detail] : g.rejected_details) {
+          const size_t cut = detail.find("; ");
+          const std::string rest =
+              cut == std::string::npos ? std::string() : detail.substr(cut + 2);
+          if (rest.empty() || (!common.empty() && rest != common)) shared = false;
+          common = rest;
+        }
+        for (const auto& [pod, why] : g.rejected_pods) {
+          const auto d = g.rejected_details.find(pod);
+          if (d == g.rejected_details.end()) {
+            rows.emplace_back(pod, why);
+          } else {
+            rows.emplace_back(
+                pod, why + " (" + (shared ? d->second.substr(0, d->second.find("; ")) : d->second) +
+                         ")");
+          }
+        }
+        pod_reason_list(rows);
+        if (shared) out_ += "<div class=\"note\">the template's GPUs: " + html(common) + "</div>";
         out_ += "</details>";
       }
       if (!g.unplaced.empty()) {

@@ -49,6 +49,8 @@ void json_group(JsonWriter& w, const GroupEvaluation& g) {
   strings(w, g.schedulable_pods);
   w.key("rejectedPods");
   string_map(w, g.rejected_pods);
+  w.key("rejectedPodDetails");
+  string_map(w, g.rejected_details);
   w.key("estimatedNodes");
   if (g.estimated_nodes) {
     w.number(*g.estimated_nodes);

@@ -417,7 +417,7 @@ class TableWriter {
       }
       lines(r.render(paint_), "      ");
     };
-    reasons("rejects", {g.rejected_pods.begin(), g.rejected_pods.end()});
+    reasons("rejects", rejected_with_details(g));
     std::vector<std::pair<std::string, std::string>> unplaced;
     for (const auto& u : g.unplaced) unplaced.emplace_back(u.pod, u.reason);
     reasons("unplaced", unplaced);

@@ -239,6 +239,16 @@ std::string compressed_names(const std::vector<std::string_view>& names) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> rejected_with_details(const GroupEvaluation& g) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [pod, why] : g.rejected_pods) {
+    const auto detail = g.rejected_details.find(pod);
+    out.emplace_back(pod,
+                     detail == g.rejected_details.end() ? why : why + " (" + detail->second + ")");
+  }
+  return out;
+}
+
 std::string first_of(const std::vector<std::string>& items, size_t shown) {
   std::string out;
   for (size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? ", " : "") + items[i];

@@ -79,6 +79,10 @@ std::string group_line(const GroupEvaluation& g);
 // "ml/web-7d9f-{a1b2c, d3e4f, 9z8y7}, ml/db-0".
 std::string compressed_names(const std::vector<std::string_view>& names);
 
+// The group's rejected pods and why, HAMi's reason followed by hamisim's numbers where there are
+// some: "HAMi: 2/2 CardInsufficientMemory (asks 1 NVIDIA GPU with 12000 MiB ...)".
+std::vector<std::pair<std::string, std::string>> rejected_with_details(const GroupEvaluation& g);
+
 // "a, b, c and 17 more": at most `shown` items.
 std::string first_of(const std::vector<std::string>& items, size_t shown);
 

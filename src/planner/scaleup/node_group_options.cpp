@@ -1,5 +1,6 @@
 // Node group options: each group's template (warm from a ready node, else cold), the upcoming
 // nodes CA counts as already there, and which groups may grow at all.
+#include "planner/scaleup/device_detail.h"
 #include "planner/scaleup/planner.h"
 
 #include <algorithm>
@@ -137,6 +138,11 @@ void Planner::check_templates() {
       } else {
         const std::string why = describe(r.status);
         e.rejected_pods[exemplar.key()] = why;
+        if (r.status.plugin == env_.devices->plugin_name()) {
+          std::string detail = device_rejection_detail(env_.cache->engine(), exemplar.pod(),
+                                                       g.tmpl->node, g.tmpl->pods);
+          if (!detail.empty()) e.rejected_details[exemplar.key()] = std::move(detail);
+        }
         for (const auto& pod : groups_[k].pods) outcome(*pod).group_reasons[e.name] = why;
       }
     }

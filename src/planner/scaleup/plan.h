@@ -114,6 +114,9 @@ struct GroupEvaluation {
   // Exemplars (pod keys) that fit an empty template, and why the others do not.
   std::vector<std::string> schedulable_pods;
   std::map<std::string, std::string, std::less<>> rejected_pods;
+  // For the rejected pods whose devices do not fit: hamisim's account with numbers
+  // (scaleup/device_detail.h), next to HAMi's reason in rejected_pods.
+  std::map<std::string, std::string, std::less<>> rejected_details;
   // The binpacking estimate (only for groups with schedulable pods).
   std::optional<int64_t> estimated_nodes;
   std::vector<std::string> estimated_pods;

@@ -496,6 +496,25 @@ Plan small_plan() {
   return plan;
 }
 
+// Issue #47: a device rejection carries hamisim's numbers after HAMi's reason, in every form;
+// HAMi's reason itself stays as HAMi writes it.
+TEST(Report, DeviceRejectionsShowTheirNumbersAfterHamisReason) {
+  Plan plan = scale_up_plan();
+  plan.groups[0].rejected_details["ml/huge"] =
+      "asks 1 NVIDIA GPU with 90000 MiB and 0% cores; most free on one GPU: 81920 of 81920 MiB "
+      "and 100% cores (GPU 0); 8 of 8 GPUs have a free slot";
+  EXPECT_THAT(render_table(plan),
+              HasSubstr("      rejects   ml/huge  HAMi: 2/2 CardInsufficientMemory (asks 1 NVIDIA "
+                        "GPU with 90000 MiB and 0% cores; most free on one GPU: 81920 of 81920 "
+                        "MiB and 100% cores (GPU 0); 8 of 8 GPUs have a free slot)\n"));
+  const std::string json = render_json(plan);
+  EXPECT_THAT(json,
+              HasSubstr(R"("rejectedPods":{"ml/huge":"HAMi: 2/2 CardInsufficientMemory"},)"
+                        R"("rejectedPodDetails":{"ml/huge":"asks 1 NVIDIA GPU with 90000 MiB)"));
+  EXPECT_THAT(render_html(plan),
+              HasSubstr("HAMi: 2/2 CardInsufficientMemory (asks 1 NVIDIA GPU with 90000 MiB"));
+}
+
 TEST(Json, SmallPlanIsExact) {
   const std::string expected =
       R"({"apiVersion":"hamisim.io/v1","kind":"Plan","decision":"scale-up",)"
@@ -507,12 +526,14 @@ TEST(Json, SmallPlanIsExact) {
       R"("targetSize":0,"members":0,"templateSource":"cold",)"
       R"("templateNode":"template-node-for-g-0","sampleNode":"","deviceSource":"profile",)"
       R"("deviceProfile":"a100","skipReason":"","schedulablePods":["ns/p"],"rejectedPods":{},)"
+      R"("rejectedPodDetails":{},)"
       R"("estimatedNodes":1,"estimatedPods":["ns/p"],)"
       R"("unplaced":[{"pod":"ns/q","reason":"no room"}],"similarGroups":[],"option":true,)"
       R"("chosen":true,"expanderNote":"least-waste score 0.5000"},)"
       R"({"name":"h","minSize":0,"maxSize":0,"targetSize":0,"members":0,)"
       R"("templateSource":null,"templateNode":"","sampleNode":"","deviceSource":"",)"
       R"("deviceProfile":"","skipReason":"no template","schedulablePods":[],"rejectedPods":{},)"
+      R"("rejectedPodDetails":{},)"
       R"("estimatedNodes":null,"estimatedPods":[],"unplaced":[],"similarGroups":[],)"
       R"("option":false,"chosen":false,"expanderNote":""}],)"
       R"("pods":[{"pod":"ns/p","owner":"","state":"triggers-scale-up","node":"n-0",)"

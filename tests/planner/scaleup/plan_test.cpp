@@ -140,6 +140,34 @@ TEST(Planner, BundledExampleByHand) {
 
 // A CLI run keeps its state until exit instead of freeing it: the plan is the same, and the
 // state is handed over (it outlives the call).
+// Issue #47: why a template's GPUs cannot take a pod, with numbers: what the pod asks and the
+// most a GPU of the template has free. A K80 entry has 11441 MiB; the pod asks 12000. HAMi's
+// reason stays HAMi's; a group without devices (node unregistered) gets no numbers.
+TEST(Planner, DeviceRejectionsSayWhatThePodAsksAndTheMostAGpuHasFree) {
+  Scenario s = bundled_example();
+  auto big = model::decode_pod(R"(metadata: {name: big, namespace: ml}
+spec:
+  containers:
+  - name: main
+    resources:
+      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 12000, nvidia.com/gpucores: 30}
+)");
+  ASSERT_TRUE(big) << big.error().message;
+  s.input.pods.push_back(*big);
+  const Plan p = plan(s);
+  const GroupEvaluation& k80 = group(p, "gpu-k80");
+  EXPECT_EQ(k80.rejected_pods.at("ml/big"), "HAMi: 2/2 CardInsufficientMemory");
+  EXPECT_EQ(k80.rejected_details.at("ml/big"),
+            "asks 1 NVIDIA GPU with 12000 MiB and 30% cores; most free on one GPU: 11441 of "
+            "11441 MiB and 100% cores (GPU 0); 2 of 2 GPUs "
+            "have a free slot");
+  const GroupEvaluation& cpu = group(p, "cpu");
+  EXPECT_EQ(cpu.rejected_pods.at("ml/big"), "HAMi: node unregistered");
+  EXPECT_EQ(cpu.rejected_details.count("ml/big"), 0u);
+  // The A100 template takes it: nothing to explain.
+  EXPECT_EQ(group(p, "gpu-a100").rejected_details.count("ml/big"), 0u);
+}
+
 TEST(Planner, KeepingTheStateUntilExitChangesNothingInThePlan) {
   const Scenario s = bundled_example();
   PlannerOptions keep;
