@@ -6,6 +6,7 @@
 #include "cli/cluster_input.h"
 #include "cli/hami_flags.h"
 #include "cli/input_error.h"
+#include "cli/structured_output.h"
 #include "device/catalog/device_config.h"
 #include "doctor/doctor.h"
 #include "extender/scheduler_config.h"
@@ -38,14 +39,14 @@ void add_doctor_options(CLI::App& app, DoctorOptions& o) {
                  "Nodes and DRA objects as Kubernetes Lists (kubectl get "
                  "nodes,resourceslices,deviceclasses -o json): check HAMi's DRA mode");
   app.add_flag("--offline", o.offline, "Check the files only; do not call the extenders");
-  app.add_option("--output,-o", o.output, "table or json")->capture_default_str();
+  app.add_option("--output,-o", o.output, "table, json or yaml")->capture_default_str();
   app.add_flag("--strict", o.strict,
                "Unknown fields in --cluster's Kubernetes objects are errors, not warnings");
 }
 
 int run_doctor(const DoctorOptions& o) {
-  if (o.output != "table" && o.output != "json") {
-    return input_error("doctor", "--output must be table or json, not \"" + o.output + "\"");
+  if (o.output != "table" && o.output != "json" && o.output != "yaml") {
+    return input_error("doctor", "--output must be table, json or yaml, not \"" + o.output + "\"");
   }
   if (o.scheduler_config_path.empty() && o.kube_scheduler_config_path.empty() &&
       o.cluster_paths.empty()) {
@@ -122,9 +123,14 @@ int run_doctor(const DoctorOptions& o) {
   input.offline = o.offline;
 
   const doctor::Report report = doctor::run_doctor(input);
-  const std::string out =
-      o.output == "json" ? doctor::render_json(report) + "\n" : doctor::render_table(report);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (o.output != "table") {
+    if (int code = write_structured("doctor", doctor::render_json(report), o.output); code != 0) {
+      return code;
+    }
+  } else {
+    const std::string out = doctor::render_table(report);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
   return doctor::exit_code(report);
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cli/input_error.h"
+#include "cli/structured_output.h"
 #include "device/allocation.h"
 #include "device/catalog/device_config.h"
 #include "device/codec.h"
@@ -147,7 +148,7 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
 }
 
 int print_json(const model::Pod& pod, const model::Node& node, const engine::Verdict& verdict,
-               const fit::NodeUsage& usage_ref) {
+               const fit::NodeUsage& usage_ref, std::string_view output) {
   const fit::NodeUsage* usage = described_ok(verdict) ? &usage_ref : nullptr;
   const fit::NodeFit* result = described_ok(verdict) ? &verdict.fit : nullptr;
   model::JsonWriter w;
@@ -211,15 +212,15 @@ int print_json(const model::Pod& pod, const model::Node& node, const engine::Ver
   }
   w.end_array();
   w.end_object();
-  std::printf("%s\n", w.str().c_str());
-  return 0;
+  return write_structured("fit", w.str(), output);
 }
 
 }  // namespace
 
 int run_fit(const FitOptions& options) {
-  if (options.output != "table" && options.output != "json") {
-    return input_error("fit", "--output must be table or json, not \"" + options.output + "\"");
+  if (options.output != "table" && options.output != "json" && options.output != "yaml") {
+    return input_error("fit",
+                       "--output must be table, json or yaml, not \"" + options.output + "\"");
   }
   if (auto once = model::check_stdin_once({{"--pod", options.pod_path},
                                            {"--node", options.node_path},
@@ -284,8 +285,8 @@ int run_fit(const FitOptions& options) {
   const fit::KeyedNode keyed(std::move(node).value());
   fit::NodeUsage usage;
   const engine::Verdict verdict = engine.fit(*prepared, keyed, placed, usage);
-  return options.output == "json" ? print_json(*pod, keyed.node, verdict, usage)
-                                  : print_table(*pod, keyed.node, *prepared, verdict, usage);
+  return options.output == "table" ? print_table(*pod, keyed.node, *prepared, verdict, usage)
+                                   : print_json(*pod, keyed.node, verdict, usage, options.output);
 }
 
 }  // namespace hamisim::cli

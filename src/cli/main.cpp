@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fit_cmd->add_option("--node-scheduler-policy", fit.node_policy, "Default node policy")
       ->capture_default_str();
-  fit_cmd->add_option("--output,-o", fit.output, "table or json")->capture_default_str();
+  fit_cmd->add_option("--output,-o", fit.output, "table, json or yaml")->capture_default_str();
   fit_cmd->add_flag("--strict", fit.strict,
                     "Unknown fields in the Kubernetes objects read are errors, not warnings");
 
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--in-cluster", check.in_cluster,
                       "Read the nodes with the pod's service account");
   hamisim::cli::add_device_flags(*check_cmd, check.device, "HAMi device-config.yaml");
-  check_cmd->add_option("--output,-o", check.output, "table or json")->capture_default_str();
+  check_cmd->add_option("--output,-o", check.output, "table, json or yaml")->capture_default_str();
   check_cmd->add_flag("--strict", check.strict,
                       "Unknown fields in the Kubernetes objects read are errors, not warnings");
 

@@ -21,6 +21,7 @@
 #include "go/duration.h"
 #include "model/decode.h"
 #include "model/input.h"
+#include "model/json_to_yaml.h"
 #include "planner/expander/expander.h"
 #include "planner/modes/compare_modes.h"
 #include "planner/nodegroups/node_groups.h"
@@ -186,7 +187,7 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
                "webhook converts them, GPUs published as HAMi's k8s-dra-driver publishes them) "
                "and show node counts, placements, pods that fit in one mode only, and what DRA "
                "mode does not model (docs/dra.md)");
-  app.add_option("--output,-o", o.output, "table, json or html")->capture_default_str();
+  app.add_option("--output,-o", o.output, "table, json, yaml or html")->capture_default_str();
   app.add_flag("--strict", o.strict,
                "Unknown fields in the Kubernetes objects read (--cluster, --pods) are errors, not "
                "warnings");
@@ -267,8 +268,8 @@ int run_plan(PlanOptions o) {
                  "(see `hamisim plan --help`)\n",
                  dir.c_str());
   }
-  if (o.output != "table" && o.output != "json" && o.output != "html") {
-    return fail(2, "--output must be table, json or html, not \"" + o.output + "\"");
+  if (o.output != "table" && o.output != "json" && o.output != "yaml" && o.output != "html") {
+    return fail(2, "--output must be table, json, yaml or html, not \"" + o.output + "\"");
   }
   if (o.cluster_paths.empty() && !o.live.any()) {
     return fail(2,
@@ -403,9 +404,14 @@ int run_plan(PlanOptions o) {
     return fail(internal ? 1 : 2, plan.error().message);
   }
   std::string out;
-  if (o.output == "json") {
+  if (o.output == "json" || o.output == "yaml") {
     const planner::report::Provenance p = provenance(o, inputs, live_description);
     out = planner::report::render_json(*plan, &p);
+    if (o.output == "yaml") {
+      auto yaml = model::json_to_yaml(out);
+      if (!yaml) return fail(1, "internal error: " + yaml.error().message);
+      out = std::move(yaml).value();
+    }
   } else if (o.output == "html") {
     const planner::report::Provenance p = provenance(o, inputs, live_description);
     out = planner::report::render_html(*plan, &p);

@@ -6,6 +6,7 @@
 #include "cli/cluster_input.h"
 #include "cli/input_error.h"
 #include "cli/resource_slice_list.h"
+#include "cli/structured_output.h"
 #include "device/catalog/device_config.h"
 #include "kube/client.h"
 #include "kube/kube_config.h"
@@ -62,8 +63,9 @@ Result<std::vector<model::Node>> list_cluster_nodes(
 }  // namespace
 
 int run_profile_check(const ProfileCheckOptions& o) {
-  if (o.output != "table" && o.output != "json") {
-    return input_error("profile check", "--output must be table or json, not \"" + o.output + "\"");
+  if (o.output != "table" && o.output != "json" && o.output != "yaml") {
+    return input_error("profile check",
+                       "--output must be table, json or yaml, not \"" + o.output + "\"");
   }
   std::vector<model::FlagInput> inputs{{"--device-profiles", o.device_profiles_path},
                                        {"--device-config-file", o.device.config_path}};
@@ -101,7 +103,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
   const profile::ReconcileReport report =
       profile::reconcile(*profiles, cluster.nodes, registry, slices);
 
-  if (o.output == "json") {
+  if (o.output != "table") {
     model::JsonWriter w;
     w.begin_object();
     w.key("mismatch").boolean(report.any_mismatch());
@@ -122,7 +124,7 @@ int run_profile_check(const ProfileCheckOptions& o) {
       w.key("error").string(c.error).end_object();
     }
     w.end_array().end_object();
-    std::printf("%s\n", w.str().c_str());
+    if (int code = write_structured("profile check", w.str(), o.output); code != 0) return code;
   } else {
     if (report.checks.empty()) {
       std::printf("no real node is described by a profile (%zu node(s) read, %zu profile(s))\n",

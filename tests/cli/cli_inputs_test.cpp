@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -148,6 +150,58 @@ TEST_F(CliInputs, KnownFieldsGiveNoWarningEvenUnderStrict) {
   r = hamisim({"plan"});  // the bundled example
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.err, Not(HasSubstr("unknown field"))) << describe(r);
+}
+
+// Issue #47: `-o yaml` wherever `-o json` is, real YAML: read back (with the YAML reader every
+// input goes through) it is the JSON output, key for key, in the same order. The plan's
+// provenance names the command line, which differs between the two runs.
+boost::json::value yaml_back(const std::string& yaml) {
+  auto json = model::yaml_to_json(yaml);
+  EXPECT_TRUE(json) << json.error().message << "\n" << yaml;
+  return json ? boost::json::parse(*json) : boost::json::value();
+}
+
+TEST_F(CliInputs, YamlOutputReadsBackAsTheJsonOutput) {
+  const std::vector<std::vector<std::string>> commands = {
+      plan({"--cluster", kCluster}),
+      {"plan"},
+      {"fit", "--pod", kPod, "--node", kNode},
+      {"fit", "--pod", kExamples + "/fit/pod-too-big.yaml", "--node", kNode},
+      {"profile", "check", "--device-profiles", kExamples + "/profiles/device-profiles.yaml",
+       "--cluster", kExamples + "/profiles/nodes.yaml"},
+      {"doctor", "--offline", "--scheduler-config",
+       kSource + "/deploy/cluster-autoscaler/scheduler-config.yaml"},
+  };
+  for (const auto& command : commands) {
+    auto args = command;
+    args.insert(args.end(), {"-o", "json"});
+    const auto json = hamisim(args);
+    args.back() = "yaml";
+    const auto yaml = hamisim(args);
+    EXPECT_EQ(yaml.exit_code, json.exit_code) << describe(yaml);
+    ASSERT_FALSE(yaml.out.empty()) << describe(yaml);
+    EXPECT_NE(yaml.out.front(), '{') << "not block YAML:\n" << yaml.out;
+    boost::json::value want = boost::json::parse(json.out);
+    boost::json::value got = yaml_back(yaml.out);
+    ASSERT_TRUE(got.is_object()) << yaml.out;
+    want.as_object().erase("provenance");
+    got.as_object().erase("provenance");
+    EXPECT_EQ(got, want) << command[0] << ":\n" << yaml.out;
+  }
+}
+
+TEST_F(CliInputs, YamlOutputIsBlockYamlWithStringsQuoted) {
+  // Strings quoted (a "" or "100" stays a string), booleans and numbers plain, null as `~`,
+  // empty lists and maps in flow style, keys plain unless YAML would read them otherwise.
+  const auto r = hamisim(plan({"--cluster", kCluster, "-o", "yaml"}));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("apiVersion: \"hamisim.io/v1\"\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nextenderFailed: false\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nwarnings: []\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n    deviceProfile: \"\"\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n    estimatedNodes: ~\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n    estimatedNodes: 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n      ml/trainer-2: \"HAMi: node unregistered\"\n"));
 }
 
 TEST_F(CliInputs, DoctorReadsOurShippedSchedulerConfigConfigMap) {

@@ -389,7 +389,7 @@ TEST_F(CliTest, PlanWithAnUnknownOutputFormatExits2) {
   const auto r = hamisim(plan_args({"-o", "xml"}));
   expect_ran(r);
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_THAT(r.err, HasSubstr("--output must be table, json or html, not \"xml\""));
+  EXPECT_THAT(r.err, HasSubstr("--output must be table, json, yaml or html, not \"xml\""));
   EXPECT_EQ(r.out, "");
 }
 
@@ -549,10 +549,10 @@ TEST_F(CliTest, FitWithAMalformedPodExits2NamingTheFile) {
 
 TEST_F(CliTest, FitWithAnUnknownOutputFormatExits2) {
   const auto r = hamisim({"fit", "--pod", kFitDir + "/pod-fits.yaml", "--node",
-                          kFitDir + "/node-k80.yaml", "-o", "yaml"});
+                          kFitDir + "/node-k80.yaml", "-o", "xml"});
   expect_ran(r);
   EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_THAT(r.err, HasSubstr("--output must be table or json, not \"yaml\""));
+  EXPECT_THAT(r.err, HasSubstr("--output must be table, json or yaml, not \"xml\""));
 }
 
 TEST_F(CliTest, FitWithoutANodeExits2) {
