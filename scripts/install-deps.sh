@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev openssl libre2-dev
   clang-19 libclang-rt-19-dev llvm-19
   curl python3
+  zsh fish  # the completion scripts are checked by the shells that run them (tests/cli)
 )
 
 missing=()

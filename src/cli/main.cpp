@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/completion.h"
 #include "cli/doctor_command.h"
 #include "cli/fit_command.h"
 #include "cli/gen_command.h"
@@ -258,6 +259,12 @@ int main(int argc, char** argv) {
       "device profiles) for benchmarks");
   hamisim::cli::add_gen_options(*gen_cmd, gen);
 
+  std::string shell;
+  CLI::App* completion_cmd = app.add_subcommand(
+      "completion",
+      "Print a shell completion script (bash, zsh or fish), made from these commands' own flags");
+  completion_cmd->add_option("shell", shell, "bash, zsh or fish")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -266,6 +273,15 @@ int main(int argc, char** argv) {
   }
   if (*version_cmd) {
     std::fputs("hamisim " HAMISIM_VERSION " (revision " HAMISIM_REVISION ")\n", stdout);
+    return 0;
+  }
+  if (*completion_cmd) {
+    auto script = hamisim::cli::completion_script(app, "hamisim", shell);
+    if (!script) {
+      std::fprintf(stderr, "hamisim %s\n", script.error().message.c_str());
+      return 2;
+    }
+    std::fputs(script->c_str(), stdout);
     return 0;
   }
   if (*fit_cmd) return hamisim::cli::run_fit(fit);
