@@ -99,6 +99,7 @@ svg.device .track{fill:var(--track)}svg.device .mem{fill:var(--mem)}
 svg.device .cores{fill:var(--cores)}
 .node table{width:auto}.node table td,.node table th{padding:4px 14px 4px 6px;white-space:nowrap}
 .node ul.pods{margin:4px 0 0;padding-left:18px}
+table.devices td+td+td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .alloc{color:var(--muted)}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 footer dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:6px 0}
@@ -110,10 +111,84 @@ nav{font-size:13px;margin:4px 0 8px}nav a{margin-right:12px;color:var(--info)}
 svg.chart text{font-size:11px;fill:var(--fg)}svg.chart .axis{fill:var(--muted)}
 svg.chart .nodes{fill:var(--ok)}svg.chart .pods{fill:var(--mem)}svg.chart .track{fill:var(--track)}
 .count{font-weight:600;margin-right:4px}
-@media print{body{max-width:none;padding:0;font-size:12px}nav{display:none}
+.tools{position:sticky;top:0;z-index:1;display:flex;flex-wrap:wrap;gap:8px;align-items:center;
+padding:8px 0;background:var(--bg);border-bottom:1px solid var(--line)}
+.tools input,.tools select{font:inherit;padding:3px 6px;color:var(--fg);background:var(--bg);
+border:1px solid var(--line);border-radius:6px}.tools input{min-width:260px}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th[data-dir=asc]::after{content:" \25B2"}table.sortable th[data-dir=desc]::after{content:" \25BC"}
+.legend{color:var(--muted);font-size:12.5px;margin:4px 0 10px}
+.legend .key{display:inline-block;width:11px;height:11px;vertical-align:-1px;margin:0 4px 0 10px}
+.legend .key.mem{background:var(--mem)}.legend .key.cores{background:var(--cores)}
+.legend .key.track{background:var(--track)}
+[hidden]{display:none!important}
+@media print{body{max-width:none;padding:0;font-size:12px}nav,.tools{display:none}
 details:not([open])>:not(summary){display:none}.node,tr{break-inside:avoid}
 h2{break-after:avoid}}
 )css";
+
+// Search, the filters and sortable tables: plain JavaScript in the page, no external asset. An
+// element marked data-filter is shown when it contains the search text (its folded parts
+// included) and its data-groups / data-outcomes name the group and outcome chosen.
+constexpr std::string_view kScript = R"js(
+(function () {
+  "use strict";
+  var search = document.getElementById("search");
+  var group = document.getElementById("group-filter");
+  var outcome = document.getElementById("outcome-filter");
+  var shown = document.getElementById("shown");
+  var items = Array.prototype.slice.call(document.querySelectorAll("[data-filter]"));
+  function has(list, word) {
+    return (" " + (list || "") + " ").indexOf(" " + word + " ") >= 0;
+  }
+  function apply() {
+    var text = search.value.trim().toLowerCase(), g = group.value, o = outcome.value, n = 0;
+    items.forEach(function (el) {
+      var ok = (!text || el.textContent.toLowerCase().indexOf(text) >= 0) &&
+               (!g || has(el.getAttribute("data-groups"), g)) &&
+               (!o || has(el.getAttribute("data-outcomes"), o));
+      el.hidden = !ok;
+      if (ok) n++;
+    });
+    shown.textContent = text || g || o ? n + " of " + items.length + " shown" : "";
+  }
+  search.addEventListener("input", apply);
+  group.addEventListener("change", apply);
+  outcome.addEventListener("change", apply);
+  function key(row, i, numeric) {
+    var cell = row.cells[i], text = cell ? cell.textContent.trim() : "";
+    var number = parseFloat(text.replace(/[^0-9.+-].*$/, ""));
+    return numeric && !isNaN(number) ? number : text.toLowerCase();
+  }
+  function sort(table, th, i) {
+    var dir = th.getAttribute("data-dir") === "asc" ? "desc" : "asc";
+    Array.prototype.forEach.call(table.querySelectorAll("th"), function (h) {
+      h.removeAttribute("data-dir");
+    });
+    th.setAttribute("data-dir", dir);
+    var numeric = th.classList.contains("num"), body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a, i, numeric), y = key(b, i, numeric);
+      var r = typeof x === "number" && typeof y === "number" ? x - y
+                                                             : String(x).localeCompare(String(y));
+      return dir === "asc" ? r : -r;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+      th.tabIndex = 0;
+      th.title = "sort";
+      th.addEventListener("click", function () { sort(table, th, i); });
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") sort(table, th, i);
+      });
+    });
+  });
+  document.documentElement.setAttribute("data-ready", "true");
+})();
+)js";
 
 class HtmlWriter {
  public:
@@ -127,6 +202,8 @@ class HtmlWriter {
     out_ += "<title>hamisim plan: " + html(plan_.summary.empty() ? decision : plan_.summary) +
             "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
     header();
+    related();
+    tools();
     summary();
     warnings();
     unpatched_ca();
@@ -135,11 +212,81 @@ class HtmlWriter {
     pods();
     new_nodes();
     footer();
-    out_ += "</body>\n</html>\n";
+    out_ += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
     return std::move(out_);
   }
 
  private:
+  // For the filters: which node groups and outcomes each pod, node group and new node has to
+  // do with (a pod: the group of the new node it landed on and the groups that rejected it).
+  void related() {
+    for (size_t i = 0; i < plan_.groups.size(); ++i) group_index_.emplace(plan_.groups[i].name, i);
+    std::map<std::string_view, std::string_view> node_group;
+    for (const PlannedNode& n : plan_.new_nodes) node_group.emplace(n.name, n.group);
+    for (const GroupEvaluation& g : plan_.groups) {
+      for (const auto* list : {&g.schedulable_pods, &g.estimated_pods}) {
+        for (const auto& pod : *list) pod_groups_[pod].insert(g.name);
+      }
+      for (const auto& [pod, why] : g.rejected_pods) pod_groups_[pod].insert(g.name);
+    }
+    for (const PodOutcome& p : plan_.pods) {
+      std::set<std::string>& groups = pod_groups_[p.pod];
+      if (auto it = node_group.find(p.node); it != node_group.end()) {
+        groups.emplace(it->second);
+      }
+      for (const auto& [g, why] : p.group_reasons) groups.emplace(g);
+    }
+    for (const PodOutcome& p : plan_.pods) {
+      const std::string state = std::to_string(static_cast<int>(p.state));
+      for (const auto& g : pod_groups_[p.pod]) group_outcomes_[g].insert(state);
+    }
+  }
+
+  static std::string words(const std::set<std::string>& set) {
+    std::string out;
+    for (const auto& w : set) out += (out.empty() ? "" : " ") + w;
+    return out;
+  }
+
+  // The attributes of an element the filters show or hide. Groups and outcomes are written as
+  // their numbers (a group's index in the plan, an outcome's state), which the filters' options
+  // carry as values: a 500-node report names a dozen groups on hundreds of rows.
+  std::string filter_attributes(const std::set<std::string>& groups,
+                                const std::set<std::string>& outcomes) const {
+    std::set<size_t> indices;
+    for (const auto& g : groups) {
+      if (auto it = group_index_.find(g); it != group_index_.end()) indices.insert(it->second);
+    }
+    std::string out = " data-filter data-groups=\"";
+    bool first = true;
+    for (size_t i : indices) {
+      out += (first ? "" : " ") + std::to_string(i);
+      first = false;
+    }
+    return out + "\" data-outcomes=\"" + words(outcomes) + "\"";
+  }
+
+  // Search and filters over node groups, pending pods and new nodes.
+  void tools() {
+    out_ +=
+        "<div class=\"tools\" id=\"tools\"><input type=\"search\" id=\"search\" "
+        "placeholder=\"search pods, node groups, nodes, reasons\" aria-label=\"search\">"
+        "<select id=\"group-filter\" aria-label=\"node group\"><option value=\"\">every "
+        "node group</option>";
+    for (size_t i = 0; i < plan_.groups.size(); ++i) {
+      out_ +=
+          "<option value=\"" + std::to_string(i) + "\">" + html(plan_.groups[i].name) + "</option>";
+    }
+    out_ +=
+        "</select><select id=\"outcome-filter\" aria-label=\"outcome\"><option value=\"\">"
+        "every outcome</option>";
+    for (const auto& [state, n] : state_counts(plan_)) {
+      out_ += "<option value=\"" + std::to_string(static_cast<int>(state)) + "\">" +
+              html(scaleup::to_string(state)) + " (" + std::to_string(n) + ")</option>";
+    }
+    out_ += "</select><span id=\"shown\" class=\"meta\"></span></div>\n";
+  }
+
   void badge(std::string_view word) {
     out_ += "<span class=\"badge " + css_class(word) + "\">" + html(word) + "</span>";
   }
@@ -401,12 +548,14 @@ class HtmlWriter {
       return;
     }
     out_ +=
-        "<table><thead><tr><th>node group</th><th class=\"num\">min</th><th class=\"num\">max"
+        "<table class=\"sortable\"><thead><tr><th>node group</th><th class=\"num\">min</th><th "
+        "class=\"num\">max"
         "</th><th class=\"num\">target</th><th class=\"num\">members</th><th>template</th>"
         "<th>devices</th><th>status</th><th>estimate</th><th>details</th></tr></thead><tbody>\n";
     for (const GroupEvaluation& g : plan_.groups) {
       const std::string_view status = group_status(g);
-      out_ += g.chosen ? "<tr class=\"chosen-row\">" : "<tr>";
+      out_ += std::string(g.chosen ? "<tr class=\"chosen-row\"" : "<tr") +
+              filter_attributes({g.name}, group_outcomes_[g.name]) + ">";
       out_ += "<td><strong>" + html(g.name) + "</strong></td>";
       for (int64_t v : {g.min_size, g.max_size, g.target_size, g.members}) {
         out_ += "<td class=\"num\">" + std::to_string(v) + "</td>";
@@ -502,7 +651,8 @@ class HtmlWriter {
       it->second.push_back(&r);
     }
     out_ +=
-        "<table><thead><tr><th>owner</th><th class=\"num\">pods</th><th>outcome</th>"
+        "<table class=\"sortable\"><thead><tr><th>owner</th><th "
+        "class=\"num\">pods</th><th>outcome</th>"
         "<th>why not placed</th></tr></thead><tbody>\n";
     for (const auto& [owner, its] : owners) {
       std::map<PodOutcome::State, int64_t> counts;
@@ -513,8 +663,17 @@ class HtmlWriter {
         total += static_cast<int64_t>(r->pods.size());
         if (!unplaced && r->first->node.empty()) unplaced = r;
       }
+      std::set<std::string> groups, outcomes;
+      for (const PodRow* r : its) {
+        for (const PodOutcome* q : r->pods) {
+          const auto& g = pod_groups_[q->pod];
+          groups.insert(g.begin(), g.end());
+          outcomes.insert(std::to_string(static_cast<int>(q->state)));
+        }
+      }
       // A few owners are shown unfolded; many, folded (they would fill pages).
-      out_ += std::string("<tr><td><details") + (owners.size() <= 5 ? " open" : "") + "><summary>" +
+      out_ += "<tr" + filter_attributes(groups, outcomes) + ">";
+      out_ += std::string("<td><details") + (owners.size() <= 5 ? " open" : "") + "><summary>" +
               (owner.empty() ? std::string("(no owner)") : html(owner)) + "</summary>";
       for (const PodRow* r : its) pod_row_detail(*r);
       out_ += "</details></td><td class=\"num\">" + std::to_string(total) + "</td><td>";
@@ -655,13 +814,24 @@ class HtmlWriter {
     for (const PodOutcome& p : plan_.pods) outcome.emplace(p.pod, &p);
     out_ += "<h2 id=\"new-nodes\">New nodes</h2>\n";
     fill_chart();
+    out_ +=
+        "<p class=\"legend\">Each GPU of a node is a pair of bars, in the order of the device "
+        "table, as full as it is used:<span class=\"key mem\"></span>memory"
+        "<span class=\"key cores\"></span>cores<span class=\"key track\"></span>free "
+        "(hover a pair for its numbers)</p>\n";
     out_ += "<div class=\"nodes\">\n";
     const std::vector<PackingGroup> packings = packing_groups(plan_);
     // A few cards show their devices and pods unfolded; many, folded.
     const std::string details = packings.size() <= 3 ? "<details open>" : "<details>";
     for (const PackingGroup& pg : packings) {
       const PlannedNode& n = *pg.first;
-      out_ += "<section class=\"node\"><h3>";
+      std::set<std::string> outcomes;
+      for (const std::string& pod : n.pods) {
+        if (auto it = outcome.find(pod); it != outcome.end()) {
+          outcomes.insert(std::to_string(static_cast<int>(it->second->state)));
+        }
+      }
+      out_ += "<section class=\"node\"" + filter_attributes({n.group}, outcomes) + "><h3>";
       if (pg.nodes.size() == 1) {
         out_ += "<code>" + html(n.name) + "</code>";
       } else {
@@ -692,16 +862,18 @@ class HtmlWriter {
         // The picture first; the numbers per device folded under it.
         device_strip(n.devices);
         out_ += details +
-                "<summary>devices</summary><table><thead><tr><th>device</th><th>type</th>"
+                "<summary>devices</summary><table class=\"sortable "
+                "devices\"><thead><tr><th>device</th><th>type</th>"
                 "<th class=\"num\">memory MiB</th><th class=\"num\">cores %</th>"
                 "<th class=\"num\">slots</th></tr></thead><tbody>\n";
         for (const DeviceUse& d : n.devices) {
-          out_ += "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) +
-                  "</td><td class=\"num\">" + std::to_string(d.used_memory) + " / " +
-                  std::to_string(d.total_memory) + "</td><td class=\"num\">" +
-                  std::to_string(d.used_cores) + " / " + std::to_string(d.total_cores) +
-                  "</td><td class=\"num\">" + std::to_string(d.used_slots) + " / " +
-                  std::to_string(d.total_slots) + "</td></tr>\n";
+          // The numbers' alignment comes from the table's class (table.devices), not from each
+          // cell's: a 500-node report has thousands of these cells.
+          out_ +=
+              "<tr><td class=\"mono\">" + html(d.id) + "</td><td>" + html(d.type) + "</td><td>" +
+              std::to_string(d.used_memory) + " / " + std::to_string(d.total_memory) + "</td><td>" +
+              std::to_string(d.used_cores) + " / " + std::to_string(d.total_cores) + "</td><td>" +
+              std::to_string(d.used_slots) + " / " + std::to_string(d.total_slots) + "</td></tr>\n";
         }
         out_ += "</tbody></table></details>\n";
       }
@@ -737,6 +909,9 @@ class HtmlWriter {
   const Plan& plan_;
   const Provenance* provenance_;
   std::string out_;
+  std::map<std::string, std::set<std::string>, std::less<>> pod_groups_;
+  std::map<std::string, std::set<std::string>, std::less<>> group_outcomes_;
+  std::map<std::string, size_t, std::less<>> group_index_;
 };
 
 }  // namespace
