@@ -6,8 +6,8 @@ namespace hamisim::cli {
 
 std::string ClusterSource::flag() const {
   if (in_cluster) return "--in-cluster";
-  if (live) return "--live";
-  return "--kubeconfig";
+  if (!kubeconfig.empty()) return "--kubeconfig";
+  return "--live";
 }
 
 namespace {

@@ -248,10 +248,13 @@ int run_plan(PlanOptions o) {
   // #30: `hamisim plan -o html` shows the report of the example).
   const bool no_inputs = o.cluster_paths.empty() && !o.live.any() && o.node_groups_path.empty() &&
                          o.device_profiles_path.empty() && o.pods_path.empty();
-  if (int(!o.cluster_paths.empty()) + int(!o.live.kubeconfig.empty()) + int(o.live.in_cluster) +
-          int(o.live.live) >
-      1) {
+  // --live reads the cluster; --kubeconfig or --in-cluster say which (alone, they imply --live).
+  if (!o.cluster_paths.empty() && o.live.any()) {
     return fail(2, "give one of --cluster, --live, --kubeconfig, --in-cluster");
+  }
+  if (!o.live.kubeconfig.empty() && o.live.in_cluster) {
+    return fail(2,
+                "give --kubeconfig or --in-cluster, not both: they say which cluster --live reads");
   }
   if (!o.live.context.empty() && !o.live.any()) {
     return fail(2, "--context needs --live or --kubeconfig");

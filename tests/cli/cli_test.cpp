@@ -946,6 +946,20 @@ TEST(CliPlanLive, ReadsTheClusterAndPlansAsOnTheFile) {
   // The provenance says where the cluster came from.
   EXPECT_THAT(from_cluster.out, HasSubstr(R"({"flag":"--kubeconfig","path":"kubeconfig )"));
 
+  // --live with --kubeconfig reads that kubeconfig's cluster, as --kubeconfig alone does
+  // (issue #47: the docs' `plan --live --kubeconfig FILE`).
+  std::vector<std::string> live_kubeconfig = {"plan", "--live", "--kubeconfig",
+                                              kubeconfig.string()};
+  live_kubeconfig.insert(live_kubeconfig.end(), groups.begin(), groups.end());
+  const auto with_live = hamisim(live_kubeconfig);
+  ASSERT_EQ(with_live.exit_code, 0) << describe(with_live);
+  EXPECT_EQ(plan_without_provenance(with_live.out), plan_without_provenance(from_file.out));
+  EXPECT_THAT(with_live.out, HasSubstr(R"({"flag":"--kubeconfig","path":"kubeconfig )"));
+  const auto two_sources =
+      hamisim({"plan", "--in-cluster", "--kubeconfig", kubeconfig.string(), "-o", "json"});
+  EXPECT_EQ(two_sources.exit_code, 2) << describe(two_sources);
+  EXPECT_THAT(two_sources.err, HasSubstr("give --kubeconfig or --in-cluster, not both"));
+
   auto both = hamisim({"plan", "--kubeconfig", kubeconfig.string(), "--cluster", kClusterYaml});
   EXPECT_EQ(both.exit_code, 2) << describe(both);
   EXPECT_THAT(both.err, HasSubstr("give one of --cluster, --live, --kubeconfig, --in-cluster"));
