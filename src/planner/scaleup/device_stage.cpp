@@ -124,7 +124,11 @@ DeviceCache::NodeState& InProcessDeviceStage::empty_state(const NodeInfo& node,
 }
 
 bool InProcessDeviceStage::interested(const PodInfo& pod) const {
-  return device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()));
+  if (interested_.serial != pod.serial()) {
+    interested_ = {pod.serial(),
+                   device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()))};
+  }
+  return interested_.value;
 }
 
 Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,

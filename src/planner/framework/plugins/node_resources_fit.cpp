@@ -63,9 +63,12 @@ std::vector<InsufficientResource> NodeResourcesFit::insufficient_resources(
   check(kResourceMemory, request.memory, alloc.memory, used.memory);
   check(kResourceEphemeralStorage, request.ephemeral_storage, alloc.ephemeral_storage,
         used.ephemeral_storage);
+  // Without ignored resources (the default) the name's kind does not matter: checking it per
+  // pod and node was 3 % of a large plan.
+  const bool ignores_some = !ignored_resources_.empty() || !ignored_groups_.empty();
   for (const auto& [name, want] : request.scalar) {
     if (want == 0) continue;
-    if (is_extended_resource_name(name)) {
+    if (ignores_some && is_extended_resource_name(name)) {
       std::string_view group = std::string_view(name).substr(0, name.find('/'));
       if (ignored_resources_.count(name) > 0 || ignored_groups_.count(group) > 0) continue;
     }
