@@ -24,7 +24,7 @@ const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
   auto it = pods_.find(pod->serial());
   if (it == pods_.end()) {
-    auto decoded = engine_.allocation(pod->pod());
+    auto decoded = engine_.allocation(pod->pod(), pod->added_annotations());
     fit::PodAllocation allocation;
     if (decoded) {
       allocation = std::move(decoded).value();
@@ -184,8 +184,9 @@ std::string ExtenderDeviceStage::description() const {
 const std::string& ExtenderDeviceStage::pod_json(const PodInfoPtr& pod) {
   auto it = pod_json_.find(pod.get());
   if (it == pod_json_.end()) {
-    it =
-        pod_json_.emplace(pod.get(), std::make_pair(pod, model::encode_pod_json(pod->pod()))).first;
+    it = pod_json_
+             .emplace(pod.get(), std::make_pair(pod, model::encode_pod_json(pod->annotated_pod())))
+             .first;
   }
   return it->second.second;
 }
