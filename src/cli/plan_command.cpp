@@ -14,6 +14,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 
 #include "cli/build_paths.h"
@@ -63,11 +64,16 @@ class Progress {
 };
 
 // Hex SHA-256 of the file's bytes; of a directory, of its files' names and bytes in name
-// order (what --cluster reads of it); "" for stdin or what cannot be read.
+// order (what --cluster reads of it); "" for stdin, for what is not a regular file (a pipe:
+// reading it would take bytes from the plan, which reads it at the same time) and for what
+// cannot be read.
 std::string digest_of(const std::string& path) {
   if (path == "-") return "";
   std::vector<std::filesystem::path> files;
   std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return "";
+  }
   if (std::filesystem::is_directory(path, ec)) {
     for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
       if (e.is_regular_file(ec)) files.push_back(e.path());
@@ -109,8 +115,16 @@ std::string shell_quoted(std::string_view arg) {
   return out + "'";
 }
 
+// The digest of each input given (digest_of), in the order of `inputs`.
+std::vector<std::string> digests_of(const std::vector<model::FlagInput>& inputs) {
+  std::vector<std::string> out;
+  for (const auto& in : inputs) out.push_back(in.path.empty() ? "" : digest_of(in.path));
+  return out;
+}
+
 planner::report::Provenance provenance(const PlanOptions& o,
                                        const std::vector<model::FlagInput>& inputs,
+                                       const std::vector<std::string>& digests,
                                        const std::string& live_description) {
   planner::report::Provenance p;
   p.version = o.version;
@@ -120,9 +134,9 @@ planner::report::Provenance provenance(const PlanOptions& o,
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
   p.time = when;
-  for (const auto& in : inputs) {
-    if (in.path.empty()) continue;
-    p.inputs.push_back({in.flag, in.path, digest_of(in.path)});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].path.empty()) continue;
+    p.inputs.push_back({inputs[i].flag, inputs[i].path, digests[i]});
   }
   if (o.live.any()) {
     // The cluster read live: where from; its objects have no digest of a file.
@@ -307,6 +321,12 @@ int run_plan(PlanOptions o) {
                                        {"--pods", o.pods_path}};
   for (const auto& path : o.cluster_paths) inputs.push_back({"--cluster", path});
   if (auto once = model::check_stdin_once(inputs); !once) return fail(2, once.error().message);
+  // The provenance's digests are taken on another core while the plan is made: hashing a
+  // 1,000-node cluster's 78 MB took 50-80 ms of the run.
+  std::future<std::vector<std::string>> digests;
+  if (o.output == "json" || o.output == "yaml" || o.output == "html") {
+    digests = std::async(std::launch::async, [inputs] { return digests_of(inputs); });
+  }
 
   auto config = load_device_flags(o.device);
   if (!config) return fail(2, config.error().message);
@@ -408,7 +428,7 @@ int run_plan(PlanOptions o) {
   }
   std::string out;
   if (o.output == "json" || o.output == "yaml") {
-    const planner::report::Provenance p = provenance(o, inputs, live_description);
+    const planner::report::Provenance p = provenance(o, inputs, digests.get(), live_description);
     out = planner::report::render_json(*plan, &p);
     if (o.output == "yaml") {
       auto yaml = model::json_to_yaml(out);
@@ -416,7 +436,7 @@ int run_plan(PlanOptions o) {
       out = std::move(yaml).value();
     }
   } else if (o.output == "html") {
-    const planner::report::Provenance p = provenance(o, inputs, live_description);
+    const planner::report::Provenance p = provenance(o, inputs, digests.get(), live_description);
     out = planner::report::render_html(*plan, &p);
   } else {
     planner::report::TableOptions t;

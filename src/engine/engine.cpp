@@ -100,8 +100,9 @@ std::shared_ptr<const fit::InventoryResult> Engine::describe(const model::Node& 
   return inventory_.inventory_for(node);
 }
 
-Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod) const {
-  return fit::decode_pod_allocation(pod, registry_);
+Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod,
+                                              const model::StringMap* added) const {
+  return fit::decode_pod_allocation(pod, registry_, added);
 }
 
 Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,

@@ -66,7 +66,9 @@ class Engine {
   std::shared_ptr<const fit::InventoryResult> describe(const model::Node& node) const;
 
   // A placed pod's allocation from its annotations (what counts against a node's devices).
-  Result<fit::PodAllocation> allocation(const model::Pod& pod) const;
+  // `added`: annotations set over the pod's own (fit::decode_pod_allocation).
+  Result<fit::PodAllocation> allocation(const model::Pod& pod,
+                                        const model::StringMap* added = nullptr) const;
 
   // The decision for a node described as `described` whose devices are used as `usage` says
   // (usage built from `described.inventory` and the node's placed pods).

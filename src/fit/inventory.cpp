@@ -251,15 +251,21 @@ device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, con
 }
 
 Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
-                                            const device::DeviceRegistry& registry) {
+                                            const device::DeviceRegistry& registry,
+                                            const model::StringMap* added) {
+  auto annotation = [&](std::string_view key) -> const std::string* {
+    if (added != nullptr) {
+      if (auto it = added->find(key); it != added->end()) return &it->second;
+    }
+    return model::find_annotation(pod.metadata, key);
+  };
   PodAllocation out;
   if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed") return out;
   const size_t init_count = pod.spec.init_containers.size();
   const bool drop_init = all_init_containers_succeeded(pod);
   device::PodDevices devices;
   for (const auto& backend : registry.backends()) {
-    const std::string* value =
-        model::find_annotation(pod.metadata, backend->allocated_annotation());
+    const std::string* value = annotation(backend->allocated_annotation());
     if (!value || value->empty()) continue;
     auto decoded = device::decode_pod_devices(*value);
     if (!decoded) {
@@ -272,13 +278,16 @@ Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
       for (size_t i = 0; i < init_count && i < list.size(); ++i) list[i].clear();
     }
     if (backend->reads_device_pods() && !out.annotations) {
-      out.annotations = std::make_shared<const model::StringMap>(pod.metadata.annotations);
+      auto all = std::make_shared<model::StringMap>(pod.metadata.annotations);
+      if (added != nullptr) {
+        for (const auto& [k, v] : *added) (*all)[k] = v;
+      }
+      out.annotations = std::move(all);
     }
     devices.emplace(std::string(backend->vendor()), std::move(list));
   }
   out.charges = device::collapse_init_container_usage(devices, init_count);
-  if (const std::string* mig =
-          model::find_annotation(pod.metadata, device::kMigAllocationsAnnotation)) {
+  if (const std::string* mig = annotation(device::kMigAllocationsAnnotation)) {
     auto decoded = device::decode_mig_allocations(*mig);
     if (!decoded) {
       return make_error(std::string(device::kMigAllocationsAnnotation) + ": " +

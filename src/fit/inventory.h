@@ -216,9 +216,11 @@ device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, con
 
 // Decodes the allocated annotation of every vendor plus MIG allocations, collapsing init
 // containers (and dropping them once they all succeeded). Terminated pods allocate nothing.
-// Errors name the annotation and the problem.
+// Errors name the annotation and the problem. `added`, when given, are annotations set over the
+// pod's own (a pod the planner placed, which shares the pending pod instead of copying it).
 Result<PodAllocation> decode_pod_allocation(const model::Pod& pod,
-                                            const device::DeviceRegistry& registry);
+                                            const device::DeviceRegistry& registry,
+                                            const model::StringMap* added = nullptr);
 
 // HAMi getNodesUsage for one pod (reference: hami-device-model.md §4.3), including the
 // fail-closed MIG rules.

@@ -375,7 +375,9 @@ HttpResponse PlanApi::estimate(const HttpRequest& request) const {
   for (const auto& p : result->placements) {
     w.begin_object().key("pod").string(p.pod).key("node").string(p.node);
     w.key("allocations").begin_object();
-    for (const auto& [k, v] : p.allocations) w.key(k).string(v);
+    if (p.allocations) {
+      for (const auto& [k, v] : *p.allocations) w.key(k).string(v);
+    }
     w.end_object().end_object();
   }
   w.end_array();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_apiserver.h"
@@ -256,6 +258,41 @@ TEST_F(CliTest, PlanJsonIsTheSameBytesEveryRun) {
   EXPECT_EQ(before_provenance(first.out), before_provenance(second.out));
   EXPECT_NE(first.out.rfind(R"(,"provenance":{"version":)"), std::string::npos) << first.out;
   EXPECT_EQ(plan_without_provenance(first.out), plan_without_provenance(second.out));
+}
+
+// The provenance names each input file by its SHA-256 (taken while the plan is made). A pipe
+// gets none: reading it for a digest would take bytes from the plan, which reads it too.
+TEST_F(CliTest, PlanJsonProvenanceDigestsFilesAndLeavesPipesToThePlan) {
+  const auto from_file = hamisim(plan_args({"-o", "json"}));
+  expect_ran(from_file);
+  ASSERT_EQ(from_file.exit_code, 0) << describe(from_file);
+  const auto sum = testing::run_process({"/usr/bin/sha256sum", kClusterYaml});
+  if (!sum.spawn_error.empty() || sum.exit_code != 0) GTEST_SKIP() << "no /usr/bin/sha256sum here";
+  const std::string want = sum.out.substr(0, sum.out.find(' '));
+  const json::value file_plan = parse_json(from_file.out);
+  const json::array& inputs = file_plan.at("provenance").at("inputs").as_array();
+  const json::object* cluster = find_by(inputs, "flag", "--cluster");
+  ASSERT_NE(cluster, nullptr) << from_file.out;
+  EXPECT_EQ(cluster->at("sha256").as_string(), want);
+
+  const std::string fifo = (dir_ / "cluster-pipe.yaml").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ifstream in(kClusterYaml, std::ios::binary);
+    std::ofstream out(fifo, std::ios::binary);
+    out << in.rdbuf();
+  });
+  const auto from_pipe = hamisim({"plan", "--cluster", fifo, "--node-groups", kNodeGroupsYaml,
+                                  "--device-profiles", kDeviceProfilesYaml, "-o", "json"});
+  writer.join();
+  expect_ran(from_pipe);
+  ASSERT_EQ(from_pipe.exit_code, 0) << describe(from_pipe);
+  EXPECT_EQ(plan_without_provenance(from_pipe.out), plan_without_provenance(from_file.out));
+  const json::value pipe_plan = parse_json(from_pipe.out);
+  const json::array& pipe_inputs = pipe_plan.at("provenance").at("inputs").as_array();
+  const json::object* piped = find_by(pipe_inputs, "flag", "--cluster");
+  ASSERT_NE(piped, nullptr) << from_pipe.out;
+  EXPECT_EQ(piped->at("sha256").as_string(), "");
 }
 
 TEST_F(CliTest, PlanHtmlIsASelfContainedDocument) {

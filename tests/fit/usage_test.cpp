@@ -162,6 +162,31 @@ TEST_F(PodUsage, PodsAccumulate) {
   EXPECT_EQ(h_.device("GPU-B").usedcores, 30);
 }
 
+// A planner's placed pod keeps its allocation beside the pending pod it shares: decoded with
+// those annotations set over the pod's own, it counts as the pod carrying them would.
+TEST_F(PodUsage, AddedAnnotationsCountAsThePodsOwnAndWinOverThem) {
+  const model::Pod carrying = PodBuilder("p")
+                                  .app(gpu_container("c", 1))
+                                  .node("node1")
+                                  .allocated("GPU-B,NVIDIA,1000,10:;")
+                                  .build();
+  const model::Pod stale = PodBuilder("p")
+                               .app(gpu_container("c", 1))
+                               .node("node1")
+                               .allocated("GPU-A,NVIDIA,7000,70:;")
+                               .build();
+  const model::StringMap added{{"hami.io/vgpu-devices-allocated", "GPU-B,NVIDIA,1000,10:;"}};
+  auto want = decode(carrying);
+  auto got = decode_pod_allocation(stale, h_.registry(), &added);
+  ASSERT_TRUE(want && got);
+  ASSERT_EQ(got->charges.size(), want->charges.size());
+  const auto& charges = got->charges.at("NVIDIA");
+  ASSERT_EQ(charges.size(), 1u);
+  EXPECT_EQ(charges[0].uuid, "GPU-B");
+  EXPECT_EQ(charges[0].usedmem, 1000);
+  EXPECT_EQ(charges[0].usedcores, 10);
+}
+
 // §4.3: terminated (Succeeded/Failed) pods are dropped.
 TEST_F(PodUsage, TerminatedPodsDropped) {
   for (const char* phase : {"Succeeded", "Failed"}) {

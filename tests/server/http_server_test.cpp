@@ -1687,27 +1687,43 @@ TEST(HttpServer, ConnectionLimitsArePerListenerAndCloseTheLongestWaitingFirst) {
   EXPECT_TRUE(busy->read_until_close().ok());
 }
 
+// A server with a simulation budget of 1000 body bytes, 600 of them held by a /hold request
+// until the end of the test: where the admission tests start.
+struct HeldBudget {
+  Gate gate;
+  std::unique_ptr<HttpServer> server;
+  std::thread held;
+  ~HeldBudget() {
+    gate.release();
+    if (held.joinable()) held.join();
+  }
+};
+
+void hold_simulation_budget(ServerConfig config, HeldBudget& h) {
+  config.max_inflight_simulation_bytes = 1000;
+  auto routes = test_routes();
+  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&h](const HttpRequest&) {
+                      h.gate.enter_and_wait();
+                      return text("held");
+                    }});
+  h.server = start_server(config, routes);
+  ASSERT_TRUE(h.server);
+  h.held = std::thread([&h] {
+    EXPECT_EQ(
+        must(testing::http_request(plain_client(*h.server), "POST", "/hold", std::string(600, 'h')))
+            .status,
+        200);
+  });
+  ASSERT_TRUE(h.gate.wait_entered(1));
+}
+
 // Issue #44: simulation requests are admitted by the body bytes they bring. Past the budget, a
 // request announcing its length is refused at once, before its body is read; a chunked one
 // once read. Other groups do not count, and one request alone always fits.
 TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
-  Gate gate;
-  auto config = test_config();
-  config.max_inflight_simulation_bytes = 1000;
-  auto routes = test_routes();
-  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
-                      gate.enter_and_wait();
-                      return text("held");
-                    }});
-  auto server = start_server(config, routes);
-  ASSERT_TRUE(server);
-  std::thread held([&] {
-    EXPECT_EQ(
-        must(testing::http_request(plain_client(*server), "POST", "/hold", std::string(600, 'h')))
-            .status,
-        200);
-  });
-  ASSERT_TRUE(gate.wait_entered(1));
+  HeldBudget h;
+  ASSERT_NO_FATAL_FAILURE(hold_simulation_budget(test_config(), h));
+  HttpServer* server = h.server.get();
 
   // 600 + 600 > 1000: the header alone is answered, the body never sent.
   auto early = must_connect(plain_client(*server));
@@ -1737,8 +1753,8 @@ TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
       must(testing::http_request(plain_client(*server), "POST", "/filter", std::string(5000, 'f')))
           .status,
       200);
-  gate.release();
-  held.join();
+  h.gate.release();
+  h.held.join();
   // Alone, a body larger than the budget is admitted.
   EXPECT_EQ(
       must(testing::http_request(plain_client(*server), "POST", "/echo", std::string(1500, 'e')))
@@ -1751,24 +1767,11 @@ TEST(HttpServer, SimulationRequestsAreAdmittedByTheirBodyBytes) {
 // simulations did, and kept the clients sending. At most kMaxDrainBytes of it are read now;
 // then the server stops reading and closes shortly after, as Go's net/http server does.
 TEST(HttpServer, ARefusedBodyIsNotReadToItsEnd) {
-  Gate gate;
   auto config = test_config();
   config.max_body_bytes = size_t(256) << 20;
-  config.max_inflight_simulation_bytes = 1000;
-  auto routes = test_routes();
-  routes.push_back({"POST", "/hold", AuthGroup::kSimulation, [&gate](const HttpRequest&) {
-                      gate.enter_and_wait();
-                      return text("held");
-                    }});
-  auto server = start_server(config, routes);
-  ASSERT_TRUE(server);
-  std::thread held([&] {
-    EXPECT_EQ(
-        must(testing::http_request(plain_client(*server), "POST", "/hold", std::string(600, 'h')))
-            .status,
-        200);
-  });
-  ASSERT_TRUE(gate.wait_entered(1));
+  HeldBudget h;
+  ASSERT_NO_FATAL_FAILURE(hold_simulation_budget(config, h));
+  HttpServer* server = h.server.get();
 
   constexpr size_t kBody = size_t(128) << 20;
   auto client = must_connect(plain_client(*server));
@@ -1786,8 +1789,6 @@ TEST(HttpServer, ARefusedBodyIsNotReadToItsEnd) {
   // What the kernel buffers on both sides took, and no more: far from the whole body.
   EXPECT_LT(sent, kBody / 4) << "the server read the refused body";
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  gate.release();
-  held.join();
 }
 
 // Issue #44: simulation requests compute on threads of their own, at a lower priority than

@@ -300,9 +300,20 @@ class Run {
     }
     fitter_.placed(*placed, *s_.node(node));
     out_.placements.push_back(
-        {ptr->key(), node, std::move(fit.allocations), placed->claim_allocations()});
+        {ptr->key(), node, shared(std::move(fit.allocations)), placed->claim_allocations()});
     if (with_pods_.insert(node).second) out_.nodes_with_pods.push_back(node);
     return true;
+  }
+
+  // The one shared copy of equal allocations (see Placement).
+  std::shared_ptr<const Allocations> shared(Allocations&& allocations) {
+    if (allocations.empty()) return nullptr;
+    auto it = shared_allocations_.find(allocations);
+    if (it == shared_allocations_.end()) {
+      it = shared_allocations_.insert(std::make_shared<const Allocations>(std::move(allocations)))
+               .first;
+    }
+    return *it;
   }
 
   // tryToScheduleOnExistingNodes: only copies added by this estimation are acceptable.
@@ -462,6 +473,14 @@ class Run {
   Estimate out_;
   std::unordered_set<const NodeInfo*> new_copies_;  // the copies this estimation added
   std::set<std::string, std::less<>> with_pods_;
+  struct ByContent {
+    using is_transparent = void;
+    using Ptr = std::shared_ptr<const Allocations>;
+    bool operator()(const Ptr& a, const Ptr& b) const { return *a < *b; }
+    bool operator()(const Ptr& a, const Allocations& b) const { return *a < b; }
+    bool operator()(const Allocations& a, const Ptr& b) const { return a < *b; }
+  };
+  std::set<std::shared_ptr<const Allocations>, ByContent> shared_allocations_;
   std::string last_;
   int64_t index_ = 0;
   bool new_nodes_available_ = true;

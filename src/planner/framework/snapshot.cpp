@@ -171,10 +171,19 @@ std::shared_ptr<const PodInfo> PodInfo::with_annotations(
     const PodInfo& pod, const std::map<std::string, std::string, std::less<>>& annotations) {
   std::shared_ptr<PodInfo> info(new PodInfo(pod));
   info->serial_ = next_make_serial();
-  auto annotated = std::make_shared<model::Pod>(*pod.pod_);
-  for (const auto& [k, v] : annotations) annotated->metadata.annotations[k] = v;
-  info->pod_ = std::move(annotated);
+  auto added = pod.added_annotations_ ? std::make_shared<model::StringMap>(*pod.added_annotations_)
+                                      : std::make_shared<model::StringMap>();
+  for (const auto& [k, v] : annotations) (*added)[k] = v;
+  info->added_annotations_ = std::move(added);
   return info;
+}
+
+model::Pod PodInfo::annotated_pod() const {
+  model::Pod out = *pod_;
+  if (added_annotations_) {
+    for (const auto& [k, v] : *added_annotations_) out.metadata.annotations[k] = v;
+  }
+  return out;
 }
 
 std::shared_ptr<const PodInfo> PodInfo::with_claim_allocations(

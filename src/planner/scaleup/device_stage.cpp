@@ -24,7 +24,7 @@ const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const 
 const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
   auto it = pods_.find(pod->serial());
   if (it == pods_.end()) {
-    auto decoded = engine_.allocation(pod->pod());
+    auto decoded = engine_.allocation(pod->pod(), pod->added_annotations());
     fit::PodAllocation allocation;
     if (decoded) {
       allocation = std::move(decoded).value();
@@ -95,22 +95,19 @@ std::string fit_input_key(const model::Pod& pod) {
 }  // namespace
 
 const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodInfo& pod) {
-  if (prepared_.serial == pod.serial()) return prepared_;
-  prepared_ = Prepared{pod.serial(), std::nullopt, {}, 0};
+  auto [it, added] = prepared_.try_emplace(pod.serial());
+  Prepared& out = it->second;
+  if (!added) return out;
   auto p = cache_.engine().prepare(pod.pod(), "pod " + pod.key());
   if (!p) {
-    prepared_.error = p.error().message;
-    return prepared_;
+    out.error = p.error().message;
+    return out;
   }
-  prepared_.pod.emplace(std::move(p).value());
-  auto known = fit_id_by_serial_.find(pod.serial());
-  if (known == fit_id_by_serial_.end()) {
-    auto [id, added] =
-        fit_ids_.try_emplace(fit_input_key(pod.pod()), static_cast<uint32_t>(fit_ids_.size()));
-    known = fit_id_by_serial_.emplace(pod.serial(), id->second).first;
-  }
-  prepared_.fit_id = known->second;
-  return prepared_;
+  out.pod.emplace(std::move(p).value());
+  out.fit_id =
+      fit_ids_.try_emplace(fit_input_key(pod.pod()), static_cast<uint32_t>(fit_ids_.size()))
+          .first->second;
+  return out;
 }
 
 DeviceCache::NodeState& InProcessDeviceStage::empty_state(const NodeInfo& node,
@@ -124,7 +121,11 @@ DeviceCache::NodeState& InProcessDeviceStage::empty_state(const NodeInfo& node,
 }
 
 bool InProcessDeviceStage::interested(const PodInfo& pod) const {
-  return device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()));
+  auto [it, added] = interested_.try_emplace(pod.serial());
+  if (added) {
+    it->second = device::has_device_requests(cache_.engine().registry().requests_for(pod.pod()));
+  }
+  return it->second;
 }
 
 Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
@@ -180,8 +181,9 @@ std::string ExtenderDeviceStage::description() const {
 const std::string& ExtenderDeviceStage::pod_json(const PodInfoPtr& pod) {
   auto it = pod_json_.find(pod.get());
   if (it == pod_json_.end()) {
-    it =
-        pod_json_.emplace(pod.get(), std::make_pair(pod, model::encode_pod_json(pod->pod()))).first;
+    it = pod_json_
+             .emplace(pod.get(), std::make_pair(pod, model::encode_pod_json(pod->annotated_pod())))
+             .first;
   }
   return it->second.second;
 }

@@ -136,9 +136,10 @@ class InProcessDeviceStage final : public DeviceStage {
   bool judges_each_node_alone() const override { return true; }
 
  private:
-  // The last pod prepared (the estimator asks about one pod many times in a row).
+  // What the fit reads of a pod, prepared once per pod: every estimate asks about the same
+  // pending pods again (a 5,000-pod plan prepared 49,000 of them, a tenth of its instructions
+  // with the device requests read for interested()).
   struct Prepared {
-    uint64_t serial = 0;  // PodInfo::serial(); 0: none yet
     std::optional<fit::PreparedPod> pod;
     std::string error;
     // Pods that read alike to the fit (namespace, annotations, containers) share an id.
@@ -153,8 +154,9 @@ class InProcessDeviceStage final : public DeviceStage {
   DeviceCache& cache_;
   PlacedPods placed_;
   model::StringHashMap<DeviceCache::NodeState> empty_states_;
-  Prepared prepared_;
-  std::map<uint64_t, uint32_t> fit_id_by_serial_;
+  // By PodInfo::serial().
+  std::unordered_map<uint64_t, Prepared> prepared_;
+  mutable std::unordered_map<uint64_t, bool> interested_;
   std::map<std::string, uint32_t, std::less<>> fit_ids_;
 };
 

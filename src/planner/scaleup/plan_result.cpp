@@ -48,7 +48,7 @@ Result<Plan> Planner::scale_up(const expander::Option& best,
     PodOutcome& out = plan_.pods[outcome_index_.at(p.pod)];
     out.state = PodOutcome::State::kTriggersScaleUp;
     out.node = p.node;
-    out.allocations = p.allocations;
+    if (p.allocations) out.allocations = *p.allocations;
     out.reason.clear();
     triggered.insert(p.pod);
   }
@@ -196,7 +196,7 @@ void Planner::planned_nodes(const GroupState& g) {
       pn.pods.push_back(p->pod);
       PodInfoPtr pod = pod_by_key(p->pod);
       if (simulated && pod) {
-        PodInfoPtr placed = p->allocations.empty() ? pod : with_allocations(*pod, p->allocations);
+        PodInfoPtr placed = p->allocations ? with_allocations(*pod, *p->allocations) : pod;
         if (!p->claims.empty()) placed = PodInfo::with_claim_allocations(*placed, p->claims);
         (void)snap_.add_pod(std::move(placed), name);
       }

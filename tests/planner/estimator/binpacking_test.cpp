@@ -368,8 +368,11 @@ TEST(BinpackingEstimator, PlacesThePodTheFitterHandsBack) {
   // Plenty of cpu: only the fitter's own two-per-node rule limits the packing.
   EXPECT_EQ(e.node_count, 3);
   ASSERT_EQ(e.placements.size(), 5u);
-  EXPECT_EQ(e.placements[0].allocations.at("dev"), "template-node-for-ng1-0-e-0");
-  EXPECT_EQ(e.placements[4].allocations.at("dev"), "template-node-for-ng1-0-e-2");
+  EXPECT_EQ(e.placements[0].allocations->at("dev"), "template-node-for-ng1-0-e-0");
+  EXPECT_EQ(e.placements[4].allocations->at("dev"), "template-node-for-ng1-0-e-2");
+  // Equal allocations are one shared map: a large plan keeps every group's placements.
+  EXPECT_EQ(e.placements[0].allocations, e.placements[1].allocations);
+  EXPECT_NE(e.placements[1].allocations, e.placements[2].allocations);
 }
 
 }  // namespace

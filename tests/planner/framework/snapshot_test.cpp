@@ -311,8 +311,9 @@ TEST(ClusterSnapshot, AddsASharedNodeWithoutACopy) {
   EXPECT_FALSE(s.add_node(std::shared_ptr<const model::Node>()).ok());
 }
 
-// A placed pod carrying its device allocation: the same pod with the annotations set, a serial
-// of its own, and what make() derived unchanged; the original keeps its annotations.
+// A placed pod carrying its device allocation: the same pod, shared, with the annotations kept
+// beside it, a serial of its own, and what make() derived unchanged; the original keeps its
+// annotations.
 TEST(PodInfo, WithAnnotationsCopiesTheDerivedFieldsAndSetsTheAnnotations) {
   model::Pod pod = PodBuilder("p", "ns1")
                        .container(res({{"cpu", "2"}}))
@@ -327,10 +328,20 @@ TEST(PodInfo, WithAnnotationsCopiesTheDerivedFieldsAndSetsTheAnnotations) {
   EXPECT_EQ(placed->requests().milli_cpu, info->requests().milli_cpu);
   ASSERT_EQ(placed->required_anti_affinity_terms().size(), 1u);
   EXPECT_EQ(placed->required_anti_affinity_terms()[0].topology_key, kHostname);
-  EXPECT_EQ(placed->pod().metadata.annotations.at("keep"), "1");
-  EXPECT_EQ(placed->pod().metadata.annotations.at("hami.io/vgpu-devices-to-allocate"),
-            "GPU-1,NVIDIA");
+  EXPECT_EQ(&placed->pod(), &info->pod());  // shared, not copied
+  ASSERT_NE(placed->added_annotations(), nullptr);
+  EXPECT_EQ(*placed->added_annotations(),
+            (model::StringMap{{"hami.io/vgpu-devices-to-allocate", "GPU-1,NVIDIA"}}));
+  EXPECT_EQ(info->added_annotations(), nullptr);
+  const model::Pod whole = placed->annotated_pod();
+  EXPECT_EQ(whole.metadata.annotations.at("keep"), "1");
+  EXPECT_EQ(whole.metadata.annotations.at("hami.io/vgpu-devices-to-allocate"), "GPU-1,NVIDIA");
   EXPECT_EQ(info->pod().metadata.annotations.at("hami.io/vgpu-devices-to-allocate"), "old");
+  // Set again over a placed pod, the later value wins and the earlier ones stay.
+  auto again = PodInfo::with_annotations(*placed, {{"b", "2"}});
+  EXPECT_EQ(again->annotated_pod().metadata.annotations.at("hami.io/vgpu-devices-to-allocate"),
+            "GPU-1,NVIDIA");
+  EXPECT_EQ(again->annotated_pod().metadata.annotations.at("b"), "2");
 }
 
 }  // namespace

@@ -58,6 +58,12 @@ class NodeResourcesFit final : public FilterPlugin {
       const std::vector<std::string>* dra_served = nullptr) const;
 
  private:
+  // The request without the extended resources this plugin ignores.
+  Resource counted(Resource request) const;
+  // insufficient_resources() of a counted request.
+  std::vector<InsufficientResource> shortfalls(const Resource& counted, const NodeInfo& node,
+                                               const std::vector<std::string>* dra_served) const;
+
   std::set<std::string, std::less<>> ignored_resources_;
   std::set<std::string, std::less<>> ignored_groups_;
 };
