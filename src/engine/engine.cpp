@@ -83,7 +83,7 @@ Engine::Engine(const device::DeviceRegistry& registry,
     : registry_(registry),
       profiles_(or_empty(std::move(profiles))),
       policy_(std::move(policy)),
-      inventory_(registry_, profiles_) {}
+      describer_(registry_, profiles_) {}
 
 Result<fit::PreparedPod> Engine::prepare(const model::Pod& pod, std::string_view where) const {
   if (Status s = validate_device_resources(pod, registry_, where); !s) return s.error();
@@ -93,11 +93,11 @@ Result<fit::PreparedPod> Engine::prepare(const model::Pod& pod, std::string_view
 }
 
 std::shared_ptr<const fit::InventoryResult> Engine::describe(const fit::KeyedNode& node) const {
-  return inventory_.inventory_for(node);
+  return describer_.describe(node);
 }
 
 std::shared_ptr<const fit::InventoryResult> Engine::describe(const model::Node& node) const {
-  return inventory_.inventory_for(node);
+  return describer_.describe(node);
 }
 
 Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod) const {
@@ -158,7 +158,7 @@ Verdict Engine::fit(const fit::PreparedPod& pod, const fit::KeyedNode& node,
 }
 
 void Engine::set_observations(std::shared_ptr<const profile::ProfileObservations> observations) {
-  inventory_.set_observations(std::move(observations));
+  describer_.set_observations(std::move(observations));
 }
 
 }  // namespace hamisim::engine

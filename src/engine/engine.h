@@ -16,12 +16,12 @@
 #include <string_view>
 
 #include "device/registry.h"
+#include "engine/describer.h"
 #include "fit/inventory.h"
 #include "fit/node_fit.h"
 #include "model/objects.h"
 #include "model/result.h"
 #include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 #include "profile/reconcile.h"
 
 namespace hamisim::engine {
@@ -86,7 +86,7 @@ class Engine {
   const device::DeviceRegistry& registry_;
   std::shared_ptr<const profile::DeviceProfiles> profiles_;
   fit::FitPolicy policy_;
-  profile::ProfileInventoryProvider inventory_;
+  Describer describer_;
 };
 
 // Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32

@@ -125,19 +125,19 @@ DescriptionMemo::~DescriptionMemo() {
   for (auto& slot : slots_) delete slot.load(std::memory_order_relaxed);
 }
 
-std::shared_ptr<const InventoryResult> DescriptionMemo::find(uint64_t provider,
+std::shared_ptr<const InventoryResult> DescriptionMemo::find(uint64_t describer,
                                                              uint64_t state) const {
   for (const auto& slot : slots_) {
     const Slot* s = slot.load(std::memory_order_acquire);
     if (s == nullptr) break;  // slots fill in order
-    if (s->provider == provider && s->state == state) return s->result;
+    if (s->describer == describer && s->state == state) return s->result;
   }
   return nullptr;
 }
 
-void DescriptionMemo::remember(uint64_t provider, uint64_t state,
+void DescriptionMemo::remember(uint64_t describer, uint64_t state,
                                std::shared_ptr<const InventoryResult> result) const {
-  auto slot = std::make_unique<const Slot>(Slot{provider, state, std::move(result)});
+  auto slot = std::make_unique<const Slot>(Slot{describer, state, std::move(result)});
   for (auto& s : slots_) {
     const Slot* expected = nullptr;
     if (s.compare_exchange_strong(expected, slot.get(), std::memory_order_release,
@@ -146,24 +146,13 @@ void DescriptionMemo::remember(uint64_t provider, uint64_t state,
       return;
     }
     // Another thread memoized the same answer meanwhile: keep one.
-    if (expected->provider == provider && expected->state == state) return;
+    if (expected->describer == describer && expected->state == state) return;
   }
 }
 
-namespace {
-std::atomic<uint64_t> next_provider_id{1};
-}  // namespace
-
-InventoryProvider::InventoryProvider()
-    : id_(next_provider_id.fetch_add(1, std::memory_order_relaxed)) {}
-
-std::shared_ptr<const InventoryResult> InventoryProvider::inventory_for(
-    const KeyedNode& keyed) const {
-  const uint64_t now = state();
-  if (auto hit = keyed.described.find(id_, now)) return hit;
-  auto result = describe(keyed.node, keyed.key());
-  keyed.described.remember(id_, now, result);
-  return result;
+uint64_t DescriptionMemo::new_describer() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 NodeUsage fresh_usage(const NodeInventory& inventory) {

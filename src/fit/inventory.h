@@ -114,7 +114,7 @@ class DescriptionCache {
   size_t size_ = 0;  // entries over all tags
 };
 
-// What providers said about one node, each under the state the provider was in: a node that
+// What describers said about one node, each under the state the describer was in: a node that
 // comes again and again (CA's templates, kept by their bytes) is then described by a few loads
 // instead of a cache lookup under a lock. Slots are written once and kept as long as the node.
 class DescriptionMemo {
@@ -124,16 +124,30 @@ class DescriptionMemo {
   DescriptionMemo& operator=(const DescriptionMemo&) = delete;
   ~DescriptionMemo();
 
-  // What `provider` said in state `state`, or null.
-  std::shared_ptr<const InventoryResult> find(uint64_t provider, uint64_t state) const;
+  // A number no other describer of the process has: memo slots never outlive their meaning.
+  static uint64_t new_describer();
+
+  // What `describer` said in state `state`; on a miss, make() (which must describe the node
+  // as the describer does in that state) is remembered.
+  template <typename Make>
+  std::shared_ptr<const InventoryResult> get(uint64_t describer, uint64_t state,
+                                             Make&& make) const {
+    if (auto hit = find(describer, state)) return hit;
+    std::shared_ptr<const InventoryResult> result = make();
+    remember(describer, state, result);
+    return result;
+  }
+
+  // What `describer` said in state `state`, or null.
+  std::shared_ptr<const InventoryResult> find(uint64_t describer, uint64_t state) const;
   // Keeps `result` unless every slot is taken (a node seen under many states is then
-  // described through its provider each time).
-  void remember(uint64_t provider, uint64_t state,
+  // described by its describer each time).
+  void remember(uint64_t describer, uint64_t state,
                 std::shared_ptr<const InventoryResult> result) const;
 
  private:
   struct Slot {
-    uint64_t provider;
+    uint64_t describer;
     uint64_t state;
     std::shared_ptr<const InventoryResult> result;
   };
@@ -157,31 +171,6 @@ class KeyedNode {
  private:
   mutable std::once_flag key_once_;
   mutable std::optional<DescriptionCache::Key> key_;
-};
-
-// The seam through which nodes get their device descriptions (profile::ProfileInventoryProvider
-// is the product's one implementation, owned by engine::Engine). The result is shared and
-// immutable; a NodeUsage built from it must not outlive it.
-class InventoryProvider {
- public:
-  InventoryProvider();
-  virtual ~InventoryProvider() = default;
-  // `key` must be DescriptionCache::Key(node).
-  virtual std::shared_ptr<const InventoryResult> describe(
-      const model::Node& node, const DescriptionCache::Key& key) const = 0;
-  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
-    return describe(node, DescriptionCache::Key(node));
-  }
-  // Memoized in the node under this provider's state().
-  std::shared_ptr<const InventoryResult> inventory_for(const KeyedNode& keyed) const;
-
- protected:
-  // Changes whenever describe() may answer differently for the same node. Read before
-  // describing, so a description is never older than the state it is memoized under.
-  virtual uint64_t state() const { return 0; }
-
- private:
-  const uint64_t id_;  // unique in the process: memo slots never outlive their meaning
 };
 
 // Per-device usage of one node while deciding. Holds pointers into the inventory's pair

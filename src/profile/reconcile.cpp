@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "fit/device_compare.h"
-#include "profile/profile_inventory.h"
 #include "profile/template_node.h"
 
 namespace hamisim::profile {

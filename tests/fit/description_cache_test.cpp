@@ -108,78 +108,75 @@ TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(held[i]->message, "n" + std::to_string(i));
 }
 
-// A provider that counts what it describes, whose state the test moves. Racing first lookups
+// A describer that counts what it describes, whose state the test moves. Racing first lookups
 // may each describe (the product allows it), so the count is atomic.
-class CountingProvider final : public InventoryProvider {
- public:
-  std::shared_ptr<const InventoryResult> describe(const model::Node& node,
-                                                  const DescriptionCache::Key&) const override {
-    ++described;
-    auto r = std::make_shared<InventoryResult>();
-    r->message = node.metadata.name + "@" + std::to_string(now);
-    return r;
+struct CountingDescriber {
+  std::shared_ptr<const InventoryResult> describe(const KeyedNode& keyed) const {
+    return keyed.described.get(id, now, [&] {
+      ++described;
+      auto r = std::make_shared<InventoryResult>();
+      r->message = keyed.node.metadata.name + "@" + std::to_string(now);
+      return r;
+    });
   }
-  uint64_t state() const override { return now; }
+  const uint64_t id = DescriptionMemo::new_describer();
   uint64_t now = 0;
   mutable std::atomic<int> described{0};
 };
 
-TEST(DescriptionMemo, AKeyedNodeIsDescribedOncePerProviderState) {
+TEST(DescriptionMemo, AKeyedNodeIsDescribedOncePerDescriberState) {
   const KeyedNode keyed(gpu_node("n"));
-  CountingProvider provider;
-  auto first = provider.inventory_for(keyed);
-  EXPECT_EQ(provider.inventory_for(keyed).get(), first.get());
-  EXPECT_EQ(provider.described, 1);
+  CountingDescriber describer;
+  auto first = describer.describe(keyed);
+  EXPECT_EQ(describer.describe(keyed).get(), first.get());
+  EXPECT_EQ(describer.described, 1);
   EXPECT_EQ(first->message, "n@0");
 
   // A new state is described anew; going back finds what was said then.
-  provider.now = 7;
-  EXPECT_EQ(provider.inventory_for(keyed)->message, "n@7");
-  EXPECT_EQ(provider.described, 2);
-  provider.now = 0;
-  EXPECT_EQ(provider.inventory_for(keyed).get(), first.get());
-  EXPECT_EQ(provider.described, 2);
+  describer.now = 7;
+  EXPECT_EQ(describer.describe(keyed)->message, "n@7");
+  EXPECT_EQ(describer.described, 2);
+  describer.now = 0;
+  EXPECT_EQ(describer.describe(keyed).get(), first.get());
+  EXPECT_EQ(describer.described, 2);
 
   // Once every slot is taken, further states are described each time, still correctly.
   for (uint64_t s = 1; s <= 6; ++s) {
-    provider.now = 100 + s;
-    EXPECT_EQ(provider.inventory_for(keyed)->message, "n@" + std::to_string(100 + s));
+    describer.now = 100 + s;
+    EXPECT_EQ(describer.describe(keyed)->message, "n@" + std::to_string(100 + s));
   }
-  const int after_fill = provider.described.load();
-  EXPECT_EQ(provider.inventory_for(keyed)->message, "n@106");
-  EXPECT_EQ(provider.described, after_fill + 1);
-  provider.now = 7;
-  EXPECT_EQ(provider.inventory_for(keyed)->message, "n@7");
-  EXPECT_EQ(provider.described, after_fill + 1);
+  const int after_fill = describer.described.load();
+  EXPECT_EQ(describer.describe(keyed)->message, "n@106");
+  EXPECT_EQ(describer.described, after_fill + 1);
+  describer.now = 7;
+  EXPECT_EQ(describer.describe(keyed)->message, "n@7");
+  EXPECT_EQ(describer.described, after_fill + 1);
 }
 
-TEST(DescriptionMemo, ProvidersDoNotSeeEachOthersAnswers) {
+TEST(DescriptionMemo, DescribersDoNotSeeEachOthersAnswers) {
   const KeyedNode keyed(gpu_node("n"));
-  CountingProvider one, two;
-  two.now = 0;  // the same state number, another provider
-  auto from_one = one.inventory_for(keyed);
-  auto from_two = two.inventory_for(keyed);
+  CountingDescriber one, two;
+  two.now = 0;  // the same state number, another describer
+  auto from_one = one.describe(keyed);
+  auto from_two = two.describe(keyed);
   EXPECT_NE(from_one.get(), from_two.get());
   EXPECT_EQ(one.described, 1);
   EXPECT_EQ(two.described, 1);
-  auto registry = nvidia_registry();
-  RegisteredInventoryProvider registered(*registry);
-  EXPECT_EQ(*registered.inventory_for(keyed), read_registered_inventory(keyed.node, *registry));
 }
 
 TEST(DescriptionMemo, ConcurrentFirstLookupsAgree) {
   const KeyedNode keyed(gpu_node("n"));
-  CountingProvider provider;
+  CountingDescriber describer;
   std::vector<std::shared_ptr<const InventoryResult>> got(4);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < got.size(); ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 100; ++i) got[t] = provider.inventory_for(keyed);
+      for (int i = 0; i < 100; ++i) got[t] = describer.describe(keyed);
     });
   }
   for (auto& th : threads) th.join();
   // Racing first lookups may each describe, but one answer is kept and then given to all.
-  auto kept = provider.inventory_for(keyed);
+  auto kept = describer.describe(keyed);
   for (const auto& g : got) EXPECT_EQ(g.get(), kept.get());
 }
 

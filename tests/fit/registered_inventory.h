@@ -1,19 +1,18 @@
 #pragma once
-// Tests only: an InventoryProvider that describes every node by its own registration, cached
-// by its inputs. The product describes nodes through engine::Engine alone; tests of the cache
-// and of vendors' decoders use this to look at registrations without templates or profiles.
+// Tests only: every node described by its own registration, cached by its inputs. The product
+// describes nodes through engine::Engine alone; tests of the cache and of vendors' decoders use
+// this to look at registrations without templates or profiles.
 
 #include "fit/inventory.h"
 
 namespace hamisim::fit {
 
-class RegisteredInventoryProvider final : public InventoryProvider {
+class RegisteredInventoryProvider {
  public:
   explicit RegisteredInventoryProvider(const device::DeviceRegistry& registry)
       : registry_(registry) {}
-  std::shared_ptr<const InventoryResult> describe(const model::Node& node,
-                                                  const DescriptionCache::Key& key) const override {
-    return cache_.get(key, "registered",
+  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
+    return cache_.get(DescriptionCache::Key(node), "registered",
                       [&] { return read_registered_inventory(node, registry_); });
   }
 

@@ -9,7 +9,6 @@
 #include "device/codec.h"
 #include "extender_fixtures.h"
 #include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 #include "profile/reconcile.h"
 #include "profile/template_node.h"
 #include "server/simulation_filter.h"

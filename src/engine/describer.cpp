@@ -1,12 +1,16 @@
-#include "profile/profile_inventory.h"
+#include "engine/describer.h"
 
 #include "model/text.h"
 #include "profile/template_node.h"
 
-namespace hamisim::profile {
+namespace hamisim::engine {
 namespace {
 
 using model::join;
+using profile::DeviceProfile;
+using profile::OnMismatch;
+using profile::ProfileObservation;
+using profile::ProfileObservations;
 
 // A template described by its profile, under the reconciler's observations.
 fit::InventoryResult describe_with_profile(const DeviceProfile& profile,
@@ -61,18 +65,16 @@ fit::InventoryResult describe_with_profile(const DeviceProfile& profile,
 
 }  // namespace
 
-void normalize_sample(fit::NodeInventory& inventory) {
-  for (auto& d : inventory.devices) d.health = true;
-  inventory.cordoned.clear();
-  inventory.source = fit::DeviceSource::kSample;
-}
-
-ProfileInventoryProvider::ProfileInventoryProvider(const device::DeviceRegistry& registry,
-                                                   std::shared_ptr<const DeviceProfiles> profiles)
+Describer::Describer(const device::DeviceRegistry& registry,
+                     std::shared_ptr<const profile::DeviceProfiles> profiles)
     : registry_(registry), profiles_(std::move(profiles)) {}
 
-void ProfileInventoryProvider::set_observations(
-    std::shared_ptr<const ProfileObservations> observations) {
+std::shared_ptr<const fit::InventoryResult> Describer::describe(const fit::KeyedNode& keyed) const {
+  return keyed.described.get(id_, generation_.load(std::memory_order_acquire),
+                             [&] { return describe(keyed.node, keyed.key()); });
+}
+
+void Describer::set_observations(std::shared_ptr<const ProfileObservations> observations) {
   std::lock_guard lock(mu_);
   // The reconciler observes the same again and again: descriptions made under it stay good.
   const bool same = observations_ && observations && *observations_ == *observations;
@@ -81,15 +83,15 @@ void ProfileInventoryProvider::set_observations(
   generation_.fetch_add(1, std::memory_order_release);
 }
 
-ProfileInventoryProvider::Observed ProfileInventoryProvider::observed() const {
+Describer::Observed Describer::observed() const {
   std::lock_guard lock(mu_);
   return {observations_, generation_.load(std::memory_order_relaxed)};
 }
 
-std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::describe(
+std::shared_ptr<const fit::InventoryResult> Describer::describe(
     const model::Node& node, const fit::DescriptionCache::Key& key) const {
   using State = fit::InventoryResult::State;
-  const bool is_template = is_template_node(node);
+  const bool is_template = profile::is_template_node(node);
   auto registered = cache_.get(key, "registered",
                                [&] { return fit::read_registered_inventory(node, registry_); });
 
@@ -98,7 +100,7 @@ std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::describe(
   // nodes whose device plugin has not registered yet.
   if (!is_template && registered->state == State::kOk) return registered;
 
-  auto profile = profile_for_node(*profiles_, node);
+  auto profile = profile::profile_for_node(*profiles_, node);
   if (!profile) {
     auto r = std::make_shared<fit::InventoryResult>();
     r->state = State::kMalformed;
@@ -116,11 +118,11 @@ std::shared_ptr<const fit::InventoryResult> ProfileInventoryProvider::describe(
   if (registered->state == State::kOk && is_template) {
     return cache_.get(key, "sample", [&] {
       fit::InventoryResult sample = *registered;
-      normalize_sample(sample.inventory);
+      profile::normalize_sample(sample.inventory);
       return sample;
     });
   }
   return registered;
 }
 
-}  // namespace hamisim::profile
+}  // namespace hamisim::engine
