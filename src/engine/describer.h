@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "profile/device_profiles.h"
 #include "profile/reconcile.h"
 
@@ -24,11 +24,11 @@ class Describer {
   Describer& operator=(const Describer&) = delete;
 
   // Shared and immutable; a NodeUsage built from it must not outlive it. Thread-safe.
-  std::shared_ptr<const fit::InventoryResult> describe(const model::Node& node) const {
+  std::shared_ptr<const fit::DescriptionResult> describe(const model::Node& node) const {
     return describe(node, fit::DescriptionCache::Key(node));
   }
   // The same, memoized in the node under the observations it was described under.
-  std::shared_ptr<const fit::InventoryResult> describe(const fit::KeyedNode& keyed) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(const fit::KeyedNode& keyed) const;
 
   // Replaces what reconciliation observed; onMismatch policies act on it from the next
   // request on. Safe to call while requests are served.
@@ -36,8 +36,8 @@ class Describer {
 
  private:
   // `key` must be DescriptionCache::Key(node).
-  std::shared_ptr<const fit::InventoryResult> describe(const model::Node& node,
-                                                       const fit::DescriptionCache::Key& key) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(
+      const model::Node& node, const fit::DescriptionCache::Key& key) const;
 
   struct Observed {
     std::shared_ptr<const profile::ProfileObservations> observations;

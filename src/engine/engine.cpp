@@ -92,11 +92,11 @@ Result<fit::PreparedPod> Engine::prepare(const model::Pod& pod, std::string_view
   return prepared;
 }
 
-std::shared_ptr<const fit::InventoryResult> Engine::describe(const fit::KeyedNode& node) const {
+std::shared_ptr<const fit::DescriptionResult> Engine::describe(const fit::KeyedNode& node) const {
   return describer_.describe(node);
 }
 
-std::shared_ptr<const fit::InventoryResult> Engine::describe(const model::Node& node) const {
+std::shared_ptr<const fit::DescriptionResult> Engine::describe(const model::Node& node) const {
   return describer_.describe(node);
 }
 
@@ -105,7 +105,7 @@ Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod) const {
 }
 
 Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
-                       std::shared_ptr<const fit::InventoryResult> described_ptr,
+                       std::shared_ptr<const fit::DescriptionResult> described_ptr,
                        const fit::NodeUsage& usage) const {
   Verdict v;
   if (!pod.requests_devices()) {
@@ -114,29 +114,29 @@ Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
     return v;
   }
   v.described = std::move(described_ptr);
-  const fit::InventoryResult& described = *v.described;
+  const fit::DescriptionResult& described = *v.described;
   switch (described.state) {
-    case fit::InventoryResult::State::kNoDescription:
+    case fit::DescriptionResult::State::kNoDescription:
       v.fit_class = fit::FitClass::kNoDeviceDescription;
       v.failed_text = fit::kNodeUnregistered;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kMalformed:
+    case fit::DescriptionResult::State::kMalformed:
       v.fit_class = fit::FitClass::kMalformedDeviceDescription;
       v.failed_text = "malformed device registration: " + described.message;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kRejected:
+    case fit::DescriptionResult::State::kRejected:
       v.fit_class = fit::FitClass::kProfileRejected;
       v.failed_text = "device profile rejected: " + described.message;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kOk:
+    case fit::DescriptionResult::State::kOk:
       break;
   }
   // The node's name goes to the vendors whose annotations carry it; no time, so answers stay
   // stable (AllocationSite).
-  v.fit = fit::fit_pod(pod, usage, described.inventory, registry_, nullptr,
+  v.fit = fit::fit_pod(pod, usage, described.description, registry_, nullptr,
                        fit::AllocationSite{node.metadata.name, std::nullopt});
   v.fit_class = v.fit.fit_class;
   if (!v.fit.fits) {
@@ -149,9 +149,9 @@ Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
 Verdict Engine::fit(const fit::PreparedPod& pod, const fit::KeyedNode& node,
                     std::span<const fit::PodAllocation> placed, fit::NodeUsage& scratch) const {
   if (!pod.requests_devices()) return decide(pod, node.node, nullptr, scratch);
-  std::shared_ptr<const fit::InventoryResult> described = describe(node);
-  if (described->state == fit::InventoryResult::State::kOk) {
-    fit::reset_usage(scratch, described->inventory);
+  std::shared_ptr<const fit::DescriptionResult> described = describe(node);
+  if (described->state == fit::DescriptionResult::State::kOk) {
+    fit::reset_usage(scratch, described->description);
     for (const fit::PodAllocation& a : placed) fit::add_pod_usage(scratch, a);
   }
   return decide(pod, node.node, std::move(described), scratch);

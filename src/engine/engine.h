@@ -17,7 +17,7 @@
 
 #include "device/registry.h"
 #include "engine/describer.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "model/objects.h"
 #include "model/result.h"
@@ -33,7 +33,7 @@ struct Verdict {
   std::string reason;       // Diagnostics.Reason; empty when the node passes
   // How the node's devices were described (source, profile, notes); null when the pod
   // requests no device and the node was not looked at.
-  std::shared_ptr<const fit::InventoryResult> described;
+  std::shared_ptr<const fit::DescriptionResult> described;
   // The Fit itself when the node was described and the pod requests devices: the devices
   // chosen, the annotations to write, the node score; per-device verdicts with `explain`.
   fit::NodeFit fit;
@@ -62,16 +62,16 @@ class Engine {
   Result<fit::PreparedPod> prepare(const model::Pod& pod, std::string_view where) const;
 
   // How the node's devices are described. Shared and immutable.
-  std::shared_ptr<const fit::InventoryResult> describe(const fit::KeyedNode& node) const;
-  std::shared_ptr<const fit::InventoryResult> describe(const model::Node& node) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(const fit::KeyedNode& node) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(const model::Node& node) const;
 
   // A placed pod's allocation from its annotations (what counts against a node's devices).
   Result<fit::PodAllocation> allocation(const model::Pod& pod) const;
 
   // The decision for a node described as `described` whose devices are used as `usage` says
-  // (usage built from `described.inventory` and the node's placed pods).
+  // (usage built from `described.description` and the node's placed pods).
   Verdict decide(const fit::PreparedPod& pod, const model::Node& node,
-                 std::shared_ptr<const fit::InventoryResult> described,
+                 std::shared_ptr<const fit::DescriptionResult> described,
                  const fit::NodeUsage& usage) const;
 
   // describe + usage of `placed` + decide. `scratch` is reused memory (one per thread).

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/objects.h"
 #include "model/result.h"
 

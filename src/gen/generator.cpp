@@ -14,7 +14,7 @@
 #include "device/codec.h"
 #include "dra/capacity.h"
 #include "dra/decode.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "model/json_writer.h"
 
@@ -803,11 +803,11 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
     model::Node node;
     node.metadata.name = name;
     node.metadata.annotations[std::string(device::kNvidiaRegisterAnnotation)] = registration;
-    const fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
-    if (inv.state != fit::InventoryResult::State::kOk) {
+    const fit::DescriptionResult inv = fit::read_registered_description(node, registry);
+    if (inv.state != fit::DescriptionResult::State::kOk) {
       return make_error("internal: generated registration does not decode: " + inv.message);
     }
-    fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+    fit::NodeUsage usage = fit::fresh_usage(inv.description);
     // The same GPUs in DRA form, read back by the strict decoder, and what the claims of the
     // node's pods consume of each (by minor): a placement must fit both forms.
     std::string slice_json = hami_slice_json(name, node_uid, m, devices, dra_rng);
@@ -852,7 +852,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
         const model::Pod fit_pod = pod_for_fit(pod);
         auto prepared = fit::prepare_pod(fit_pod, registry, policy);
         if (!prepared) return make_error("internal: " + prepared.error().message);
-        fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry);
+        fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.description, registry);
         // The devices HAMi chose, with what the claim would consume of each, as the allocator
         // computes it. This can fail where HAMi fits on MIG GPUs: HAMi charges an instance the
         // profile's cores while the claim asks the pod's, and it may give one container two

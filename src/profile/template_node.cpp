@@ -55,10 +55,10 @@ bool is_template_copy(const model::Node& node) {
   return has_template_copy_suffix(node.metadata.name) && is_template_node(node);
 }
 
-void normalize_sample(fit::NodeInventory& inventory) {
-  for (auto& d : inventory.devices) d.health = true;
-  inventory.cordoned.clear();
-  inventory.source = fit::DeviceSource::kSample;
+void normalize_sample(fit::DeviceDescription& description) {
+  for (auto& d : description.devices) d.health = true;
+  description.cordoned.clear();
+  description.source = fit::DeviceSource::kSample;
 }
 
 }  // namespace hamisim::profile

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/objects.h"
 
 namespace hamisim::profile {
@@ -30,6 +30,6 @@ bool is_template_copy(const model::Node& node);
 
 // A registration sampled from a real node, made to describe a fresh node: every device
 // healthy, per-GPU cordon ignored (spec §7.2).
-void normalize_sample(fit::NodeInventory& inventory);
+void normalize_sample(fit::DeviceDescription& description);
 
 }  // namespace hamisim::profile

@@ -51,7 +51,7 @@ void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metri
     const auto table = l->nodes().snapshot();
     int64_t device_count = 0, memory_total = 0, cores_total = 0;
     for (const auto& [name, node] : *table) {
-      for (const auto& d : node->inventory.devices) {
+      for (const auto& d : node->description.devices) {
         ++device_count;
         memory_total += d.devmem;
         cores_total += d.devcore;

@@ -12,9 +12,9 @@ namespace {
 
 // The description behind a verdict; a node not looked at (the pod requests no device) reads
 // as an empty registration.
-const fit::NodeInventory& described(const engine::Verdict& v) {
-  static const fit::NodeInventory kNone;
-  return v.described ? v.described->inventory : kNone;
+const fit::DeviceDescription& described(const engine::Verdict& v) {
+  static const fit::DeviceDescription kNone;
+  return v.described ? v.described->description : kNone;
 }
 
 std::string pod_label(const model::Pod& pod) {
@@ -73,7 +73,7 @@ std::string encode_response(const extender::ExtenderArgs& args,
     w.key(name).begin_object();
     w.key("Class").string(fit::to_string(a->fit_class));
     w.key("Reason").string(a->reason);
-    const fit::NodeInventory& inv = described(*a);
+    const fit::DeviceDescription& inv = described(*a);
     w.key("DeviceSource").string(fit::to_string(inv.source));
     w.key("Profile").string(inv.profile);
     w.key("Notes").begin_array();
@@ -192,7 +192,7 @@ SimulationResult SimulationFilter::filter(const extender::ExtenderArgs& args,
   }
   result.outcomes.reserve(answers.size());
   for (const auto& a : answers) {
-    const fit::NodeInventory& inv = described(a);
+    const fit::DeviceDescription& inv = described(a);
     result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, inv.profile, inv.notes.size()});
   }
   // Only pods that request devices are the convention's business (a caller sends no

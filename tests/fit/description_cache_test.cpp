@@ -15,23 +15,23 @@ model::Node gpu_node(std::string name = "template-node-for-a-1") {
   return NodeBuilder(std::move(name)).gpus({Gpu{"GPU-a"}, Gpu{"GPU-b"}.with_index(1)}).build();
 }
 
-TEST(RegisteredInventoryProvider, IdenticalNodesShareOneDecodedDescription) {
+TEST(RegisteredDescriber, IdenticalNodesShareOneDecodedDescription) {
   auto registry = nvidia_registry();
-  RegisteredInventoryProvider provider(*registry);
-  auto first = provider.inventory_for(gpu_node());
-  auto again = provider.inventory_for(gpu_node());
+  RegisteredDescriber provider(*registry);
+  auto first = provider.describe(gpu_node());
+  auto again = provider.describe(gpu_node());
   EXPECT_EQ(first.get(), again.get());
-  ASSERT_EQ(first->state, InventoryResult::State::kOk);
-  EXPECT_EQ(*first, read_registered_inventory(gpu_node(), *registry));
+  ASSERT_EQ(first->state, DescriptionResult::State::kOk);
+  EXPECT_EQ(*first, read_registered_description(gpu_node(), *registry));
 }
 
 // Everything node_devices may read is part of the key: the name (some vendors name devices
 // after the node), every label (AWS Neuron reads the instance type), every annotation, and the
 // capacity.
-TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
+TEST(RegisteredDescriber, ANodeThatDiffersInAnyInputIsDecodedAgain) {
   auto registry = nvidia_registry();
-  RegisteredInventoryProvider provider(*registry);
-  const auto base = provider.inventory_for(gpu_node());
+  RegisteredDescriber provider(*registry);
+  const auto base = provider.describe(gpu_node());
 
   model::Node renamed = gpu_node("template-node-for-a-2");
   model::Node relabelled = gpu_node();
@@ -47,11 +47,11 @@ TEST(RegisteredInventoryProvider, ANodeThatDiffersInAnyInputIsDecodedAgain) {
 
   for (const model::Node* n :
        {&renamed, &relabelled, &cordoned, &reregistered, &with_capacity, &other_capacity}) {
-    auto got = provider.inventory_for(*n);
+    auto got = provider.describe(*n);
     EXPECT_NE(got.get(), base.get()) << n->metadata.name;
-    EXPECT_EQ(*got, read_registered_inventory(*n, *registry)) << n->metadata.name;
+    EXPECT_EQ(*got, read_registered_description(*n, *registry)) << n->metadata.name;
   }
-  EXPECT_EQ(provider.inventory_for(cordoned)->inventory.cordoned.count("GPU-a"), 1u);
+  EXPECT_EQ(provider.describe(cordoned)->description.cordoned.count("GPU-a"), 1u);
 }
 
 // Lengths and counts are part of the key: moving bytes between a key and its value, or an
@@ -65,7 +65,7 @@ TEST(DescriptionCache, BoundariesAreNotAmbiguous) {
   int made = 0;
   auto make = [&] {
     ++made;
-    return InventoryResult{};
+    return DescriptionResult{};
   };
   DescriptionCache::Key ka(a), kb(b), kl(labelled);
   auto ea = cache.get(ka, "t", make);
@@ -82,14 +82,14 @@ TEST(DescriptionCache, TagsSeparateEntriesOfOneNode) {
   DescriptionCache cache;
   model::Node n = gpu_node();
   DescriptionCache::Key key(n);
-  InventoryResult tagged;
+  DescriptionResult tagged;
   tagged.message = "one";
   auto one = cache.get(key, "one", [&] { return tagged; });
   tagged.message = "two";
   auto two = cache.get(key, "two", [&] { return tagged; });
   EXPECT_EQ(one->message, "one");
   EXPECT_EQ(two->message, "two");
-  EXPECT_EQ(cache.get(key, "one", [&] { return InventoryResult{}; }).get(), one.get());
+  EXPECT_EQ(cache.get(key, "one", [&] { return DescriptionResult{}; }).get(), one.get());
 }
 
 TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
@@ -99,7 +99,7 @@ TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
     model::Node n = NodeBuilder("n" + std::to_string(i)).build();
     DescriptionCache::Key key(n);
     held.push_back(cache.get(key, "t", [&] {
-      InventoryResult r;
+      DescriptionResult r;
       r.message = n.metadata.name;
       return r;
     }));
@@ -111,10 +111,10 @@ TEST(DescriptionCache, AFullCacheStartsOverAndEntriesStayValidForTheirHolders) {
 // A describer that counts what it describes, whose state the test moves. Racing first lookups
 // may each describe (the product allows it), so the count is atomic.
 struct CountingDescriber {
-  std::shared_ptr<const InventoryResult> describe(const KeyedNode& keyed) const {
+  std::shared_ptr<const DescriptionResult> describe(const KeyedNode& keyed) const {
     return keyed.described.get(id, now, [&] {
       ++described;
-      auto r = std::make_shared<InventoryResult>();
+      auto r = std::make_shared<DescriptionResult>();
       r->message = keyed.node.metadata.name + "@" + std::to_string(now);
       return r;
     });
@@ -167,7 +167,7 @@ TEST(DescriptionMemo, DescribersDoNotSeeEachOthersAnswers) {
 TEST(DescriptionMemo, ConcurrentFirstLookupsAgree) {
   const KeyedNode keyed(gpu_node("n"));
   CountingDescriber describer;
-  std::vector<std::shared_ptr<const InventoryResult>> got(4);
+  std::vector<std::shared_ptr<const DescriptionResult>> got(4);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < got.size(); ++t) {
     threads.emplace_back([&, t] {
@@ -181,25 +181,25 @@ TEST(DescriptionMemo, ConcurrentFirstLookupsAgree) {
 }
 
 // Requests are served on several threads; every thread sees the same description.
-TEST(RegisteredInventoryProvider, ConcurrentLookupsAgree) {
+TEST(RegisteredDescriber, ConcurrentLookupsAgree) {
   auto registry = nvidia_registry();
-  RegisteredInventoryProvider provider(*registry);
-  const InventoryResult expected = read_registered_inventory(gpu_node(), *registry);
+  RegisteredDescriber provider(*registry);
+  const DescriptionResult expected = read_registered_description(gpu_node(), *registry);
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        auto got = provider.inventory_for(gpu_node("n" + std::to_string((i + t) % 7)));
+        auto got = provider.describe(gpu_node("n" + std::to_string((i + t) % 7)));
         auto ref =
-            read_registered_inventory(gpu_node("n" + std::to_string((i + t) % 7)), *registry);
+            read_registered_description(gpu_node("n" + std::to_string((i + t) % 7)), *registry);
         if (!(*got == ref)) ++wrong;
       }
     });
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
-  EXPECT_EQ(provider.inventory_for(gpu_node())->inventory.devices, expected.inventory.devices);
+  EXPECT_EQ(provider.describe(gpu_node())->description.devices, expected.description.devices);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Fuzzes the whole /filter-simulation request path: ExtenderArgs decoding, node inventories,
+// Fuzzes the whole /filter-simulation request path: ExtenderArgs decoding, node descriptions,
 // SimulatedPods decoding and the fit engine. Any input must produce a response body, never a
 // crash, a hang or a sanitizer report. What objects the decoder keeps must never change an
 // answer: decoding with caches that hold objects of earlier inputs (and of this one, a moment

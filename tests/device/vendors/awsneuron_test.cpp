@@ -130,13 +130,13 @@ TEST(AwsNeuron, DiscoveryFromCapacityAndInstanceType) {
 // nodes that differ only in that label.
 TEST(AwsNeuron, CachedDescriptionsFollowTheInstanceTypeLabel) {
   const auto registry = chart_registry();
-  RegisteredInventoryProvider provider(registry);
-  auto inf = provider.inventory_for(neuron_node("n", "inf2", "1", "2"));
-  auto trn = provider.inventory_for(neuron_node("n", "trn1", "1", "2"));
-  ASSERT_EQ(inf->state, InventoryResult::State::kOk) << inf->message;
-  ASSERT_EQ(trn->state, InventoryResult::State::kOk) << trn->message;
-  EXPECT_EQ(inf->inventory.devices[0].custom_info, R"({"AWSNodeType":"inf2"})");
-  EXPECT_EQ(trn->inventory.devices[0].custom_info, R"({"AWSNodeType":"trn1"})");
+  RegisteredDescriber provider(registry);
+  auto inf = provider.describe(neuron_node("n", "inf2", "1", "2"));
+  auto trn = provider.describe(neuron_node("n", "trn1", "1", "2"));
+  ASSERT_EQ(inf->state, DescriptionResult::State::kOk) << inf->message;
+  ASSERT_EQ(trn->state, DescriptionResult::State::kOk) << trn->message;
+  EXPECT_EQ(inf->description.devices[0].custom_info, R"({"AWSNodeType":"inf2"})");
+  EXPECT_EQ(trn->description.devices[0].custom_info, R"({"AWSNodeType":"trn1"})");
 }
 
 TEST(AwsNeuron, TopologyWindows) {

@@ -27,9 +27,9 @@ constexpr const char* kSgpuAllocated = "hami.io/metax-sgpu-devices-allocated";
 constexpr const char* kQos = "metax-tech.com/sgpu-qos-policy";
 constexpr const char* kClass = "metax-tech.com/sgpu-app-class";
 
-// A fitted whole-pod view keeps its inventory alive (usages point into it).
+// A fitted whole-pod view keeps its description alive (usages point into it).
 struct Snapshot {
-  NodeInventory inventory;
+  DeviceDescription description;
   NodeUsage usage;
 };
 
@@ -37,8 +37,8 @@ Snapshot snapshot(const device::DeviceBackend& b, const model::Node& node) {
   Snapshot s;
   device::NodeDevices nd = b.node_devices(node);
   EXPECT_EQ(nd.state, device::NodeDevices::State::kOk) << nd.message;
-  s.inventory.devices = std::move(nd.devices);
-  s.usage = fresh_usage(s.inventory);
+  s.description.devices = std::move(nd.devices);
+  s.usage = fresh_usage(s.description);
   return s;
 }
 

@@ -27,7 +27,7 @@ enum class DeviceSource { kAnnotation, kProfile, kSample };
 std::string_view to_string(DeviceSource source);
 
 // A node's decoded device description, all vendors, in registration order.
-struct NodeInventory {
+struct DeviceDescription {
   std::vector<device::DeviceInfo> devices;
   std::set<std::string, std::less<>> cordoned;  // hami.io/device-cordon
   DeviceSource source = DeviceSource::kAnnotation;
@@ -35,22 +35,22 @@ struct NodeInventory {
   // Warnings about the description (a vendor whose registration could not be decoded while
   // another vendor's could, a sample that diverges from its profile, ...).
   std::vector<std::string> notes;
-  friend bool operator==(const NodeInventory&, const NodeInventory&) = default;
+  friend bool operator==(const DeviceDescription&, const DeviceDescription&) = default;
 };
 
-struct InventoryResult {
+struct DescriptionResult {
   enum class State { kOk, kNoDescription, kMalformed, kRejected };
   State state = State::kNoDescription;
-  NodeInventory inventory;
+  DeviceDescription description;
   std::string message;  // why, when not kOk
-  friend bool operator==(const InventoryResult&, const InventoryResult&) = default;
+  friend bool operator==(const DescriptionResult&, const DescriptionResult&) = default;
 };
 
 // Decodes every configured vendor's registration annotation on the node (spec §5.3 step 3/4).
 // Nothing at all -> kNoDescription; a registration present but undecodable (and no vendor
 // decoded) -> kMalformed with the decoder's message.
-InventoryResult read_registered_inventory(const model::Node& node,
-                                          const device::DeviceRegistry& registry);
+DescriptionResult read_registered_description(const model::Node& node,
+                                              const device::DeviceRegistry& registry);
 
 // Decoded descriptions, shared by nodes whose description inputs are byte-identical. A
 // backend's node_devices reads only metadata.name, metadata.labels, metadata.annotations and
@@ -77,13 +77,13 @@ class DescriptionCache {
     size_t hash_;        // of bytes_, computed once
   };
 
-  using Entry = std::shared_ptr<const InventoryResult>;
+  using Entry = std::shared_ptr<const DescriptionResult>;
   // The entry under (key, tag); on a miss, make() is called outside the lock and its result
   // stored.
   template <typename Make>
   Entry get(const Key& key, std::string_view tag, Make&& make) {
     if (Entry hit = find(key, tag)) return hit;
-    return store(key, tag, std::make_shared<const InventoryResult>(make()));
+    return store(key, tag, std::make_shared<const DescriptionResult>(make()));
   }
   size_t size() const;
 
@@ -130,26 +130,26 @@ class DescriptionMemo {
   // What `describer` said in state `state`; on a miss, make() (which must describe the node
   // as the describer does in that state) is remembered.
   template <typename Make>
-  std::shared_ptr<const InventoryResult> get(uint64_t describer, uint64_t state,
-                                             Make&& make) const {
+  std::shared_ptr<const DescriptionResult> get(uint64_t describer, uint64_t state,
+                                               Make&& make) const {
     if (auto hit = find(describer, state)) return hit;
-    std::shared_ptr<const InventoryResult> result = make();
+    std::shared_ptr<const DescriptionResult> result = make();
     remember(describer, state, result);
     return result;
   }
 
   // What `describer` said in state `state`, or null.
-  std::shared_ptr<const InventoryResult> find(uint64_t describer, uint64_t state) const;
+  std::shared_ptr<const DescriptionResult> find(uint64_t describer, uint64_t state) const;
   // Keeps `result` unless every slot is taken (a node seen under many states is then
   // described by its describer each time).
   void remember(uint64_t describer, uint64_t state,
-                std::shared_ptr<const InventoryResult> result) const;
+                std::shared_ptr<const DescriptionResult> result) const;
 
  private:
   struct Slot {
     uint64_t describer;
     uint64_t state;
-    std::shared_ptr<const InventoryResult> result;
+    std::shared_ptr<const DescriptionResult> result;
   };
   mutable std::array<std::atomic<const Slot*>, 4> slots_{};
 };
@@ -173,16 +173,16 @@ class KeyedNode {
   mutable std::optional<DescriptionCache::Key> key_;
 };
 
-// Per-device usage of one node while deciding. Holds pointers into the inventory's pair
-// scores: it must not outlive the NodeInventory it was built from.
+// Per-device usage of one node while deciding. Holds pointers into the description's pair
+// scores: it must not outlive the DeviceDescription it was built from.
 struct NodeUsage {
   std::vector<device::DeviceUsage> devices;
 };
 
 // HAMi buildNodeUsage: one DeviceUsage per registered device with zero usage.
-NodeUsage fresh_usage(const NodeInventory& inventory);
+NodeUsage fresh_usage(const DeviceDescription& description);
 // The same into `usage`, reusing its memory: one NodeUsage serves every node of a request.
-void reset_usage(NodeUsage& usage, const NodeInventory& inventory);
+void reset_usage(NodeUsage& usage, const DeviceDescription& description);
 
 // One pod's allocation as recorded in its annotations (what the pod manager keeps).
 struct PodAllocation {

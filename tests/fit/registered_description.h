@@ -3,17 +3,16 @@
 // describes nodes through engine::Engine alone; tests of the cache and of vendors' decoders use
 // this to look at registrations without templates or profiles.
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 
 namespace hamisim::fit {
 
-class RegisteredInventoryProvider {
+class RegisteredDescriber {
  public:
-  explicit RegisteredInventoryProvider(const device::DeviceRegistry& registry)
-      : registry_(registry) {}
-  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
+  explicit RegisteredDescriber(const device::DeviceRegistry& registry) : registry_(registry) {}
+  std::shared_ptr<const DescriptionResult> describe(const model::Node& node) const {
     return cache_.get(DescriptionCache::Key(node), "registered",
-                      [&] { return read_registered_inventory(node, registry_); });
+                      [&] { return read_registered_description(node, registry_); });
   }
 
  private:
