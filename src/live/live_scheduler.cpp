@@ -559,7 +559,11 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       cached.usage = fit::fresh_usage(description);
       cached.version = pods_.add_node_usage(name, cached.usage);
     }
-    // Every node is fitted, one is patched: only its annotations are written (below).
+    // Every node is fitted, one is patched: only its annotations are written (below). The Fit
+    // is called here rather than through engine::Engine because the live decision reads state
+    // only the live managers own (each node's registration as last watched, the usage kept per
+    // pod version, the quotas, the reservation taken under filter_mutex_), while the engine
+    // decides on what it is given and holds no cluster state.
     fit::NodeFit f = fit::fit_pod(prepared, cached.usage, description, registry_, quota,
                                   fit::AllocationSite{name, now_nanos},
                                   /*with_annotations=*/false, /*with_reason_text=*/false);

@@ -159,7 +159,9 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
     return filter_reply(std::move(result.body), result.invalid_request);
   }
   // Live request (NodeNames). A pod without managed devices passes every node without
-  // needing any cluster state; anything else needs the live source.
+  // needing any cluster state; anything else needs the live source. Prepared as HAMi's filter
+  // prepares it, without the simulation engine's quantity checks (spec §5.4 validates simulation
+  // requests), and decided by live::LiveScheduler on the live managers' state.
   auto prepared = fit::prepare_pod(*args->pod, registry_, policy_);
   if (!prepared) {
     return filter_reply(extender::encode_filter_error(std::string(extender::kInvalidRequest) +
