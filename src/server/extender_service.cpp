@@ -21,17 +21,9 @@ HttpResponse filter_reply(std::string body, bool is_error) {
 }
 
 std::string echo_node_names(const std::vector<std::string>& names) {
-  model::JsonWriter w;
-  w.begin_object();
-  w.key("Nodes").null();
-  w.key("NodeNames").begin_array();
-  for (const auto& n : names) w.string(n);
-  w.end_array();
-  w.key("FailedNodes").null();
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.end_object();
-  return w.take();
+  extender::ExtenderFilterResult r;
+  r.node_names.emplace(names.begin(), names.end());
+  return extender::encode_filter_result(r);
 }
 
 constexpr std::string_view kNoLiveSource =

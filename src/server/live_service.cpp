@@ -148,24 +148,18 @@ LiveFilterAnswer LiveService::filter(const fit::PreparedPod& pod,
                                                           : fit::classify_failure(reason),
                          reason);
   }
-  model::JsonWriter w;
-  w.begin_object();
-  w.key("Nodes").null();
+  extender::ExtenderFilterResult answer;
   if (result.kind == live::LiveFilterResult::Kind::kChosen) {
     fit_outcomes_.record("/filter", fit::FitClass::kFits, "");
     // Exactly one node, and no FailedNodes on success (HAMi's shape).
-    w.key("NodeNames").begin_array().string(result.node).end_array();
-    w.key("FailedNodes").null();
+    answer.node_names.emplace(1, result.node);
   } else {
-    w.key("NodeNames").null();
-    w.key("FailedNodes").begin_object();
-    for (const auto& [node, reason] : result.failed_nodes) w.key(node).string(reason);
-    w.end_object();
+    answer.failed_nodes.emplace();
+    answer.failed_nodes->reserve(result.failed_nodes.size());
+    for (const auto& [node, reason] : result.failed_nodes)
+      answer.failed_nodes->push_back({node, reason});  // in name order, each once
   }
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.end_object();
-  return {w.take(), false};
+  return {extender::encode_filter_result(answer), false};
 }
 
 std::string LiveService::bind(const extender::ExtenderBindingArgs& args) {
