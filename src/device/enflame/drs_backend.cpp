@@ -11,6 +11,7 @@
 #include "device/codec.h"
 #include "device/common/device_checks.h"
 #include "device/enflame/enflame_backends.h"
+#include "device/go_json_reader.h"
 #include "go/json_key.h"
 #include "go/strconv.h"
 #include "go/utf8.h"
@@ -296,32 +297,37 @@ std::pair<int64_t, int64_t> parse_profile(std::string_view name) {
 DrsCardFacts read_card_facts(const std::string* custom_info) {
   DrsCardFacts out;
   if (!custom_info) return out;
-  thread_local dom::parser parser;
-  dom::object obj;
-  if (parser.parse(custom_info->data(), custom_info->size()).get_object().get(obj)) return out;
-  for (dom::key_value_pair kv : obj) {
-    if (kv.key == "index" || kv.key == "minor") {
-      std::string_view s;
-      if (!kv.value.get_string().get(s)) (kv.key == "index" ? out.index : out.minor).assign(s);
-    } else if (kv.key == "maxSlice") {
+  namespace od = simdjson::ondemand;
+  gojson::for_each_custom_info_entry(*custom_info, [&](std::string_view key, od::value& v) {
+    if (key == "index" || key == "minor") {
+      if (const std::optional<std::string_view> s = gojson::any_string(v))
+        (key == "index" ? out.index : out.minor).assign(*s);
+    } else if (key == "maxSlice") {
       // readCustomInfoInt: integers as they are; anything else that is not a number is 0.
+      od::number_type type{};
+      if (v.get_number_type().get(type)) return true;  // not a number
       int64_t i = 0;
       double d = 0;
-      if (!kv.value.get_int64().get(i)) {
+      if (type == od::number_type::signed_integer && !v.get_int64().get(i)) {
         out.max_slice = i;
-      } else if (!kv.value.get_double().get(d)) {
+      } else if (!v.get_double().get(d)) {
         out.max_slice =
             std::isnan(d) || d > kInt32Max || d < kInt32Min ? 0 : static_cast<int64_t>(d);
       }
-    } else if (kv.key == "profiles") {
-      dom::object profiles;
-      if (kv.value.get_object().get(profiles)) continue;
-      for (dom::key_value_pair p : profiles) {
-        std::string_view id;
-        if (!p.value.get_string().get(id)) out.profiles.emplace_back(p.key, id);
+    } else if (key == "profiles") {
+      od::object profiles;
+      if (v.get_object().get(profiles)) return true;
+      for (auto field_result : profiles) {
+        od::field field;
+        std::string_view id_key;
+        if (std::move(field_result).get(field) || field.unescaped_key().get(id_key)) return true;
+        od::value id = field.value();
+        if (const std::optional<std::string_view> s = gojson::any_string(id))
+          out.profiles.emplace_back(id_key, *s);
       }
     }
-  }
+    return true;
+  });
   return out;
 }
 

@@ -3,7 +3,9 @@
 #include <simdjson.h>
 
 #include <map>
+#include <optional>
 
+#include "device/go_json_reader.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::metax {
@@ -152,12 +154,17 @@ float MetaxGpuBackend::score_node(std::span<const DeviceUsage> previous,
   for (const ContainerDevices& c : chosen) n += static_cast<int64_t>(c.size());
   for (const DeviceUsage& d : previous) {
     if (d.vendor != kGpuVendor || !d.custom_info) continue;
-    simdjson::dom::parser parser;
-    simdjson::dom::object obj;
-    if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return 0;
-    std::string_view annotation;
-    if (obj[key].get(annotation) != simdjson::SUCCESS) return 0;  // no such annotation
-    return 2000.0f - topology_value(annotation, n);
+    // Go's map keeps the last of repeated keys: every occurrence overwrites.
+    std::optional<std::string> annotation;
+    gojson::for_each_custom_info_entry(
+        *d.custom_info, [&](std::string_view k, simdjson::ondemand::value& v) {
+          if (k != key) return true;
+          const std::optional<std::string_view> s = gojson::any_string(v);
+          annotation = s ? std::optional<std::string>(*s) : std::nullopt;
+          return true;
+        });
+    if (!annotation) return 0;  // no such annotation
+    return 2000.0f - topology_value(*annotation, n);
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "device/allocation.h"
 #include "device/common/device_checks.h"
+#include "device/go_json_reader.h"
 #include "go/json_key.h"
 #include "model/json_writer.h"
 
@@ -205,27 +206,30 @@ struct SgpuFacts {
   int32_t link_zone = 0;
 };
 
-SgpuFacts read_facts(const DeviceUsage& d, dom::parser& parser) {
+SgpuFacts read_facts(const DeviceUsage& d) {
   SgpuFacts out;
   if (!d.custom_info) return out;
-  dom::object obj;
-  if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return out;
-  for (auto field : obj) {
-    if (field.key == "QosPolicy") {
-      std::string_view s;
-      if (field.value.get(s) == simdjson::SUCCESS) {
-        out.qos_policy = std::string(s);
-      } else {
-        out.qos_policy.reset();
-      }
-    } else if (field.key == "LinkZone") {
-      int64_t z = 0;
-      const bool ok = field.value.type() == dom::element_type::INT64 &&
-                      field.value.get(z) == simdjson::SUCCESS &&
-                      z >= std::numeric_limits<int32_t>::min() && z <= kInt32Max;
-      out.link_zone = ok ? static_cast<int32_t>(z) : 0;
-    }
-  }
+  // Go's map keeps the last of repeated keys: every occurrence overwrites.
+  gojson::for_each_custom_info_entry(
+      *d.custom_info, [&](std::string_view key, simdjson::ondemand::value& v) {
+        if (key == "QosPolicy") {
+          if (const std::optional<std::string_view> s = gojson::any_string(v)) {
+            out.qos_policy = std::string(*s);
+          } else {
+            out.qos_policy.reset();
+          }
+        } else if (key == "LinkZone") {
+          // An integer in int32's range (the text backends write); anything else is 0.
+          int64_t z = 0;
+          simdjson::ondemand::number_type type{};
+          const bool ok = !v.get_number_type().get(type) &&
+                          type == simdjson::ondemand::number_type::signed_integer &&
+                          !v.get_int64().get(z) && z >= std::numeric_limits<int32_t>::min() &&
+                          z <= kInt32Max;
+          out.link_zone = ok ? static_cast<int32_t>(z) : 0;
+        }
+        return true;
+      });
   return out;
 }
 
@@ -512,7 +516,6 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const SgpuPreparedPod&>(*ctx.prepared);
   const bool online = pod.app_class == kOnline;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  dom::parser parser;
   FitOutcome out;
   // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
   const check::Failures failures(out, ctx.explain);
@@ -540,7 +543,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
            [&] { return "class \"" + pod.app_class + "\" cannot share with the device's pods"; });
       continue;
     }
-    SgpuFacts facts = read_facts(d, parser);
+    SgpuFacts facts = read_facts(d);
     if (!online) {
       // AddResourceUsage rewrites only a string QosPolicy: a device that reports none keeps
       // none, whatever its pods and this pod's earlier containers asked for.
@@ -644,12 +647,11 @@ float MetaxSgpuBackend::score_node(std::span<const DeviceUsage> previous,
   });
   if (!whole_device || !config_.sgpu_topology_aware) return 0;
 
-  dom::parser parser;
   std::map<std::string_view, int32_t> zone_of;
   std::vector<LinkDevice> available;
   for (const DeviceUsage& d : previous) {
     // Only this backend's devices carry a LinkZone HAMi can read (an int32 it stored itself).
-    const int32_t zone = d.vendor == kSgpuVendor ? read_facts(d, parser).link_zone : 0;
+    const int32_t zone = d.vendor == kSgpuVendor ? read_facts(d).link_zone : 0;
     zone_of.emplace(d.id, zone);
     if (d.used == 0) available.push_back(LinkDevice{d.id, zone});
   }

@@ -172,6 +172,24 @@ TEST(AwsNeuron, TopologyWindows) {
   EXPECT_TRUE(AwsNeuronBackend::select_window(none.ptrs, 3).empty());
 }
 
+// custominfo is HAMi's map[string]any, read through the Go-JSON reader with Go's map rules: a
+// key given twice keeps its last value (the DOM lookup this replaced kept the first), and map
+// keys match exactly (only struct fields fold case).
+TEST(AwsNeuron, CustomInfoReadsAsGoDecodesAMap) {
+  Devices twice = devices_of(4, "trn1");
+  twice.custom[0] = R"({"AWSNodeType":"trn1","AWSNodeType":"inf2"})";
+  // Inferentia: any consecutive run of 3; Trainium would need an aligned block.
+  EXPECT_EQ(AwsNeuronBackend::select_window(twice.ptrs, 3).size(), 3u);
+  twice.custom[0] = R"({"AWSNodeType":"inf2","AWSNodeType":"trn1"})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(twice.ptrs, 3).empty());
+  twice.custom[0] = R"({"AWSNodeType":"inf2","AWSNodeType":null})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(twice.ptrs, 2).empty());  // no type, no window
+
+  Devices folded = devices_of(4, "inf2");
+  folded.custom[0] = R"({"awsnodetype":"inf2"})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(folded.ptrs, 2).empty());
+}
+
 TEST(AwsNeuron, SingleDeviceFit) {
   AwsNeuronBackend b;
   Devices trn = devices_of(2, "trn1");
