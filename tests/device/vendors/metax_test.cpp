@@ -402,6 +402,21 @@ TEST(MetaxSgpu, MalformedAndEmptyRegistrations) {
   EXPECT_EQ(found.message, "metax-tech.com/node-gpu-devices: [0].totalVRam: 1.5 is not an int32");
 }
 
+// The registration is read as Go's json.Unmarshal reads it (the Go-JSON reader): struct keys
+// fold case, and invalid UTF-8 inside a string becomes U+FFFD instead of failing the text (the
+// DOM parse this replaced called such a registration malformed).
+TEST(MetaxSgpu, RegistrationsDecodeAsGoDecodesThem) {
+  MetaxSgpuBackend b;
+  auto found = b.node_devices(
+      vendor_node("n", {{kSgpuRegister,
+                         "[{\"UUID\":\"GPU-\xff\",\"TOTALVRAM\":1024,\"Healthy\":true,"
+                         "\"totalDevCount\":4,\"totalCompute\":100}]"}}));
+  ASSERT_EQ(found.state, device::NodeDevices::State::kOk) << found.message;
+  ASSERT_EQ(found.devices.size(), 1u);
+  EXPECT_EQ(found.devices[0].id, "GPU-\xef\xbf\xbd");
+  EXPECT_EQ(found.devices[0].devmem, 1024);
+}
+
 TEST(MetaxSgpu, FitFollowsTheReferenceExamples) {
   const auto registry = chart_registry();
   const model::Node two = sgpu_node({{"dev-0", 16, 100, 128}, {"dev-1", 16, 100, 128}});
