@@ -14,6 +14,7 @@
 #include "go/json_key.h"
 #include "go/strconv.h"
 #include "model/json_writer.h"
+#include "model/simdjson_util.h"
 
 namespace hamisim::device::metax {
 namespace {
@@ -63,22 +64,7 @@ bool canonical_has_suffix(int64_t v) {
   return m >= (uint64_t{1} << 20) && m % 1024 == 0;
 }
 
-std::string_view json_type_name(od::json_type t) {
-  switch (t) {
-    case od::json_type::array:
-      return "array";
-    case od::json_type::object:
-      return "object";
-    case od::json_type::string:
-      return "string";
-    case od::json_type::boolean:
-      return "boolean";
-    case od::json_type::null:
-      return "null";
-    default:
-      return "number";
-  }
-}
+using model::json::type_name;
 
 // One MetaxSDeviceInfo as Go decodes it: null leaves a field alone, a value of another type
 // (or an int32 field given a fraction, exponent or out-of-range number) fails the annotation.
@@ -96,7 +82,7 @@ struct SgpuRegistration {
 
 Status field_error(size_t index, std::string_view key, std::string_view want, od::json_type got) {
   return make_error("[" + std::to_string(index) + "]." + std::string(key) + ": expected " +
-                    std::string(want) + ", got " + std::string(json_type_name(got)));
+                    std::string(want) + ", got " + std::string(type_name(got)));
 }
 
 Status json_error(simdjson::error_code e) {
@@ -198,7 +184,7 @@ Result<std::vector<SgpuRegistration>> decode_registrations(std::string_view json
   if (t == od::json_type::null) return out;
   od::array arr;
   if (t != od::json_type::array || doc.get_array().get(arr)) {
-    return make_error("expected an array, got " + std::string(json_type_name(t)));
+    return make_error("expected an array, got " + std::string(type_name(t)));
   }
   for (auto element : arr) {
     const size_t i = out.size();
@@ -211,7 +197,7 @@ Result<std::vector<SgpuRegistration>> decode_registrations(std::string_view json
     od::object obj;
     if (et != od::json_type::object || el.get_object().get(obj)) {
       return make_error("[" + std::to_string(i) + "]: expected an object, got " +
-                        std::string(json_type_name(et)));
+                        std::string(type_name(et)));
     }
     out.emplace_back();
     if (Status s = read_registration(obj, i, out.back()); !s) return s.error();
