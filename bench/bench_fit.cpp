@@ -10,7 +10,7 @@
 #include "device/codec.h"
 #include "device/nvidia/nvidia_backend.h"
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 
 namespace {
@@ -80,9 +80,9 @@ const Scenario& scenario() {
   return s;
 }
 
-fit::NodeInventory inventory() {
-  auto r = fit::read_registered_inventory(scenario().node, scenario().registry);
-  return std::move(r.inventory);
+fit::DeviceDescription description() {
+  auto r = fit::read_registered_description(scenario().node, scenario().registry);
+  return std::move(r.description);
 }
 
 std::vector<fit::PodAllocation> decoded_existing() {
@@ -101,17 +101,17 @@ void BM_PreparePod(benchmark::State& state) {
 }
 BENCHMARK(BM_PreparePod);
 
-void BM_ReadInventory(benchmark::State& state) {
+void BM_ReadDescription(benchmark::State& state) {
   const Scenario& s = scenario();
   for (auto _ : state) {
-    auto r = fit::read_registered_inventory(s.node, s.registry);
+    auto r = fit::read_registered_description(s.node, s.registry);
     benchmark::DoNotOptimize(r);
   }
 }
-BENCHMARK(BM_ReadInventory);
+BENCHMARK(BM_ReadDescription);
 
 void BM_FreshUsage(benchmark::State& state) {
-  const fit::NodeInventory inv = inventory();
+  const fit::DeviceDescription inv = description();
   for (auto _ : state) {
     fit::NodeUsage u = fit::fresh_usage(inv);
     benchmark::DoNotOptimize(u);
@@ -133,7 +133,7 @@ BENCHMARK(BM_DecodePodAllocations);
 
 // add_pod_usage for the 20 already decoded pods (per node, per filter call).
 void BM_AddPodUsage(benchmark::State& state) {
-  const fit::NodeInventory inv = inventory();
+  const fit::DeviceDescription inv = description();
   const std::vector<fit::PodAllocation> allocs = decoded_existing();
   const fit::NodeUsage fresh = fit::fresh_usage(inv);
   for (auto _ : state) {
@@ -146,7 +146,7 @@ BENCHMARK(BM_AddPodUsage);
 
 void BM_FitPod(benchmark::State& state) {
   const Scenario& s = scenario();
-  const fit::NodeInventory inv = inventory();
+  const fit::DeviceDescription inv = description();
   fit::NodeUsage usage = fit::fresh_usage(inv);
   for (const auto& a : decoded_existing()) fit::add_pod_usage(usage, a);
   auto prepared = fit::prepare_pod(s.pod, s.registry, {});
@@ -159,10 +159,10 @@ void BM_FitPod(benchmark::State& state) {
 BENCHMARK(BM_FitPod);
 
 // prepare_pod + fresh_usage + add_pod_usage (20 decoded pods) + fit_pod: one node of a
-// filter call once the pod manager holds decoded allocations and the inventory is cached.
+// filter call once the pod manager holds decoded allocations and the description is cached.
 void BM_Together(benchmark::State& state) {
   const Scenario& s = scenario();
-  const fit::NodeInventory inv = inventory();
+  const fit::DeviceDescription inv = description();
   const std::vector<fit::PodAllocation> allocs = decoded_existing();
   for (auto _ : state) {
     auto prepared = fit::prepare_pod(s.pod, s.registry, {});
@@ -174,16 +174,16 @@ void BM_Together(benchmark::State& state) {
 }
 BENCHMARK(BM_Together);
 
-// Everything from raw objects: inventory decode and the 20 pods' annotations decoded too.
+// Everything from raw objects: description decode and the 20 pods' annotations decoded too.
 void BM_TogetherFromAnnotations(benchmark::State& state) {
   const Scenario& s = scenario();
   for (auto _ : state) {
     auto prepared = fit::prepare_pod(s.pod, s.registry, {});
-    auto inv = fit::read_registered_inventory(s.node, s.registry);
-    fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+    auto inv = fit::read_registered_description(s.node, s.registry);
+    fit::NodeUsage usage = fit::fresh_usage(inv.description);
     for (const auto& p : s.existing)
       fit::add_pod_usage(usage, *fit::decode_pod_allocation(p, s.registry));
-    fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, s.registry);
+    fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.description, s.registry);
     benchmark::DoNotOptimize(f);
   }
 }
@@ -196,13 +196,13 @@ BENCHMARK(BM_TogetherFromAnnotations);
 struct Fit40 {
   model::Node node;
   model::Pod pod;
-  fit::NodeInventory inventory;
+  fit::DeviceDescription description;
   std::vector<fit::PodAllocation> allocations;
 
   Fit40() {
     const Scenario& s = scenario();
     node = s.node;  // the same 8 x H100 registration
-    inventory = std::move(fit::read_registered_inventory(node, s.registry).inventory);
+    description = std::move(fit::read_registered_description(node, s.registry).description);
     for (int p = 0; p < 40; ++p) {
       model::Pod e;
       e.metadata.name = "running-" + std::to_string(p);
@@ -223,18 +223,18 @@ void BM_Fit40(benchmark::State& state) {
   static const Fit40 f;
   const device::DeviceRegistry& registry = scenario().registry;
   auto prepared = fit::prepare_pod(f.pod, registry, {});
-  fit::NodeUsage base = fit::fresh_usage(f.inventory);
+  fit::NodeUsage base = fit::fresh_usage(f.description);
   for (const auto& a : f.allocations) fit::add_pod_usage(base, a);
   const bool per_node = state.range(0) == 1;
   for (auto _ : state) {
     if (per_node) {
-      fit::NodeUsage usage = fit::fresh_usage(f.inventory);
+      fit::NodeUsage usage = fit::fresh_usage(f.description);
       for (const auto& a : f.allocations) fit::add_pod_usage(usage, a);
-      fit::NodeFit r = fit::fit_pod(*prepared, usage, f.inventory, registry);
+      fit::NodeFit r = fit::fit_pod(*prepared, usage, f.description, registry);
       if (!r.fits) state.SkipWithError(r.reason.c_str());
       benchmark::DoNotOptimize(r);
     } else {
-      fit::NodeFit r = fit::fit_pod(*prepared, base, f.inventory, registry);
+      fit::NodeFit r = fit::fit_pod(*prepared, base, f.description, registry);
       if (!r.fits) state.SkipWithError(r.reason.c_str());
       benchmark::DoNotOptimize(r);
     }

@@ -1,5 +1,5 @@
 // Cost of one /filter-simulation request without HTTP: decoding ExtenderArgs (a pod and N
-// realistic template nodes of ~6 KiB each, as CA sends them), building each node's inventory,
+// realistic template nodes of ~6 KiB each, as CA sends them), building each node's description,
 // fitting, and encoding the response. Run with N = 1, 10, 100 and with SimulatedPods, for a body
 // seen before (the steady state under CA) and for one seen for the first time.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Writes what hamisim answers on the bundled examples and on a generated 1,000-node cluster into
-# OUTDIR, one file per question, so that two builds can be compared byte for byte (a refactoring
-# must not change any of them):
+# Writes what hamisim answers on the bundled examples (the DRA one included) and on a generated
+# 1,000-node cluster into OUTDIR, one file per question, so that two builds can be compared byte
+# for byte (a refactoring must not change any of them):
 #   scripts/golden-outputs.sh build/src/cli/hamisim /tmp/before
 #   ... change, rebuild ...
 #   scripts/golden-outputs.sh build/src/cli/hamisim /tmp/after && diff -r /tmp/before /tmp/after
@@ -58,6 +58,11 @@ for pod in examples/fit/pod-*.yaml; do
     run "fit-$(basename "$pod" .yaml)-$fmt" "$bin" fit --pod "$pod" --node examples/fit/node-k80.yaml \
       --output "$fmt"
   done
+done
+for fmt in table json; do
+  run "plan-dra-example-$fmt" "$bin" plan --cluster examples/plan-dra/cluster.yaml \
+    --node-groups examples/plan-dra/node-groups.yaml \
+    --device-profiles examples/plan-dra/device-profiles.yaml -o "$fmt"
 done
 run fit-vendors "$bin" fit --pod examples/vendors/pod-dcu.yaml --node examples/vendors/node-mixed.yaml
 run profile-check "$bin" profile check --device-profiles examples/profiles/device-profiles.yaml \

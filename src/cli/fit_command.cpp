@@ -51,12 +51,12 @@ std::string describe_request(const device::ContainerDeviceRequest& r) {
   return fmt::format("{} {} GPU(s), each {} and {}% cores", r.nums, r.type, mem, r.coresreq);
 }
 
-void print_usage_table(const fit::NodeUsage& usage, const fit::NodeInventory& inventory) {
+void print_usage_table(const fit::NodeUsage& usage, const fit::DeviceDescription& description) {
   std::printf("  devices on the node before this pod:\n");
   for (const auto& d : usage.devices) {
     std::string flags;
     if (!d.health) flags += " UNHEALTHY";
-    if (inventory.cordoned.count(d.id)) flags += " CORDONED";
+    if (description.cordoned.count(d.id)) flags += " CORDONED";
     std::printf("    %-40s %-28s numa %lld  slots %lld/%d  memory %lld/%d MiB  cores %lld/%d%s\n",
                 d.id.c_str(), d.type.c_str(), static_cast<long long>(d.numa),
                 static_cast<long long>(d.used), d.count, static_cast<long long>(d.usedmem),
@@ -65,12 +65,12 @@ void print_usage_table(const fit::NodeUsage& usage, const fit::NodeInventory& in
 }
 
 // The node's description as the engine gave it; only valid when the verdict has one.
-const fit::NodeInventory& inventory_of(const engine::Verdict& v) {
-  return v.described->inventory;
+const fit::DeviceDescription& description_of(const engine::Verdict& v) {
+  return v.described->description;
 }
 
 bool described_ok(const engine::Verdict& v) {
-  return v.described && v.described->state == fit::InventoryResult::State::kOk;
+  return v.described && v.described->state == fit::DescriptionResult::State::kOk;
 }
 
 int print_table(const model::Pod& pod, const model::Node& node, const fit::PreparedPod& prepared,
@@ -91,17 +91,17 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
     std::printf("  why: %s\n", verdict.reason.c_str());
     return 0;
   }
-  const fit::NodeInventory& inventory = inventory_of(verdict);
-  if (inventory.source != fit::DeviceSource::kAnnotation) {
+  const fit::DeviceDescription& description = description_of(verdict);
+  if (description.source != fit::DeviceSource::kAnnotation) {
     std::printf("%s: devices described by %s%s\n", head.c_str(),
-                std::string(fit::to_string(inventory.source)).c_str(),
-                inventory.profile.empty() ? "" : (" \"" + inventory.profile + "\"").c_str());
+                std::string(fit::to_string(description.source)).c_str(),
+                description.profile.empty() ? "" : (" \"" + description.profile + "\"").c_str());
   }
-  for (const std::string& note : inventory.notes) std::printf("  note: %s\n", note.c_str());
+  for (const std::string& note : description.notes) std::printf("  note: %s\n", note.c_str());
   if (result->fits) {
     std::printf("%s: FITS  (node score %.2f, node policy %s, GPU policy %s)\n", head.c_str(),
                 result->node_score, prepared.node_policy.c_str(), prepared.gpu_policy.c_str());
-    print_usage_table(*usage, inventory);
+    print_usage_table(*usage, description);
     for (const auto& [vendor, list] : result->devices) {
       for (size_t i = 0; i < list.size() && i < containers.size(); ++i) {
         if (list[i].empty()) continue;
@@ -124,7 +124,7 @@ int print_table(const model::Pod& pod, const model::Node& node, const fit::Prepa
   std::printf("%s: DOES NOT FIT (%s)\n", head.c_str(),
               std::string(fit::to_string(result->fit_class)).c_str());
   std::printf("  HAMi reason: %s\n", result->reason.c_str());
-  print_usage_table(*usage, inventory);
+  print_usage_table(*usage, description);
   if (result->failed_container >= 0 &&
       static_cast<size_t>(result->failed_container) < containers.size()) {
     const size_t ci = static_cast<size_t>(result->failed_container);
@@ -159,12 +159,13 @@ int print_json(const model::Pod& pod, const model::Node& node, const engine::Ver
   w.key("class").string(fit::to_string(verdict.fit_class));
   w.key("reason").string(verdict.failed_text);
   // Where the node's devices came from, as /filter-simulation's Diagnostics says.
-  static const fit::NodeInventory kNone;
-  const fit::NodeInventory& inventory = verdict.described ? verdict.described->inventory : kNone;
-  w.key("deviceSource").string(fit::to_string(inventory.source));
-  w.key("profile").string(inventory.profile);
+  static const fit::DeviceDescription kNone;
+  const fit::DeviceDescription& description =
+      verdict.described ? verdict.described->description : kNone;
+  w.key("deviceSource").string(fit::to_string(description.source));
+  w.key("profile").string(description.profile);
   w.key("notes").begin_array();
-  for (const auto& n : inventory.notes) w.string(n);
+  for (const auto& n : description.notes) w.string(n);
   w.end_array();
   w.key("allocations").begin_array();
   if (result && result->fits) {

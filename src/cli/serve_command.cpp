@@ -22,7 +22,7 @@
 #endif
 #include "device/catalog/device_config.h"
 #include "engine/engine.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "go/duration.h"
 #include "kube/kube_config.h"
 #include "kube/kube_source.h"

@@ -292,6 +292,20 @@ std::string Path::str() const {
 
 // ---- Step 2: the readers ----
 
+std::optional<std::string_view> any_string(od::value& v) {
+  std::string_view s;
+  if (v.get_string().get(s)) return std::nullopt;
+  return s;
+}
+
+std::optional<double> any_number(od::value& v) {
+  od::json_type t;
+  if (v.type().get(t) || t != od::json_type::number) return std::nullopt;
+  double d = 0;
+  if (v.get_double().get(d)) return std::nullopt;
+  return d;
+}
+
 Error at(const Path& p, std::string_view what) {
   std::string where = p.str();
   if (where.empty()) return make_error(std::string(what));

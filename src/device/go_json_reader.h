@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,6 +117,37 @@ Status read_slice(od::value& v, const Path& p, std::string_view go_type, std::ve
   if (is_nil != nullptr) *is_nil = false;
   return ok_status();
 }
+
+// DeviceInfo.CustomInfo as HAMi reads it, a map[string]any, from the text the registration
+// decoder kept (or a backend wrote). Visits each entry in order with its key exactly as written
+// (map keys do not fold), so a key given twice is visited twice and the last visit is the value
+// Go's map keeps. False, with nothing visited, when the text is not a JSON object (HAMi's map
+// is then nil). `visit(std::string_view key, od::value& value)` returns false to stop.
+template <class F>
+bool for_each_custom_info_entry(std::string_view text, F&& visit) {
+  thread_local od::parser parser;
+  thread_local std::string padded;
+  padded.assign(text);
+  padded.append(simdjson::SIMDJSON_PADDING, '\0');
+  od::document doc;
+  if (parser.iterate(padded.data(), text.size(), padded.size()).get(doc)) return false;
+  od::object obj;
+  if (doc.get_object().get(obj)) return false;
+  for (auto field_result : obj) {
+    od::field field;
+    if (std::move(field_result).get(field)) return true;
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return true;
+    od::value value = field.value();
+    if (!visit(key, value)) return true;
+  }
+  return true;
+}
+
+// A value of a map[string]any under HAMi's type assertions: `v.(string)`, `v.(float64)` (every
+// JSON number decodes to float64 in an interface). nullopt when the assertion fails.
+std::optional<std::string_view> any_string(od::value& v);
+std::optional<double> any_number(od::value& v);
 
 // Go decodes numbers inside interface{} values as float64 and fails when one is out of range
 // (overflow to ±Inf; underflow quietly becomes 0). `json` is prepared, valid JSON.

@@ -244,10 +244,9 @@ ProbeOutcome probe_extender(const SchedulerConfig& config, size_t index, ConfigR
   const std::string pod = probe_pod_json(names);
   const std::string node =
       probe_node_json(kProbeNodeName, names.count.empty() ? "nvidia.com/gpu" : names.count);
-  const extender::CandidateNode candidates[] = {{kProbeNodeName, node}};
-  extender::FilterRequest request;
+  extender::ExtenderArgs request;
   request.pod_json = pod;
-  request.nodes = candidates;
+  request.nodes.push_back({kProbeNodeName, node});
 
   const auto start = std::chrono::steady_clock::now();
   auto answer = (*client)->filter(request);

@@ -83,7 +83,7 @@ Engine::Engine(const device::DeviceRegistry& registry,
     : registry_(registry),
       profiles_(or_empty(std::move(profiles))),
       policy_(std::move(policy)),
-      inventory_(registry_, profiles_) {}
+      describer_(registry_, profiles_) {}
 
 Result<fit::PreparedPod> Engine::prepare(const model::Pod& pod, std::string_view where) const {
   if (Status s = validate_device_resources(pod, registry_, where); !s) return s.error();
@@ -92,12 +92,12 @@ Result<fit::PreparedPod> Engine::prepare(const model::Pod& pod, std::string_view
   return prepared;
 }
 
-std::shared_ptr<const fit::InventoryResult> Engine::describe(const fit::KeyedNode& node) const {
-  return inventory_.inventory_for(node);
+std::shared_ptr<const fit::DescriptionResult> Engine::describe(const fit::KeyedNode& node) const {
+  return describer_.describe(node);
 }
 
-std::shared_ptr<const fit::InventoryResult> Engine::describe(const model::Node& node) const {
-  return inventory_.inventory_for(node);
+std::shared_ptr<const fit::DescriptionResult> Engine::describe(const model::Node& node) const {
+  return describer_.describe(node);
 }
 
 Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod,
@@ -106,7 +106,7 @@ Result<fit::PodAllocation> Engine::allocation(const model::Pod& pod,
 }
 
 Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
-                       std::shared_ptr<const fit::InventoryResult> described_ptr,
+                       std::shared_ptr<const fit::DescriptionResult> described_ptr,
                        const fit::NodeUsage& usage) const {
   Verdict v;
   if (!pod.requests_devices()) {
@@ -115,29 +115,29 @@ Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
     return v;
   }
   v.described = std::move(described_ptr);
-  const fit::InventoryResult& described = *v.described;
+  const fit::DescriptionResult& described = *v.described;
   switch (described.state) {
-    case fit::InventoryResult::State::kNoDescription:
+    case fit::DescriptionResult::State::kNoDescription:
       v.fit_class = fit::FitClass::kNoDeviceDescription;
       v.failed_text = fit::kNodeUnregistered;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kMalformed:
+    case fit::DescriptionResult::State::kMalformed:
       v.fit_class = fit::FitClass::kMalformedDeviceDescription;
       v.failed_text = "malformed device registration: " + described.message;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kRejected:
+    case fit::DescriptionResult::State::kRejected:
       v.fit_class = fit::FitClass::kProfileRejected;
       v.failed_text = "device profile rejected: " + described.message;
       v.reason = described.message;
       return v;
-    case fit::InventoryResult::State::kOk:
+    case fit::DescriptionResult::State::kOk:
       break;
   }
   // The node's name goes to the vendors whose annotations carry it; no time, so answers stay
   // stable (AllocationSite).
-  v.fit = fit::fit_pod(pod, usage, described.inventory, registry_, nullptr,
+  v.fit = fit::fit_pod(pod, usage, described.description, registry_, nullptr,
                        fit::AllocationSite{node.metadata.name, std::nullopt});
   v.fit_class = v.fit.fit_class;
   if (!v.fit.fits) {
@@ -150,16 +150,16 @@ Verdict Engine::decide(const fit::PreparedPod& pod, const model::Node& node,
 Verdict Engine::fit(const fit::PreparedPod& pod, const fit::KeyedNode& node,
                     std::span<const fit::PodAllocation> placed, fit::NodeUsage& scratch) const {
   if (!pod.requests_devices()) return decide(pod, node.node, nullptr, scratch);
-  std::shared_ptr<const fit::InventoryResult> described = describe(node);
-  if (described->state == fit::InventoryResult::State::kOk) {
-    fit::reset_usage(scratch, described->inventory);
+  std::shared_ptr<const fit::DescriptionResult> described = describe(node);
+  if (described->state == fit::DescriptionResult::State::kOk) {
+    fit::reset_usage(scratch, described->description);
     for (const fit::PodAllocation& a : placed) fit::add_pod_usage(scratch, a);
   }
   return decide(pod, node.node, std::move(described), scratch);
 }
 
 void Engine::set_observations(std::shared_ptr<const profile::ProfileObservations> observations) {
-  inventory_.set_observations(std::move(observations));
+  describer_.set_observations(std::move(observations));
 }
 
 }  // namespace hamisim::engine

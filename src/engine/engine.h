@@ -16,12 +16,12 @@
 #include <string_view>
 
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "engine/describer.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "model/objects.h"
 #include "model/result.h"
 #include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 #include "profile/reconcile.h"
 
 namespace hamisim::engine {
@@ -33,7 +33,7 @@ struct Verdict {
   std::string reason;       // Diagnostics.Reason; empty when the node passes
   // How the node's devices were described (source, profile, notes); null when the pod
   // requests no device and the node was not looked at.
-  std::shared_ptr<const fit::InventoryResult> described;
+  std::shared_ptr<const fit::DescriptionResult> described;
   // The Fit itself when the node was described and the pod requests devices: the devices
   // chosen, the annotations to write, the node score; per-device verdicts with `explain`.
   fit::NodeFit fit;
@@ -62,8 +62,8 @@ class Engine {
   Result<fit::PreparedPod> prepare(const model::Pod& pod, std::string_view where) const;
 
   // How the node's devices are described. Shared and immutable.
-  std::shared_ptr<const fit::InventoryResult> describe(const fit::KeyedNode& node) const;
-  std::shared_ptr<const fit::InventoryResult> describe(const model::Node& node) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(const fit::KeyedNode& node) const;
+  std::shared_ptr<const fit::DescriptionResult> describe(const model::Node& node) const;
 
   // A placed pod's allocation from its annotations (what counts against a node's devices).
   // `added`: annotations set over the pod's own (fit::decode_pod_allocation).
@@ -71,9 +71,9 @@ class Engine {
                                         const model::StringMap* added = nullptr) const;
 
   // The decision for a node described as `described` whose devices are used as `usage` says
-  // (usage built from `described.inventory` and the node's placed pods).
+  // (usage built from `described.description` and the node's placed pods).
   Verdict decide(const fit::PreparedPod& pod, const model::Node& node,
-                 std::shared_ptr<const fit::InventoryResult> described,
+                 std::shared_ptr<const fit::DescriptionResult> described,
                  const fit::NodeUsage& usage) const;
 
   // describe + usage of `placed` + decide. `scratch` is reused memory (one per thread).
@@ -88,7 +88,7 @@ class Engine {
   const device::DeviceRegistry& registry_;
   std::shared_ptr<const profile::DeviceProfiles> profiles_;
   fit::FitPolicy policy_;
-  profile::ProfileInventoryProvider inventory_;
+  Describer describer_;
 };
 
 // Spec §5.4: managed device resources must be non-negative integers that fit HAMi's int32

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/objects.h"
 #include "model/result.h"
 

@@ -38,10 +38,10 @@ Result<ChainOutcome> ExtenderChain::filter(const model::Pod& pod, std::string_vi
     if (!ext.is_filter() || !ext.is_interested(pod)) continue;
     out.consulted = true;
 
-    FilterRequest request;
+    ExtenderArgs request;
     request.pod_json = pod_json;
     request.nodes = current;
-    request.simulated_pods = simulated_pods;
+    request.simulated_pods_json = simulated_pods;
 
     ExtenderCall call;
     call.extender_index = i;

@@ -180,7 +180,7 @@ Status decode_args_pod(od::value& v, Items how, PodCache* cache,
   return ok_status();
 }
 
-// Decodes the object `v` into `out`, a fresh node; `out.raw` is what raw_object returns (the
+// Decodes the object `v` into `out`, a fresh node; `out.json` is what raw_object returns (the
 // object and the whitespace after it) either way. With a cache the node is looked up by those
 // bytes first, and decoded from them on a miss.
 Status decode_node(od::value& v, std::string_view where, Items how, NodeCache* cache,
@@ -192,14 +192,14 @@ Status decode_node(od::value& v, std::string_view where, Items how, NodeCache* c
     if (Status s = model::json::decode_node(v, where, node); !s) return s;
     const char* end = nullptr;
     if (auto e = v.current_location().get(end)) return make_error(json_error(where, e));
-    out.raw = std::string_view(start, static_cast<size_t>(end - start));
-    if (Status s = check_well_formed(out.raw, where); !s) return s;
+    out.json = std::string_view(start, static_cast<size_t>(end - start));
+    if (Status s = check_well_formed(out.json, where); !s) return s;
     out.decoded = std::make_shared<const fit::KeyedNode>(std::move(node));
     return ok_status();
   }
   auto raw = raw_object(v, where);
   if (!raw) return raw.error();
-  out.raw = *raw;
+  out.json = *raw;
   if (cache != nullptr) {
     auto cached = get_checked(*cache, *raw, where);
     if (!cached) return cached.error();
@@ -437,7 +437,7 @@ class KeptBodyReader {
         ExtenderNode& node = args.nodes.emplace_back();
         if (!object(cache_.nodes, node.decoded)) return false;
         skip_space();  // the raw text runs to the next token, as simdjson's raw_json() does
-        node.raw = body_.substr(start, at_ - start);
+        node.json = body_.substr(start, at_ - start);
         return true;
       });
     });
@@ -523,13 +523,21 @@ std::optional<ExtenderArgs> decode_kept_extender_args(std::string_view body,
   return KeptBodyReader(body, cache).read();
 }
 
+namespace {
+ExtenderArgs named(ExtenderArgs args) {
+  for (ExtenderNode& n : args.nodes) n.name = n.node().metadata.name;
+  return args;
+}
+}  // namespace
+
 Result<ExtenderArgs> decode_extender_args_in_buffer(std::string_view body, DecodedObjects* cache) {
   if (cache != nullptr) {
-    if (auto kept = decode_kept_extender_args(body, *cache)) return std::move(*kept);
+    if (auto kept = decode_kept_extender_args(body, *cache)) return named(std::move(*kept));
   }
   auto args = decode_args(body, Items::kInPlace, cache);
   if (!args) args = decode_args(body, Items::kOwnBytes, cache);
-  return args;
+  if (!args) return args;
+  return named(std::move(*args));
 }
 
 Result<ExtenderArgs> decode_extender_args(std::string_view body, DecodedObjects* cache) {
@@ -575,14 +583,40 @@ Result<ExtenderBindingArgs> decode_binding_args(std::string_view body) {
   return args;
 }
 
-std::string encode_filter_error(std::string_view error) {
+std::string encode_extender_args(const ExtenderArgs& args, bool node_cache_capable) {
   model::JsonWriter w;
+  size_t bytes = args.pod_json.size() + 128;
+  for (const auto& n : args.nodes) bytes += n.json.size() + n.name.size() + 4;
+  w.reserve(bytes);
   w.begin_object();
-  w.key("Nodes").null();
-  w.key("NodeNames").null();
-  w.key("FailedNodes").null();
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string(error);
+  w.key("Pod");
+  if (args.pod_json.empty()) {
+    w.null();
+  } else {
+    w.raw(args.pod_json);
+  }
+  if (node_cache_capable) {
+    w.key("Nodes").null();
+    w.key("NodeNames").begin_array();
+    for (const auto& n : args.nodes) w.string(n.name);
+    w.end_array();
+  } else {
+    w.key("Nodes").begin_object();
+    w.key("metadata").begin_object().end_object();
+    w.key("items").begin_array();
+    for (const auto& n : args.nodes) w.raw(n.json);
+    w.end_array().end_object();
+    w.key("NodeNames").null();
+  }
+  if (args.simulated_pods_json != nullptr && !args.simulated_pods_json->empty()) {
+    w.key("SimulatedPods").begin_object();
+    for (const auto& [node, pods] : *args.simulated_pods_json) {  // sorted, as Go writes maps
+      w.key(node).begin_array();
+      for (const auto& pod : pods) w.raw(pod);
+      w.end_array();
+    }
+    w.end_object();
+  }
   w.end_object();
   return w.take();
 }

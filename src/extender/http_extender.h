@@ -17,39 +17,18 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/extender_protocol.h"
 #include "extender/scheduler_config.h"
 #include "model/objects.h"
 #include "model/result.h"
 
 namespace hamisim::extender {
 
-// One candidate node: its name (the planner knows it already) and its Node object as JSON.
-// The views must stay valid during the call.
-struct CandidateNode {
-  std::string_view name;
-  std::string_view json;
-};
+// One candidate node: its name (the planner knows it already) and its Node object as JSON,
+// as ExtenderArgs carries it. The views must stay valid during the call.
+using CandidateNode = ExtenderNode;
 
-// hamisim extension `SimulatedPods`: node name -> raw Pod JSON of the pods the caller's
-// simulation already placed there (with the allocation annotations `Allocations` returned).
-using SimulatedPods = std::map<std::string, std::vector<std::string>, std::less<>>;
-
-struct FilterRequest {
-  std::string_view pod_json;
-  std::span<const CandidateNode> nodes;
-  const SimulatedPods* simulated_pods = nullptr;  // sent only when non-null and non-empty
-};
-
-// hamisim extension `Diagnostics`, one per node.
-struct NodeDiagnostic {
-  std::string fit_class;  // "Class"
-  std::string reason;
-  std::string device_source;
-  std::string profile;
-};
-
-using Annotations = std::map<std::string, std::string, std::less<>>;
-
+// What HTTPExtender.Filter makes of an ExtenderFilterResult (decode_filter_result below).
 struct FilterResult {
   // Nodes the extender let through, in the order of its answer, each name once. With
   // nodeCacheCapable every name is one of the input's; in Nodes mode they are whatever the
@@ -57,8 +36,8 @@ struct FilterResult {
   std::vector<std::string> passed;
   // Nodes mode: the returned Node objects as received, parallel to `passed`. Empty otherwise.
   std::vector<std::string> passed_json;
-  std::map<std::string, std::string, std::less<>> failed_nodes;
-  std::map<std::string, std::string, std::less<>> failed_and_unresolvable_nodes;
+  NodeReasons failed_nodes;
+  NodeReasons failed_and_unresolvable_nodes;
   // Extensions, when the extender sent them (hamisim's /filter-simulation does).
   std::map<std::string, Annotations, std::less<>> allocations;
   std::map<std::string, NodeDiagnostic, std::less<>> diagnostics;
@@ -73,22 +52,20 @@ class Extender {
   virtual bool is_filter() const = 0;
   virtual bool is_ignorable() const = 0;
   virtual bool is_interested(const model::Pod& pod) const = 0;
-  virtual Result<FilterResult> filter(const FilterRequest& request) const = 0;
+  // `args` holds the pod's and the nodes' texts (ExtenderArgs::pod_json, ExtenderNode::json)
+  // and SimulatedPods as texts (simulated_pods_json); the extender sends them in its form.
+  virtual Result<FilterResult> filter(const ExtenderArgs& args) const = 0;
 };
 
 // kube-scheduler IsInterested: true when `managed` is empty, otherwise when any container or
 // init container names a managed resource in requests or limits (any quantity, even 0).
 bool is_interested(const model::Pod& pod, const std::set<std::string, std::less<>>& managed);
 
-// The ExtenderArgs body: {"Pod":...,"Nodes":{"metadata":{},"items":[...]},"NodeNames":null}
-// or {"Pod":...,"Nodes":null,"NodeNames":[...]}, plus "SimulatedPods" when given.
-std::string encode_filter_args(const FilterRequest& request, bool node_cache_capable);
-
 // Decodes a 200 body and applies HTTPExtender.Filter's result rules (§2.3): `Error` set is an
 // error with that text; with nodeCacheCapable a non-null NodeNames must name input nodes only;
 // otherwise Nodes.items; neither means every node was filtered out. `extender_name` is used
 // in messages.
-Result<FilterResult> decode_filter_result(std::string_view body, const FilterRequest& request,
+Result<FilterResult> decode_filter_result(std::string_view body, const ExtenderArgs& request,
                                           bool node_cache_capable, std::string_view extender_name);
 
 struct HttpExtenderStats {
@@ -118,7 +95,7 @@ class HttpExtender final : public Extender {
   //   failed to decode filter response from extender at URL <url>: <why>
   // Keep-alive connections are reused; a reused connection the server closed while idle is
   // replaced once, within the same deadline.
-  Result<FilterResult> filter(const FilterRequest& request) const override;
+  Result<FilterResult> filter(const ExtenderArgs& request) const override;
 
   const ExtenderConfig& config() const { return config_; }
   const std::string& filter_url() const { return filter_url_; }

@@ -36,9 +36,10 @@ FitClass classify_reasons(const device::ReasonCounts& reasons) {
 // placeholder (fit_pod's caller renders it from the counts).
 std::string fit_container(const PreparedPod& pod, size_t container_index, const NodeUsage& usage,
                           bool commit, std::vector<device::DeviceUsage*>& order,
-                          const NodeInventory& inventory, const device::DeviceRegistry& registry,
-                          const device::QuotaView* quota, device::PodDevices& allocated,
-                          NodeFit& fit, bool reason_text, std::optional<FitClass>& failure_class) {
+                          const DeviceDescription& description,
+                          const device::DeviceRegistry& registry, const device::QuotaView* quota,
+                          device::PodDevices& allocated, NodeFit& fit, bool reason_text,
+                          std::optional<FitClass>& failure_class) {
   const device::ContainerRequests& requests = pod.requests[container_index];
   thread_local std::vector<float> score_values;
   score_values.clear();
@@ -89,7 +90,7 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
     ctx.prepared = state->second.get();
     ctx.gpu_policy = pod.gpu_policy;
     ctx.numa_bind = pod.numa_bind;
-    ctx.cordoned = &inventory.cordoned;
+    ctx.cordoned = &description.cordoned;
     ctx.allocated = &allocated;
     ctx.init_container_count = pod.init_count;
     ctx.container_index = container_index;
@@ -144,12 +145,12 @@ std::string fit_container(const PreparedPod& pod, size_t container_index, const 
 // node it shares with the vendor the pod does ask for. These are those vendors: registered,
 // present on the node under exactly their key, not in `allocated`; ascending vendor key.
 std::vector<const device::DeviceBackend*> unrequested_vendors(
-    const NodeInventory& inventory, const device::DeviceRegistry& registry,
+    const DeviceDescription& description, const device::DeviceRegistry& registry,
     const device::PodDevices& allocated) {
   std::vector<const device::DeviceBackend*> out;
   if (allocated.empty()) return out;  // HAMi writes nothing for a pod without devices
   const std::string* previous = nullptr;
-  for (const device::DeviceInfo& d : inventory.devices) {
+  for (const device::DeviceInfo& d : description.devices) {
     if (previous && *previous == d.type) continue;  // a node's devices mostly share a type
     previous = &d.type;
     if (allocated.contains(d.type)) continue;
@@ -235,14 +236,14 @@ FitClass classify_failure(std::string_view reason) {
   return FitClass::kConstraintMismatch;
 }
 
-void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
+void annotate(NodeFit& fit, const PreparedPod& pod, const DeviceDescription& description,
               const device::DeviceRegistry& registry, const AllocationSite& site) {
-  const device::AnnotationContext context{pod.pod, site.node, inventory.devices, site.unix_nanos};
+  const device::AnnotationContext context{pod.pod, site.node, description.devices, site.unix_nanos};
   // The padded vendors first: should two backends write one key, the requested vendor's value
   // is the one that stays (HAMi's order is Go map order).
   const device::PodSingleDevice padding(pod.requests.size());
   for (const device::DeviceBackend* backend :
-       unrequested_vendors(inventory, registry, fit.devices)) {
+       unrequested_vendors(description, registry, fit.devices)) {
     backend->annotate_allocation(padding, context, fit.annotations);
   }
   for (const auto& [vendor, list] : fit.devices) {
@@ -252,7 +253,7 @@ void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& invento
   }
 }
 
-NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
+NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const DeviceDescription& description,
                 const device::DeviceRegistry& registry, const device::QuotaView* quota,
                 const AllocationSite& site, bool with_annotations, bool with_reason_text) {
   NodeFit out;
@@ -284,8 +285,8 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
     if (accumulate) working = base;
     const NodeUsage& usage = accumulate ? working : base;
     pointers(usage, order);
-    std::string reason = fit_container(pod, i, usage, accumulate, order, inventory, registry, quota,
-                                       allocated, out, with_reason_text, failure_class);
+    std::string reason = fit_container(pod, i, usage, accumulate, order, description, registry,
+                                       quota, allocated, out, with_reason_text, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
   // App containers run together.
@@ -298,7 +299,7 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
   pointers(app, order);
   for (size_t i = pod.init_count; i < total; ++i) {
     if (pod.requests[i].empty()) continue;
-    std::string reason = fit_container(pod, i, app, accumulate, order, inventory, registry, quota,
+    std::string reason = fit_container(pod, i, app, accumulate, order, description, registry, quota,
                                        allocated, out, with_reason_text, failure_class);
     if (!reason.empty()) return failed(std::move(reason), i);
   }
@@ -314,14 +315,14 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInvento
     }
   }
   const std::vector<const device::DeviceBackend*> padded =
-      unrequested_vendors(inventory, registry, out.devices);
+      unrequested_vendors(description, registry, out.devices);
   if (!padded.empty()) {
     const device::PodSingleDevice padding(total);
     for (const device::DeviceBackend* backend : padded) {
       out.node_score += backend->score_node(base.devices, padding, pod.node_policy);
     }
   }
-  if (with_annotations) annotate(out, pod, inventory, registry, site);
+  if (with_annotations) annotate(out, pod, description, registry, site);
   return out;
 }
 

@@ -8,7 +8,7 @@
 
 #include "device/reason.h"
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/policy.h"
 
 namespace hamisim::fit {
@@ -96,13 +96,13 @@ struct AllocationSite {
 // nodes and keeps one: annotate() writes them for that one. Without `with_reason_text` a
 // backend's failure leaves `reason` empty and its counts in `reasons` (node-level failures
 // still have their text).
-NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const NodeInventory& inventory,
+NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const DeviceDescription& description,
                 const device::DeviceRegistry& registry, const device::QuotaView* quota = nullptr,
                 const AllocationSite& site = {}, bool with_annotations = true,
                 bool with_reason_text = true);
 
-// The allocation annotations of a fit made without them (same inventory, same site).
-void annotate(NodeFit& fit, const PreparedPod& pod, const NodeInventory& inventory,
+// The allocation annotations of a fit made without them (same description, same site).
+void annotate(NodeFit& fit, const PreparedPod& pod, const DeviceDescription& description,
               const device::DeviceRegistry& registry, const AllocationSite& site);
 
 // Classifies a HAMi failure string: capacity when any device was rejected for lack of memory,

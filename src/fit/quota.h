@@ -12,7 +12,7 @@
 
 #include "device/backend.h"
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/objects.h"
 
 namespace hamisim::fit {

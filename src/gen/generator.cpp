@@ -14,7 +14,8 @@
 #include "device/codec.h"
 #include "dra/capacity.h"
 #include "dra/decode.h"
-#include "fit/inventory.h"
+#include "engine/engine.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "model/json_writer.h"
 
@@ -740,7 +741,9 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
   }
 
   const device::DeviceRegistry registry = device::build_registry({});
-  const fit::FitPolicy policy;  // HAMi's defaults: spread devices, binpack nodes
+  // The simulation engine places the running pods, with HAMi's default policy (spread devices,
+  // binpack nodes) and no profiles: every generated node is described by its registration.
+  const engine::Engine engine(registry, nullptr);
 
   model::JsonWriter w;
   // Bytes per node, per running pod (a claim of ~800 more in DRA form) and per pending pod.
@@ -803,11 +806,11 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
     model::Node node;
     node.metadata.name = name;
     node.metadata.annotations[std::string(device::kNvidiaRegisterAnnotation)] = registration;
-    const fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
-    if (inv.state != fit::InventoryResult::State::kOk) {
-      return make_error("internal: generated registration does not decode: " + inv.message);
+    const std::shared_ptr<const fit::DescriptionResult> described = engine.describe(node);
+    if (described->state != fit::DescriptionResult::State::kOk) {
+      return make_error("internal: generated registration does not decode: " + described->message);
     }
-    fit::NodeUsage usage = fit::fresh_usage(inv.inventory);
+    fit::NodeUsage usage = fit::fresh_usage(described->description);
     // The same GPUs in DRA form, read back by the strict decoder, and what the claims of the
     // node's pods consume of each (by minor): a placement must fit both forms.
     std::string slice_json = hami_slice_json(name, node_uid, m, devices, dra_rng);
@@ -850,9 +853,10 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
       std::vector<DraResult> dra_results;
       for (int attempt = 0; attempt < 2 && !placed; ++attempt) {
         const model::Pod fit_pod = pod_for_fit(pod);
-        auto prepared = fit::prepare_pod(fit_pod, registry, policy);
+        auto prepared = engine.prepare(fit_pod, "generated pod");
         if (!prepared) return make_error("internal: " + prepared.error().message);
-        fit::NodeFit f = fit::fit_pod(*prepared, usage, inv.inventory, registry);
+        if (!prepared->requests_devices()) return make_error("internal: a pod without devices");
+        fit::NodeFit f = engine.decide(*prepared, node, described, usage).fit;
         // The devices HAMi chose, with what the claim would consume of each, as the allocator
         // computes it. This can fail where HAMi fits on MIG GPUs: HAMi charges an instance the
         // profile's cores while the claim asks the pod's, and it may give one container two
@@ -890,7 +894,7 @@ Result<GeneratedCluster> generate(const GenOptions& o) {
           pod.annotations[std::string(device::kBindTimeAnnotation)] = "1764748801";
           model::Pod placed_pod = fit_pod;
           for (const auto& [k2, v] : pod.annotations) placed_pod.metadata.annotations[k2] = v;
-          auto alloc = fit::decode_pod_allocation(placed_pod, registry);
+          auto alloc = engine.allocation(placed_pod);
           if (!alloc) return make_error("internal: " + alloc.error().message);
           fit::add_pod_usage(usage, *alloc);
           placed = true;

@@ -533,7 +533,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   std::vector<Candidate> fits;
   fit::NodeFit chosen;
   const std::string* chosen_name = nullptr;
-  const fit::NodeInventory* chosen_inventory = nullptr;  // kept alive by `table`
+  const fit::DeviceDescription* chosen_description = nullptr;  // kept alive by `table`
   // The scheduling time some vendors write into their annotations (HAMi time.Now()).
   const int64_t now_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.wall_now().time_since_epoch())
@@ -550,17 +550,21 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
       out.failed_nodes.add(name, fit::kNodeUnregistered);
       continue;
     }
-    const fit::NodeInventory& inventory = it->second->inventory;
-    // Reused while neither the node's registered inventory (a new LiveNode) nor its pods (the
+    const fit::DeviceDescription& description = it->second->description;
+    // Reused while neither the node's registered description (a new LiveNode) nor its pods (the
     // pod manager's version) changed.
     FilterUsage& cached = it->second->filter_usage;
     if (cached.version_slot == nullptr) cached.version_slot = &pods_.version_slot(name);
     if (cached.version != cached.version_slot->load(std::memory_order_acquire)) {
-      cached.usage = fit::fresh_usage(inventory);
+      cached.usage = fit::fresh_usage(description);
       cached.version = pods_.add_node_usage(name, cached.usage);
     }
-    // Every node is fitted, one is patched: only its annotations are written (below).
-    fit::NodeFit f = fit::fit_pod(prepared, cached.usage, inventory, registry_, quota,
+    // Every node is fitted, one is patched: only its annotations are written (below). The Fit
+    // is called here rather than through engine::Engine because the live decision reads state
+    // only the live managers own (each node's registration as last watched, the usage kept per
+    // pod version, the quotas, the reservation taken under filter_mutex_), while the engine
+    // decides on what it is given and holds no cluster state.
+    fit::NodeFit f = fit::fit_pod(prepared, cached.usage, description, registry_, quota,
                                   fit::AllocationSite{name, now_nanos},
                                   /*with_annotations=*/false, /*with_reason_text=*/false);
     if (!f.fits) {
@@ -582,7 +586,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
         fit::better_node_score(f.node_score, chosen.node_score, prepared.node_policy)) {
       chosen = std::move(f);
       chosen_name = &name;
-      chosen_inventory = &inventory;
+      chosen_description = &description;
     }
   }
 
@@ -595,7 +599,7 @@ LiveFilterResult LiveScheduler::filter(const fit::PreparedPod& prepared,
   }
 
   const std::string& node = *chosen_name;
-  fit::annotate(chosen, prepared, *chosen_inventory, registry_,
+  fit::annotate(chosen, prepared, *chosen_description, registry_,
                 fit::AllocationSite{node, now_nanos});
 
   std::map<std::string, std::string> annotations = chosen.annotations;

@@ -38,7 +38,7 @@ void NodeManager::set_vendor_devices(const std::string& node, std::string_view v
                                      std::vector<device::DeviceInfo> devices,
                                      std::set<std::string, std::less<>> cordoned) {
   edit_node(node, [&](LiveNode& n) {
-    auto& list = n.inventory.devices;
+    auto& list = n.description.devices;
     // Replace this vendor's devices where they were, so registration order is kept.
     auto first = std::find_if(list.begin(), list.end(), [&](const device::DeviceInfo& d) {
       return d.device_vendor == vendor;
@@ -47,7 +47,7 @@ void NodeManager::set_vendor_devices(const std::string& node, std::string_view v
     std::erase_if(list, [&](const device::DeviceInfo& d) { return d.device_vendor == vendor; });
     list.insert(list.begin() + std::min<std::ptrdiff_t>(at, std::ssize(list)),
                 std::make_move_iterator(devices.begin()), std::make_move_iterator(devices.end()));
-    n.inventory.cordoned = std::move(cordoned);
+    n.description.cordoned = std::move(cordoned);
     return true;
   });
 }
@@ -58,9 +58,9 @@ void NodeManager::remove_vendor(const std::string& node, std::string_view vendor
     if (!table_->contains(node)) return;
   }
   edit_node(node, [&](LiveNode& n) {
-    std::erase_if(n.inventory.devices,
+    std::erase_if(n.description.devices,
                   [&](const device::DeviceInfo& d) { return d.device_vendor == vendor; });
-    return !n.inventory.devices.empty();
+    return !n.description.devices.empty();
   });
 }
 
@@ -76,11 +76,11 @@ void NodeManager::set_cordon(const std::string& node, std::set<std::string, std:
   {
     std::lock_guard lock(mutex_);
     auto it = table_->find(node);
-    if (it == table_->end() || it->second->inventory.cordoned == cordoned) return;
+    if (it == table_->end() || it->second->description.cordoned == cordoned) return;
   }
   edit_node(node, [&](LiveNode& n) {
-    n.inventory.cordoned = std::move(cordoned);
-    return !n.inventory.devices.empty();  // the node may have gone meanwhile
+    n.description.cordoned = std::move(cordoned);
+    return !n.description.devices.empty();  // the node may have gone meanwhile
   });
 }
 
@@ -88,7 +88,7 @@ bool NodeManager::has_vendor(const std::string& node, std::string_view vendor) c
   auto table = snapshot();
   auto it = table->find(node);
   if (it == table->end()) return false;
-  const auto& devices = it->second->inventory.devices;
+  const auto& devices = it->second->description.devices;
   return std::any_of(devices.begin(), devices.end(),
                      [&](const device::DeviceInfo& d) { return d.device_vendor == vendor; });
 }

@@ -1,5 +1,5 @@
 #pragma once
-// HAMi's node manager (reference hami-scheduler-core.md §4.1): the device inventory of every
+// HAMi's node manager (reference hami-scheduler-core.md §4.1): the device description of every
 // registered node, as the registration loop last refreshed it. Readers take an immutable
 // snapshot in O(1) and keep it as long as they like; writers publish a new table
 // (copy-on-write), so a filter never waits for the registration pass and never sees half of
@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "fit/inventory.h"
+#include "fit/description.h"
 
 namespace hamisim::live {
 
@@ -22,7 +22,7 @@ namespace hamisim::live {
 // so that a filter finds it with the node's one lookup by name, and reused while the pod
 // manager's version for the node is unchanged. Only filters touch it, one at a time (under
 // LiveScheduler's filter mutex). A copy starts empty: NodeManager's edits copy an entry, the
-// usage points into the inventory of the node it was built for, and a filter may be writing
+// usage points into the description of the node it was built for, and a filter may be writing
 // the original meanwhile, so a copy reads nothing of it.
 struct FilterUsage {
   static constexpr uint64_t kNoVersion = std::numeric_limits<uint64_t>::max();  // never one
@@ -37,7 +37,7 @@ struct FilterUsage {
 
 struct LiveNode {
   std::string name;
-  fit::NodeInventory inventory;  // devices of every vendor; cordon kept current
+  fit::DeviceDescription description;  // devices of every vendor; cordon kept current
   mutable FilterUsage filter_usage;
 };
 

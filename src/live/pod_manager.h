@@ -20,7 +20,7 @@
 
 #include "device/codec.h"
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "live/quota_manager.h"
 #include "model/string_hash.h"
 #include "state/cluster_source.h"

@@ -372,8 +372,8 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
     }
     if (!has_register && !has_capacity && (!has_devices || hami_driver)) {
       // DRA only: there is no device-plugin registration to decode.
-      profile.inventory.source = fit::DeviceSource::kProfile;
-      profile.inventory.profile = profile.name;
+      profile.description.source = fit::DeviceSource::kProfile;
+      profile.description.profile = profile.name;
       out.profiles.push_back(std::move(profile));
       continue;
     }
@@ -383,13 +383,13 @@ Result<DeviceProfiles> parse_device_profiles(std::string_view yaml, std::string_
     synthetic.metadata.annotations = profile.annotations;
     synthetic.status.capacity = profile.capacity;
     synthetic.status.allocatable = profile.capacity;
-    fit::InventoryResult inv = fit::read_registered_inventory(synthetic, registry);
-    if (inv.state != fit::InventoryResult::State::kOk) {
+    fit::DescriptionResult inv = fit::read_registered_description(synthetic, registry);
+    if (inv.state != fit::DescriptionResult::State::kOk) {
       return w.error(p, "device description does not decode: " + inv.message);
     }
-    profile.inventory = std::move(inv.inventory);
-    profile.inventory.source = fit::DeviceSource::kProfile;
-    profile.inventory.profile = profile.name;
+    profile.description = std::move(inv.description);
+    profile.description.source = fit::DeviceSource::kProfile;
+    profile.description.profile = profile.name;
     out.profiles.push_back(std::move(profile));
   }
   return out;

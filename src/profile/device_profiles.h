@@ -9,7 +9,7 @@
 
 #include "device/registry.h"
 #include "dra/objects.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/objects.h"
 #include "model/result.h"
 
@@ -32,7 +32,7 @@ struct DeviceProfile {
   OnMismatch on_mismatch = OnMismatch::kWarn;
   // The devices a fresh node of the group registers, decoded once at load time (synthetic
   // IDs `<profile>-<vendor>-<index>` for the `devices:` form).
-  fit::NodeInventory inventory;
+  fit::DeviceDescription description;
   // The registration annotations the profile stands for (key -> exact value), as a device
   // plugin would write them.
   model::StringMap annotations;

@@ -57,7 +57,7 @@ std::vector<dra::ResourceSlice> dra_slices_for_node(const DeviceProfile& profile
   std::vector<dra::ResourceSlice> out = profile.dra_slices;
   if (out.empty()) {
     std::vector<device::DeviceInfo> gpus;
-    for (const auto& d : profile.inventory.devices) {
+    for (const auto& d : profile.description.devices) {
       if (device::contains_ignore_case(d.type, "nvidia")) gpus.push_back(d);
     }
     if (!gpus.empty()) out.push_back(hami_driver_slice(profile.name, gpus));

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "fit/device_compare.h"
-#include "profile/profile_inventory.h"
 #include "profile/template_node.h"
 
 namespace hamisim::profile {
@@ -56,7 +55,7 @@ Result<const DeviceProfile*> profile_for_node(const DeviceProfiles& profiles,
 
 std::vector<std::string> compare_with_profile(const DeviceProfile& profile,
                                               const std::vector<device::DeviceInfo>& observed) {
-  return fit::device_differences(profile.inventory.devices, observed, "profile", "node");
+  return fit::device_differences(profile.description.devices, observed, "profile", "node");
 }
 
 bool ReconcileReport::any_mismatch() const {
@@ -83,11 +82,11 @@ ReconcileReport reconcile(const DeviceProfiles& profiles, const std::vector<mode
     check.profile = p.name;
     check.node_group = node_group_of(node, p.match);
     if (!p.annotations.empty() || !p.capacity.empty()) {
-      fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
-      if (inv.state != fit::InventoryResult::State::kOk) {
+      fit::DescriptionResult inv = fit::read_registered_description(node, registry);
+      if (inv.state != fit::DescriptionResult::State::kOk) {
         check.error = "cannot read the node's registration: " + inv.message;
       } else {
-        check.mismatches = compare_with_profile(p, inv.inventory.devices);
+        check.mismatches = compare_with_profile(p, inv.description.devices);
       }
     }
     if (slices && !p.dra_slices.empty()) {
@@ -127,13 +126,13 @@ ProfileObservations observe(const DeviceProfiles& profiles, const std::vector<mo
     auto key = [](const model::Node* n) {
       return std::make_pair(n->metadata.creation_timestamp, n->metadata.name);
     };
-    fit::InventoryResult inv = fit::read_registered_inventory(node, registry);
-    if (inv.state != fit::InventoryResult::State::kOk) continue;
+    fit::DescriptionResult inv = fit::read_registered_description(node, registry);
+    if (inv.state != fit::DescriptionResult::State::kOk) continue;
     if (!best || key(&node) > key(best)) {
       best = &node;
-      normalize_sample(inv.inventory);
+      normalize_sample(inv.description);
       ProfileObservation& o = out[(*profile)->name];
-      o.newest_registration = std::move(inv.inventory.devices);
+      o.newest_registration = std::move(inv.description.devices);
       o.newest_node = node.metadata.name;
     }
   }

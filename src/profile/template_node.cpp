@@ -55,4 +55,10 @@ bool is_template_copy(const model::Node& node) {
   return has_template_copy_suffix(node.metadata.name) && is_template_node(node);
 }
 
+void normalize_sample(fit::DeviceDescription& description) {
+  for (auto& d : description.devices) d.health = true;
+  description.cordoned.clear();
+  description.source = fit::DeviceSource::kSample;
+}
+
 }  // namespace hamisim::profile

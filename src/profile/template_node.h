@@ -1,10 +1,12 @@
 #pragma once
-// Recognising Cluster Autoscaler's template nodes and the node group they stand for.
+// Recognising Cluster Autoscaler's template nodes and the node group they stand for, and
+// normalizing a registration sampled from a real node to describe a fresh one.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "fit/description.h"
 #include "model/objects.h"
 
 namespace hamisim::profile {
@@ -25,5 +27,9 @@ bool is_template_node(const model::Node& node);
 // feasibility check adds it to a fork of the snapshot and reverts it). Allocates nothing.
 bool has_template_copy_suffix(std::string_view name);
 bool is_template_copy(const model::Node& node);
+
+// A registration sampled from a real node, made to describe a fresh node: every device
+// healthy, per-GPU cordon ignored (spec §7.2).
+void normalize_sample(fit::DeviceDescription& description);
 
 }  // namespace hamisim::profile

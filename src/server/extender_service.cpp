@@ -21,17 +21,9 @@ HttpResponse filter_reply(std::string body, bool is_error) {
 }
 
 std::string echo_node_names(const std::vector<std::string>& names) {
-  model::JsonWriter w;
-  w.begin_object();
-  w.key("Nodes").null();
-  w.key("NodeNames").begin_array();
-  for (const auto& n : names) w.string(n);
-  w.end_array();
-  w.key("FailedNodes").null();
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.end_object();
-  return w.take();
+  extender::ExtenderFilterResult r;
+  r.node_names.emplace(names.begin(), names.end());
+  return extender::encode_filter_result(r);
 }
 
 constexpr std::string_view kNoLiveSource =
@@ -159,7 +151,9 @@ HttpResponse ExtenderService::filter(const HttpRequest& request) {
     return filter_reply(std::move(result.body), result.invalid_request);
   }
   // Live request (NodeNames). A pod without managed devices passes every node without
-  // needing any cluster state; anything else needs the live source.
+  // needing any cluster state; anything else needs the live source. Prepared as HAMi's filter
+  // prepares it, without the simulation engine's quantity checks (spec §5.4 validates simulation
+  // requests), and decided by live::LiveScheduler on the live managers' state.
   auto prepared = fit::prepare_pod(*args->pod, registry_, policy_);
   if (!prepared) {
     return filter_reply(extender::encode_filter_error(std::string(extender::kInvalidRequest) +

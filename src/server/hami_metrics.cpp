@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "device/allocation.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 
 namespace hamisim::server {
 namespace {
@@ -135,8 +135,8 @@ void collect_devices(const live::LiveScheduler& live, const live::NodeTable& tab
   std::unordered_map<std::string, std::pair<const std::string*, const device::DeviceInfo*>> by_uuid;
   fit::NodeUsage usage;
   for (const auto& [name, node] : table) {
-    for (const auto& d : node->inventory.devices) by_uuid[d.id] = {&name, &d};
-    fit::reset_usage(usage, node->inventory);
+    for (const auto& d : node->description.devices) by_uuid[d.id] = {&name, &d};
+    fit::reset_usage(usage, node->description);
     live.pods().add_node_usage(name, usage);
     for (const device::DeviceUsage& d : usage.devices) {
       const std::string index = std::to_string(d.index);
@@ -197,7 +197,7 @@ void collect_containers(const live::LiveScheduler& live, const live::NodeTable& 
   const std::string zone(kZone);
   std::unordered_map<std::string_view, const device::DeviceInfo*> devices;
   for (const auto& [name, node] : table) {
-    for (const auto& d : node->inventory.devices) devices[d.id] = &d;
+    for (const auto& d : node->description.devices) devices[d.id] = &d;
   }
   live.pods().for_each([&](const live::PodRecord& pod) {
     for (const auto& [vendor, charges] : pod.allocation.charges) {

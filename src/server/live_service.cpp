@@ -51,7 +51,7 @@ void export_live_metrics(const live::LiveScheduler& live, MetricsRegistry& metri
     const auto table = l->nodes().snapshot();
     int64_t device_count = 0, memory_total = 0, cores_total = 0;
     for (const auto& [name, node] : *table) {
-      for (const auto& d : node->inventory.devices) {
+      for (const auto& d : node->description.devices) {
         ++device_count;
         memory_total += d.devmem;
         cores_total += d.devcore;
@@ -148,24 +148,18 @@ LiveFilterAnswer LiveService::filter(const fit::PreparedPod& pod,
                                                           : fit::classify_failure(reason),
                          reason);
   }
-  model::JsonWriter w;
-  w.begin_object();
-  w.key("Nodes").null();
+  extender::ExtenderFilterResult answer;
   if (result.kind == live::LiveFilterResult::Kind::kChosen) {
     fit_outcomes_.record("/filter", fit::FitClass::kFits, "");
     // Exactly one node, and no FailedNodes on success (HAMi's shape).
-    w.key("NodeNames").begin_array().string(result.node).end_array();
-    w.key("FailedNodes").null();
+    answer.node_names.emplace(1, result.node);
   } else {
-    w.key("NodeNames").null();
-    w.key("FailedNodes").begin_object();
-    for (const auto& [node, reason] : result.failed_nodes) w.key(node).string(reason);
-    w.end_object();
+    answer.failed_nodes.emplace();
+    answer.failed_nodes->reserve(result.failed_nodes.size());
+    for (const auto& [node, reason] : result.failed_nodes)
+      answer.failed_nodes->push_back({node, reason});  // in name order, each once
   }
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.end_object();
-  return {w.take(), false};
+  return {extender::encode_filter_result(answer), false};
 }
 
 std::string LiveService::bind(const extender::ExtenderBindingArgs& args) {

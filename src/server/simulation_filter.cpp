@@ -12,9 +12,9 @@ namespace {
 
 // The description behind a verdict; a node not looked at (the pod requests no device) reads
 // as an empty registration.
-const fit::NodeInventory& described(const engine::Verdict& v) {
-  static const fit::NodeInventory kNone;
-  return v.described ? v.described->inventory : kNone;
+const fit::DeviceDescription& described(const engine::Verdict& v) {
+  static const fit::DeviceDescription kNone;
+  return v.described ? v.described->description : kNone;
 }
 
 std::string pod_label(const model::Pod& pod) {
@@ -27,64 +27,35 @@ std::string pod_label(const model::Pod& pod) {
 std::string encode_response(const extender::ExtenderArgs& args,
                             const std::vector<engine::Verdict>& answers,
                             std::vector<SimulationResult::Insertion>* insertions, size_t noted) {
-  model::JsonWriter w;
-  size_t raw_bytes = 0;
-  if (insertions == nullptr) {
-    for (const auto& n : args.nodes) raw_bytes += n.raw.size();
-  }
-  w.reserve(raw_bytes + 256 * answers.size() + 256);
-
-  std::map<std::string_view, const engine::Verdict*> by_name;  // Go writes map keys sorted
-  for (size_t i = 0; i < answers.size(); ++i)
-    by_name.emplace(args.nodes[i].node().metadata.name, &answers[i]);
-
-  w.begin_object();
-  w.key("Nodes").begin_object();
-  w.key("metadata").begin_object().end_object();
-  w.key("items").begin_array();
+  extender::ExtenderFilterResult r;
+  r.nodes.emplace();
+  r.failed_nodes.emplace();
+  r.allocations.emplace();
+  r.diagnostics.emplace();
+  std::map<std::string_view, size_t> by_name;  // Go writes map keys sorted
   for (size_t i = 0; i < answers.size(); ++i) {
-    if (!answers[i].passes()) continue;
-    if (insertions == nullptr) {
-      w.raw(args.nodes[i].raw);
-    } else {
-      w.raw({});  // the separator
-      insertions->push_back({w.str().size(), args.nodes[i].raw});
+    const std::string& name = args.nodes[i].node().metadata.name;
+    if (answers[i].passes()) r.nodes->push_back({name, args.nodes[i].json});
+    by_name.emplace(name, i);
+  }
+  r.diagnostics->reserve(by_name.size());
+  for (const auto& [name, i] : by_name) {
+    const engine::Verdict& a = answers[i];
+    if (!a.failed_text.empty()) r.failed_nodes->push_back({name, a.failed_text});
+    if (a.fit_class == fit::FitClass::kFits) {
+      r.allocations->push_back({name, {a.fit.annotations.begin(), a.fit.annotations.end()}});
     }
+    const fit::DeviceDescription& description = described(a);
+    extender::NodeDiagnosticText& d = r.diagnostics->emplace_back();
+    d.node = name;
+    d.diagnostic.fit_class = fit::to_string(a.fit_class);
+    d.diagnostic.reason = a.reason;
+    d.diagnostic.device_source = fit::to_string(description.source);
+    d.diagnostic.profile = description.profile;
+    d.diagnostic.notes.assign(description.notes.begin(), description.notes.end());
+    if (i == noted) d.diagnostic.notes.push_back(kUnsentPlacementsNote);
   }
-  w.end_array().end_object();
-  w.key("NodeNames").null();
-  w.key("FailedNodes").begin_object();
-  for (const auto& [name, a] : by_name) {
-    if (!a->failed_text.empty()) w.key(name).string(a->failed_text);
-  }
-  w.end_object();
-  w.key("FailedAndUnresolvableNodes").null();
-  w.key("Error").string("");
-  w.key("Allocations").begin_object();
-  for (const auto& [name, a] : by_name) {
-    if (a->fit_class != fit::FitClass::kFits) continue;
-    w.key(name).begin_object();
-    for (const auto& [k, v] : a->fit.annotations) w.key(k).string(v);
-    w.end_object();
-  }
-  w.end_object();
-  w.key("Diagnostics").begin_object();
-  for (const auto& [name, a] : by_name) {
-    w.key(name).begin_object();
-    w.key("Class").string(fit::to_string(a->fit_class));
-    w.key("Reason").string(a->reason);
-    const fit::NodeInventory& inv = described(*a);
-    w.key("DeviceSource").string(fit::to_string(inv.source));
-    w.key("Profile").string(inv.profile);
-    w.key("Notes").begin_array();
-    for (const auto& n : inv.notes) w.string(n);
-    if (noted < answers.size() && a == &answers[noted]) w.string(kUnsentPlacementsNote);
-    w.end_array();
-    w.end_object();
-  }
-  w.end_object();
-  w.end_object();
-  return w.take();
+  return extender::encode_filter_result(r, insertions);
 }
 
 SimulationResult invalid(std::string message) {
@@ -192,7 +163,7 @@ SimulationResult SimulationFilter::filter(const extender::ExtenderArgs& args,
   }
   result.outcomes.reserve(answers.size());
   for (const auto& a : answers) {
-    const fit::NodeInventory& inv = described(a);
+    const fit::DeviceDescription& inv = described(a);
     result.outcomes.push_back(NodeOutcome{a.fit_class, a.reason, inv.profile, inv.notes.size()});
   }
   // Only pods that request devices are the convention's business (a caller sends no

@@ -28,10 +28,7 @@ struct SimulationResult {
   std::string body;  // ExtenderFilterResult JSON
   // Only from filter(body, NodeTexts::kLeftOut): the texts of the Nodes sent back, left out of
   // `body`, each to be inserted at its offset there (in order). They point into the request.
-  struct Insertion {
-    size_t at = 0;
-    std::string_view text;
-  };
+  using Insertion = extender::TextInsertion;
   std::vector<Insertion> insertions;
   bool invalid_request = false;       // body carries an `invalid request:` error
   std::vector<NodeOutcome> outcomes;  // one per node of the request, in request order

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "doctor_test_support.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/metrics.h"

@@ -13,7 +13,6 @@
 #include "plan_http_support.h"
 #include "planner/report/report.h"
 #include "planner/scaleup/planning.h"
-#include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/metrics.h"

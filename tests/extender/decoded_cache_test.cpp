@@ -44,11 +44,11 @@ TEST(NodeCache, SameBytesGiveTheSameDecodedNode) {
   // The key built with it is the node's own: a description stored under it is found by a key
   // built from the node afresh.
   fit::DescriptionCache descriptions;
-  descriptions.get((*first)->key(), "t", [] { return fit::InventoryResult{}; });
+  descriptions.get((*first)->key(), "t", [] { return fit::DescriptionResult{}; });
   bool made_again = false;
   descriptions.get(fit::DescriptionCache::Key((*first)->node), "t", [&] {
     made_again = true;
-    return fit::InventoryResult{};
+    return fit::DescriptionResult{};
   });
   EXPECT_FALSE(made_again);
 

@@ -51,8 +51,8 @@ TEST(ExtenderArgsTest, DecodesEveryItemAsItsOwnBytesWould) {
   EXPECT_EQ(model::encode_node_json(args->nodes[1].node()),
             model::encode_node_json(*model::decode_node_json(node_b)));
   // Each Node's bytes as received, with the whitespace up to the next comma or bracket.
-  EXPECT_EQ(args->nodes[0].raw, node_a + " \n");
-  EXPECT_EQ(args->nodes[1].raw, node_b + "\t");
+  EXPECT_EQ(args->nodes[0].json, node_a + " \n");
+  EXPECT_EQ(args->nodes[1].json, node_b + "\t");
   EXPECT_EQ(args->node_names, std::vector<std::string>{"a"});
   ASSERT_EQ(args->simulated_pods.size(), 2u);
   const auto& placed_on_a = args->simulated_pods.at("a");
@@ -110,9 +110,9 @@ TEST(ExtenderArgsTest, DecodingInTheCallersBufferAgreesWithDecodingACopy) {
       EXPECT_EQ(in_place->buffer, nullptr);
       ASSERT_EQ(in_place->nodes.size(), copied->nodes.size());
       for (size_t i = 0; i < copied->nodes.size(); ++i) {
-        EXPECT_EQ(in_place->nodes[i].raw, copied->nodes[i].raw);
-        EXPECT_GE(in_place->nodes[i].raw.data(), padded.data());
-        EXPECT_LE(in_place->nodes[i].raw.data() + in_place->nodes[i].raw.size(),
+        EXPECT_EQ(in_place->nodes[i].json, copied->nodes[i].json);
+        EXPECT_GE(in_place->nodes[i].json.data(), padded.data());
+        EXPECT_LE(in_place->nodes[i].json.data() + in_place->nodes[i].json.size(),
                   padded.data() + padded.size());
         EXPECT_EQ(model::encode_node_json(in_place->nodes[i].node()),
                   model::encode_node_json(copied->nodes[i].node()));
@@ -137,7 +137,7 @@ std::string describe(const ExtenderArgs& args) {
   std::string out = args.pod ? model::encode_pod_json(*args.pod) : "no pod";
   out += args.nodes_present ? "\nnodes:" : "\nno nodes:";
   for (const ExtenderNode& n : args.nodes) {
-    out += "\n" + model::encode_node_json(n.node()) + "\nraw=" + std::string(n.raw);
+    out += "\n" + model::encode_node_json(n.node()) + "\nraw=" + std::string(n.json);
   }
   out += args.node_names_present ? "\nnames:" : "\nno names:";
   for (const auto& name : args.node_names) out += " " + name;
@@ -193,8 +193,8 @@ TEST(ExtenderArgsTest, BodiesOfKeptObjectsDecodeAsTheFullDecoderDoes) {
     ASSERT_TRUE(kept.has_value()) << text.substr(0, 80);
     EXPECT_SAME_TEXT(describe(*kept), describe(*full));
     for (const ExtenderNode& n : kept->nodes) {  // the raw texts point into the body
-      EXPECT_GE(n.raw.data(), body.data());
-      EXPECT_LE(n.raw.data() + n.raw.size(), body.data() + body.size());
+      EXPECT_GE(n.json.data(), body.data());
+      EXPECT_LE(n.json.data() + n.json.size(), body.data() + body.size());
     }
     auto through_cache = decode_extender_args_in_buffer(body, &cache);
     ASSERT_TRUE(through_cache.ok());

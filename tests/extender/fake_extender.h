@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "device/registry.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "server/extender_service.h"
 #include "server/http_server.h"
 #include "server/metrics.h"

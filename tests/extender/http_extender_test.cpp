@@ -43,11 +43,11 @@ struct Candidates {
     }
   }
   std::vector<std::string> names;
-  FilterRequest request(const SimulatedPods* sim = nullptr) const {
-    FilterRequest r;
+  ExtenderArgs request(const SimulatedPods* sim = nullptr) const {
+    ExtenderArgs r;
     r.pod_json = kPod;
     r.nodes = nodes;
-    r.simulated_pods = sim;
+    r.simulated_pods_json = sim;
     return r;
   }
 };
@@ -112,14 +112,14 @@ TEST(ExtenderUrl, ParsesWhatTheClientNeeds) {
 
 TEST(EncodeFilterArgs, NodesModeSendsTheNodeListAndNullNodeNames) {
   Candidates c{{"a", kNodeA}, {"b", kNodeB}};
-  EXPECT_EQ(encode_filter_args(c.request(), false),
+  EXPECT_EQ(encode_extender_args(c.request(), false),
             "{\"Pod\":" + kPod + ",\"Nodes\":{\"metadata\":{},\"items\":[" + kNodeA + "," + kNodeB +
                 "]},\"NodeNames\":null}");
 }
 
 TEST(EncodeFilterArgs, NodeCacheCapableSendsNamesOnly) {
   Candidates c{{"a", kNodeA}, {"b", kNodeB}};
-  EXPECT_EQ(encode_filter_args(c.request(), true),
+  EXPECT_EQ(encode_extender_args(c.request(), true),
             "{\"Pod\":" + kPod + ",\"Nodes\":null,\"NodeNames\":[\"a\",\"b\"]}");
 }
 
@@ -128,11 +128,11 @@ TEST(EncodeFilterArgs, SimulatedPodsExtensionIsSentSortedWhenGiven) {
   SimulatedPods sim;
   sim["z"] = {"{\"metadata\":{\"name\":\"p2\"}}"};
   sim["a"] = {"{\"metadata\":{\"name\":\"p1\"}}", "{}"};
-  EXPECT_THAT(encode_filter_args(c.request(&sim), false),
+  EXPECT_THAT(encode_extender_args(c.request(&sim), false),
               HasSubstr(",\"NodeNames\":null,\"SimulatedPods\":{\"a\":[{\"metadata\":{\"name\":"
                         "\"p1\"}},{}],\"z\":[{\"metadata\":{\"name\":\"p2\"}}]}}"));
   SimulatedPods empty;
-  EXPECT_THAT(encode_filter_args(c.request(&empty), false), Not(HasSubstr("SimulatedPods")));
+  EXPECT_THAT(encode_extender_args(c.request(&empty), false), Not(HasSubstr("SimulatedPods")));
 }
 
 // ---- result rules (§2.3) ----------------------------------------------------------------
@@ -264,7 +264,7 @@ TEST(HttpExtender, PostsArgsToUrlPrefixPlusVerb) {
   EXPECT_EQ(requests[0].path, "/api/scheduler/predicates");
   EXPECT_EQ(requests[0].content_type, "application/json");
   EXPECT_EQ(requests[0].host, "127.0.0.1:" + std::to_string(fake.port()));
-  EXPECT_EQ(requests[0].body, encode_filter_args(c.request(), false));
+  EXPECT_EQ(requests[0].body, encode_extender_args(c.request(), false));
 }
 
 TEST(HttpExtender, WithoutFilterVerbNothingIsSent) {

@@ -21,11 +21,11 @@
 #include "device/nvidia/nvidia_backend.h"
 #include "device/registry.h"
 #include "device/types.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "model/objects.h"
 #include "model/quantity.h"
-#include "registered_inventory.h"
+#include "registered_description.h"
 
 namespace hamisim::fit::testing {
 
@@ -302,24 +302,24 @@ inline std::shared_ptr<device::DeviceRegistry> nvidia_registry(
   return r;
 }
 
-inline NodeInventory inventory_of(const std::vector<Gpu>& gpus,
-                                  std::set<std::string, std::less<>> cordoned = {}) {
-  NodeInventory inv;
+inline DeviceDescription description_of(const std::vector<Gpu>& gpus,
+                                        std::set<std::string, std::less<>> cordoned = {}) {
+  DeviceDescription inv;
   for (const Gpu& g : gpus) inv.devices.push_back(g.info());
   inv.cordoned = std::move(cordoned);
   return inv;
 }
 
-// One node under test: its inventory, its usage (existing pods added) and a Fit entry point.
-// Not copyable: the usage points into the inventory.
+// One node under test: its description, its usage (existing pods added) and a Fit entry point.
+// Not copyable: the usage points into the description.
 class FitHarness {
  public:
   explicit FitHarness(const std::vector<Gpu>& gpus,
                       std::set<std::string, std::less<>> cordoned = {},
                       device::nvidia::NvidiaConfig config = {})
       : registry_(nvidia_registry(std::move(config))),
-        inventory_(inventory_of(gpus, std::move(cordoned))),
-        usage_(fresh_usage(inventory_)) {}
+        description_(description_of(gpus, std::move(cordoned))),
+        usage_(fresh_usage(description_)) {}
   FitHarness(const FitHarness&) = delete;
   FitHarness& operator=(const FitHarness&) = delete;
 
@@ -352,16 +352,16 @@ class FitHarness {
       ADD_FAILURE() << prepared.error().message;
       return {};
     }
-    return fit_pod(*prepared, usage_, inventory_, *registry_, quota);
+    return fit_pod(*prepared, usage_, description_, *registry_, quota);
   }
 
   const device::DeviceRegistry& registry() const { return *registry_; }
-  const NodeInventory& inventory() const { return inventory_; }
+  const DeviceDescription& description() const { return description_; }
   NodeUsage& usage() { return usage_; }
 
  private:
   std::shared_ptr<device::DeviceRegistry> registry_;
-  NodeInventory inventory_;
+  DeviceDescription description_;
   NodeUsage usage_;
 };
 

@@ -304,8 +304,8 @@ TEST(ReasonText, LeftToTheCallerRendersTheSameText) {
   const model::Pod pod = PodBuilder().app(gpu_container("c", 6, 2500)).build();
   auto prepared = prepare_pod(pod, h.registry(), {});
   ASSERT_TRUE(prepared);
-  const NodeFit with = fit_pod(*prepared, h.usage(), h.inventory(), h.registry());
-  const NodeFit without = fit_pod(*prepared, h.usage(), h.inventory(), h.registry(), nullptr, {},
+  const NodeFit with = fit_pod(*prepared, h.usage(), h.description(), h.registry());
+  const NodeFit without = fit_pod(*prepared, h.usage(), h.description(), h.registry(), nullptr, {},
                                   /*with_annotations=*/false, /*with_reason_text=*/false);
   EXPECT_FALSE(without.fits);
   EXPECT_EQ(without.reason, "");
@@ -319,7 +319,7 @@ TEST(ReasonText, LeftToTheCallerRendersTheSameText) {
   const model::Pod too_many = PodBuilder().app(gpu_container("c", 15, 100)).build();
   auto many = prepare_pod(too_many, h.registry(), {});
   ASSERT_TRUE(many);
-  const NodeFit node_level = fit_pod(*many, h.usage(), h.inventory(), h.registry(), nullptr, {},
+  const NodeFit node_level = fit_pod(*many, h.usage(), h.description(), h.registry(), nullptr, {},
                                      false, /*with_reason_text=*/false);
   EXPECT_EQ(node_level.reason, kNodeInsufficientDevice);
   EXPECT_TRUE(node_level.reasons.empty());

@@ -1,4 +1,4 @@
-// Node inventory and usage rebuilt from existing pods (hami-device-model.md §1.7, §4.3;
+// Node description and usage rebuilt from existing pods (hami-device-model.md §1.7, §4.3;
 // hami-scheduler-core.md §5.3; product.md §5.3).
 
 #include <gtest/gtest.h>
@@ -8,57 +8,57 @@
 namespace hamisim::fit::testing {
 namespace {
 
-// ---- inventory ---------------------------------------------------------------------------
+// ---- description ---------------------------------------------------------------------------
 
 // product.md §5.3 step 4: nothing describes the node.
-TEST(Inventory, MissingRegistrationIsNoDescription) {
+TEST(Description, MissingRegistrationIsNoDescription) {
   auto registry = nvidia_registry();
-  InventoryResult r = read_registered_inventory(NodeBuilder().build(), *registry);
-  EXPECT_EQ(r.state, InventoryResult::State::kNoDescription);
-  EXPECT_TRUE(r.inventory.devices.empty());
+  DescriptionResult r = read_registered_description(NodeBuilder().build(), *registry);
+  EXPECT_EQ(r.state, DescriptionResult::State::kNoDescription);
+  EXPECT_TRUE(r.description.devices.empty());
 }
 
 // product.md §5.3: a registration that cannot be decoded is malformed, with the decoder's
 // message naming the annotation.
-TEST(Inventory, MalformedRegistrationCarriesMessage) {
+TEST(Description, MalformedRegistrationCarriesMessage) {
   auto registry = nvidia_registry();
   for (const char* bad :
        {"not json", "[{\"id\":\"GPU-a\",\"count\":1.5}]", "[{\"id\":\"GPU-a\",\"count\":\"10\"}]",
         "GPU-a,10,32768,100,NVIDIA-Tesla V100,0,true:"}) {
     model::Node node =
         NodeBuilder().annotate(std::string(device::kNvidiaRegisterAnnotation), bad).build();
-    InventoryResult r = read_registered_inventory(node, *registry);
-    EXPECT_EQ(r.state, InventoryResult::State::kMalformed) << bad;
+    DescriptionResult r = read_registered_description(node, *registry);
+    EXPECT_EQ(r.state, DescriptionResult::State::kMalformed) << bad;
     EXPECT_NE(r.message.find("hami.io/node-nvidia-register"), std::string::npos) << r.message;
   }
 }
 
 // §1.1: a null list decodes to no devices (HAMi: "no gpu found on node").
-TEST(Inventory, NullRegistrationHasNoDevices) {
+TEST(Description, NullRegistrationHasNoDevices) {
   auto registry = nvidia_registry();
   model::Node node =
       NodeBuilder().annotate(std::string(device::kNvidiaRegisterAnnotation), "null").build();
-  InventoryResult r = read_registered_inventory(node, *registry);
-  EXPECT_NE(r.state, InventoryResult::State::kOk);
-  EXPECT_TRUE(r.inventory.devices.empty());
+  DescriptionResult r = read_registered_description(node, *registry);
+  EXPECT_NE(r.state, DescriptionResult::State::kOk);
+  EXPECT_TRUE(r.description.devices.empty());
 }
 
 // §1.1 / §1.7: decoded devices keep registration order and fields; vendor set to NVIDIA;
 // the usage starts at zero with totals from the registration.
-TEST(Inventory, DecodedDevicesAndFreshUsage) {
+TEST(Description, DecodedDevicesAndFreshUsage) {
   auto registry = nvidia_registry();
   model::Node node =
       NodeBuilder()
           .gpus({gpu("GPU-b", 32768).with_index(1).with_numa(1).unhealthy(), gpu("GPU-a", 15360)})
           .cordon("GPU-a")
           .build();
-  InventoryResult r = read_registered_inventory(node, *registry);
-  ASSERT_EQ(r.state, InventoryResult::State::kOk) << r.message;
-  ASSERT_EQ(r.inventory.devices.size(), 2u);
-  EXPECT_EQ(r.inventory.devices[0].id, "GPU-b");
-  EXPECT_EQ(r.inventory.devices[0].device_vendor, "NVIDIA");
-  EXPECT_EQ(r.inventory.cordoned, (std::set<std::string, std::less<>>{"GPU-a"}));
-  NodeUsage u = fresh_usage(r.inventory);
+  DescriptionResult r = read_registered_description(node, *registry);
+  ASSERT_EQ(r.state, DescriptionResult::State::kOk) << r.message;
+  ASSERT_EQ(r.description.devices.size(), 2u);
+  EXPECT_EQ(r.description.devices[0].id, "GPU-b");
+  EXPECT_EQ(r.description.devices[0].device_vendor, "NVIDIA");
+  EXPECT_EQ(r.description.cordoned, (std::set<std::string, std::less<>>{"GPU-a"}));
+  NodeUsage u = fresh_usage(r.description);
   ASSERT_EQ(u.devices.size(), 2u);
   const auto& b = u.devices[0];
   EXPECT_EQ(b.index, 1u);
@@ -74,22 +74,22 @@ TEST(Inventory, DecodedDevicesAndFreshUsage) {
   EXPECT_TRUE(u.devices[1].health);
 }
 
-// One NodeUsage serves every node of a request: resetting a used one to another inventory
+// One NodeUsage serves every node of a request: resetting a used one to another description
 // gives exactly what a fresh one would, however the old one was used.
-TEST(Inventory, ResetUsageForgetsEverythingOfThePreviousNode) {
+TEST(Description, ResetUsageForgetsEverythingOfThePreviousNode) {
   auto registry = nvidia_registry();
-  InventoryResult big =
-      read_registered_inventory(NodeBuilder()
-                                    .gpus({gpu("GPU-x", 81920), gpu("GPU-y", 81920).with_index(1),
-                                           gpu("GPU-z", 81920).with_index(2).with_numa(1)})
-                                    .build(),
-                                *registry);
-  InventoryResult small = read_registered_inventory(
+  DescriptionResult big =
+      read_registered_description(NodeBuilder()
+                                      .gpus({gpu("GPU-x", 81920), gpu("GPU-y", 81920).with_index(1),
+                                             gpu("GPU-z", 81920).with_index(2).with_numa(1)})
+                                      .build(),
+                                  *registry);
+  DescriptionResult small = read_registered_description(
       NodeBuilder().gpus({gpu("GPU-b", 32768).with_index(1).unhealthy()}).build(), *registry);
-  ASSERT_EQ(big.state, InventoryResult::State::kOk);
-  ASSERT_EQ(small.state, InventoryResult::State::kOk);
+  ASSERT_EQ(big.state, DescriptionResult::State::kOk);
+  ASSERT_EQ(small.state, DescriptionResult::State::kOk);
 
-  NodeUsage reused = fresh_usage(big.inventory);
+  NodeUsage reused = fresh_usage(big.description);
   for (auto& d : reused.devices) {
     d.used = 3;
     d.usedmem = 4000;
@@ -97,8 +97,8 @@ TEST(Inventory, ResetUsageForgetsEverythingOfThePreviousNode) {
     d.mig_in_use.push_back(device::MigInUse{"1g.10gb", {}, true});
     d.pods.push_back(device::DevicePod{nullptr, 30});
   }
-  reset_usage(reused, small.inventory);
-  const NodeUsage fresh = fresh_usage(small.inventory);
+  reset_usage(reused, small.description);
+  const NodeUsage fresh = fresh_usage(small.description);
   ASSERT_EQ(reused.devices.size(), fresh.devices.size());
   const auto& r = reused.devices[0];
   const auto& f = fresh.devices[0];
@@ -119,7 +119,7 @@ TEST(Inventory, ResetUsageForgetsEverythingOfThePreviousNode) {
   EXPECT_TRUE(r.pods.empty());
   EXPECT_EQ(r.mig_profiles, f.mig_profiles);
   EXPECT_EQ(r.custom_info, f.custom_info);
-  EXPECT_EQ(r.pair_scores, &small.inventory.devices[0].pair_scores);
+  EXPECT_EQ(r.pair_scores, &small.description.devices[0].pair_scores);
 }
 
 // ---- §4.3 usage from existing pods --------------------------------------------------------

@@ -1,4 +1,4 @@
-// Fuzzes the whole /filter-simulation request path: ExtenderArgs decoding, node inventories,
+// Fuzzes the whole /filter-simulation request path: ExtenderArgs decoding, node descriptions,
 // SimulatedPods decoding and the fit engine. Any input must produce a response body, never a
 // crash, a hang or a sanitizer report. What objects the decoder keeps must never change an
 // answer: decoding with caches that hold objects of earlier inputs (and of this one, a moment
@@ -26,7 +26,7 @@ std::string describe(const Result<ExtenderArgs>& args) {
   std::string out = args->pod ? hamisim::model::encode_pod_json(*args->pod) : "no pod";
   out += args->nodes_present ? "\nnodes:" : "\nno nodes:";
   for (const auto& n : args->nodes) {
-    out += "\n" + hamisim::model::encode_node_json(n.node()) + "\nraw=" + std::string(n.raw);
+    out += "\n" + hamisim::model::encode_node_json(n.node()) + "\nraw=" + std::string(n.json);
   }
   out += args->node_names_present ? "\nnames:" : "\nno names:";
   for (const auto& name : args->node_names) out += " " + name;

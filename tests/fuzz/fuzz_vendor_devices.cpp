@@ -2,7 +2,7 @@
 // describe a node (registration annotations of every vendor, capacity, labels), a pod to place
 // (containers asking for vendor resources, pod annotations), pods already running on the node
 // (their allocated annotations), namespace quotas and optionally a device-config.yaml. The
-// target then reads the node's inventory, accounts the running pods, prepares and fits the pod,
+// target then reads the node's description, accounts the running pods, prepares and fits the pod,
 // reads back what the fit wrote as if the pod were running and fits it a second time, with
 // HAMi's chart-default registry (Ascend and Iluvatar enabled) and, when the YAML loads, with the
 // registry it configures. Nothing may crash, hang, leak or trip a sanitizer; every refusal has
@@ -49,7 +49,7 @@
 #include "device/metax/metax_sgpu.h"
 #include "device/nvidia/nvidia_backend.h"
 #include "device/vastai/vastai_backend.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "fit/quota.h"
 
@@ -304,8 +304,8 @@ bool readable(const device::PodDevices& devices) {
 
 void run(const device::DeviceRegistry& registry, const Input& in) {
   const uint8_t sel = in.selector;
-  const fit::InventoryResult inventory = fit::read_registered_inventory(in.node, registry);
-  fit::NodeUsage usage = fit::fresh_usage(inventory.inventory);
+  const fit::DescriptionResult description = fit::read_registered_description(in.node, registry);
+  fit::NodeUsage usage = fit::fresh_usage(description.description);
 
   fit::DeviceQuota quota(registry);
   for (const model::ResourceQuota& q : in.quotas) quota.add_quota(q);
@@ -334,7 +334,7 @@ void run(const device::DeviceRegistry& registry, const Input& in) {
   // The pod is placed, then runs with what the fit wrote; a second copy is placed next to it.
   for (int round = 0; round < 2; ++round) {
     const fit::NodeFit placed =
-        fit::fit_pod(*prepared, usage, inventory.inventory, registry, quota_view, site);
+        fit::fit_pod(*prepared, usage, description.description, registry, quota_view, site);
     if (!placed.fits) {
       if (placed.reason.empty()) std::abort();
       return;

@@ -14,7 +14,7 @@
 #include "device/catalog/device_config.h"
 #include "device/codec.h"
 #include "dra/decode.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "model/decode.h"
 #include "planner/framework/dra_cluster.h"
 #include "planner/nodegroups/node_groups.h"
@@ -81,12 +81,12 @@ TEST(Generator, EveryObjectDecodesAndNodesAreRealisticallyLarge) {
   for (const auto& json : objects->node_json) {
     auto node = model::decode_node_json(json);
     ASSERT_TRUE(node) << node.error().message;
-    const fit::InventoryResult inv = fit::read_registered_inventory(*node, registry);
-    ASSERT_EQ(inv.state, fit::InventoryResult::State::kOk) << inv.message;
-    EXPECT_EQ(inv.inventory.devices.size(), 8u);
-    for (const auto& d : inv.inventory.devices) modes.insert(d.mode);
+    const fit::DescriptionResult inv = fit::read_registered_description(*node, registry);
+    ASSERT_EQ(inv.state, fit::DescriptionResult::State::kOk) << inv.message;
+    EXPECT_EQ(inv.description.devices.size(), 8u);
+    for (const auto& d : inv.description.devices) modes.insert(d.mode);
     EXPECT_EQ(node->status.allocatable.at("nvidia.com/gpu").value(),
-              8 * inv.inventory.devices[0].count);
+              8 * inv.description.devices[0].count);
   }
   EXPECT_EQ(modes, (std::set<std::string>{"hami-core", "mig"}));
 
@@ -112,12 +112,12 @@ TEST(Generator, RunningPodsCarryLiveAnnotationsAndNeverOverCommit) {
   ASSERT_TRUE(objects) << objects.error().message;
   const device::DeviceRegistry registry = device::build_registry({});
 
-  std::map<std::string, fit::NodeInventory> inventories;
+  std::map<std::string, fit::DeviceDescription> descriptions;
   std::map<std::string, fit::NodeUsage> usage;
   for (const auto& n : objects->nodes) {
-    auto inv = fit::read_registered_inventory(n, registry);
-    usage[n.metadata.name] = fit::fresh_usage(inv.inventory);
-    inventories[n.metadata.name] = std::move(inv.inventory);
+    auto inv = fit::read_registered_description(n, registry);
+    usage[n.metadata.name] = fit::fresh_usage(inv.description);
+    descriptions[n.metadata.name] = std::move(inv.description);
   }
   int device_pods = 0, mig_pods = 0, pending = 0;
   std::set<std::string> owners, names;

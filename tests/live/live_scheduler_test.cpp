@@ -400,7 +400,7 @@ TEST(LiveScheduler, RegistrationRequestsAHandshake) {
   ASSERT_NE(hs, nullptr);
   EXPECT_TRUE(hs->starts_with("Requesting_")) << *hs;
   EXPECT_TRUE(parse_handshake_time(hs->substr(11)).has_value()) << *hs;
-  EXPECT_EQ(h.scheduler->nodes().snapshot()->at("gpu-1")->inventory.devices.size(), 2u);
+  EXPECT_EQ(h.scheduler->nodes().snapshot()->at("gpu-1")->description.devices.size(), 2u);
 }
 
 // One patch per node carries the handshake request of every vendor that has one, where HAMi
@@ -479,7 +479,8 @@ TEST(LiveScheduler, DeviceCordonIsAppliedAtOnce) {
   ASSERT_TRUE(
       h.source->patch_node_annotations("gpu-1", {{"hami.io/device-cordon", "GPU-gpu-1-0"}}, ""));
   ASSERT_TRUE(eventually([&] {
-    return h.scheduler->nodes().snapshot()->at("gpu-1")->inventory.cordoned.contains("GPU-gpu-1-0");
+    return h.scheduler->nodes().snapshot()->at("gpu-1")->description.cordoned.contains(
+        "GPU-gpu-1-0");
   }));
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(h.filter("p1", {"gpu-1"}).kind, Kind::kChosen);

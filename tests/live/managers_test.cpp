@@ -46,7 +46,7 @@ struct Managers {
     };
   }
   int64_t node_mem(const std::string& node, const std::string& uuid) {
-    fit::NodeInventory inv;
+    fit::DeviceDescription inv;
     inv.devices.resize(1);
     inv.devices[0].id = uuid;
     inv.devices[0].count = 10;
@@ -217,13 +217,13 @@ TEST(NodeManager, SnapshotsAreImmutableAndVendorsIndependent) {
   nodes.set_vendor_devices("n1", "Other", {device_of("X-0", "Other")}, {});
   EXPECT_TRUE(empty->empty());  // an old snapshot never changes
   auto both = nodes.snapshot();
-  EXPECT_EQ(both->at("n1")->inventory.devices.size(), 2u);
+  EXPECT_EQ(both->at("n1")->description.devices.size(), 2u);
   nodes.set_vendor_devices("n1", "NVIDIA",
                            {device_of("GPU-0", "NVIDIA"), device_of("GPU-1", "NVIDIA")}, {});
-  EXPECT_EQ(nodes.snapshot()->at("n1")->inventory.devices.size(), 3u);
-  EXPECT_EQ(both->at("n1")->inventory.devices.size(), 2u);
+  EXPECT_EQ(nodes.snapshot()->at("n1")->description.devices.size(), 3u);
+  EXPECT_EQ(both->at("n1")->description.devices.size(), 2u);
   nodes.set_cordon("n1", {"GPU-1"});
-  EXPECT_TRUE(nodes.snapshot()->at("n1")->inventory.cordoned.contains("GPU-1"));
+  EXPECT_TRUE(nodes.snapshot()->at("n1")->description.cordoned.contains("GPU-1"));
   nodes.remove_vendor("n1", "NVIDIA");
   EXPECT_TRUE(nodes.has_vendor("n1", "Other"));
   EXPECT_FALSE(nodes.has_vendor("n1", "NVIDIA"));

@@ -9,7 +9,6 @@
 #include "device/codec.h"
 #include "extender_fixtures.h"
 #include "profile/device_profiles.h"
-#include "profile/profile_inventory.h"
 #include "profile/reconcile.h"
 #include "profile/template_node.h"
 #include "server/simulation_filter.h"
@@ -76,7 +75,7 @@ model::Node node(const std::string& name, model::StringMap labels = {},
 TEST_F(ProfileTest, DevicesFormBuildsSyntheticDevicesWithPerDeviceNuma) {
   DeviceProfiles p = load(kProfiles);
   ASSERT_EQ(p.profiles.size(), 2u);
-  const auto& devs = p.profiles[0].inventory.devices;
+  const auto& devs = p.profiles[0].description.devices;
   ASSERT_EQ(devs.size(), 8u);
   EXPECT_EQ(devs[0].id, "a100-nvidia-0");
   EXPECT_EQ(devs[7].id, "a100-nvidia-7");
@@ -87,8 +86,8 @@ TEST_F(ProfileTest, DevicesFormBuildsSyntheticDevicesWithPerDeviceNuma) {
   EXPECT_EQ(devs[0].devmem, 81920);
   EXPECT_TRUE(devs[0].health);
   EXPECT_EQ(devs[0].device_vendor, "NVIDIA");
-  EXPECT_EQ(p.profiles[0].inventory.source, fit::DeviceSource::kProfile);
-  EXPECT_EQ(p.profiles[1].inventory.devices[0].devcore, 100);  // default
+  EXPECT_EQ(p.profiles[0].description.source, fit::DeviceSource::kProfile);
+  EXPECT_EQ(p.profiles[1].description.devices[0].devcore, 100);  // default
   // The profile stands for exactly the annotation a device plugin would write.
   auto decoded = device::decode_register_json(
       p.profiles[0].annotations.at(std::string(device::kNvidiaRegisterAnnotation)));
@@ -104,7 +103,7 @@ profiles:
     register: {nvidia: '[{"id":"GPU-a","count":10,"devmem":11441,"devcore":100,"type":"NVIDIA-Tesla K80","mode":"hami-core","health":true}]'}
 )");
   ASSERT_EQ(p.profiles.size(), 1u);
-  EXPECT_EQ(p.profiles[0].inventory.devices.at(0).id, "GPU-a");
+  EXPECT_EQ(p.profiles[0].description.devices.at(0).id, "GPU-a");
 }
 
 TEST_F(ProfileTest, OtherVendorsRegisterByAnnotationKeyOrCapacity) {
@@ -119,10 +118,10 @@ profiles:
       hami.io/node-dcu-register: 'dcu-0,10,65520,100,DCU-K100,0,true,0,hami-core:'
 )");
   ASSERT_EQ(p.profiles.size(), 2u);
-  ASSERT_EQ(p.profiles[0].inventory.devices.size(), 1u);
-  EXPECT_EQ(p.profiles[0].inventory.devices[0].device_vendor, "DCU");
+  ASSERT_EQ(p.profiles[0].description.devices.size(), 1u);
+  EXPECT_EQ(p.profiles[0].description.devices[0].device_vendor, "DCU");
   std::set<std::string> vendors;
-  for (const auto& d : p.profiles[1].inventory.devices) vendors.insert(d.device_vendor);
+  for (const auto& d : p.profiles[1].description.devices) vendors.insert(d.device_vendor);
   EXPECT_EQ(vendors, (std::set<std::string>{"DCU", "NVIDIA"}));
 }
 
@@ -135,8 +134,8 @@ profiles:
 )");
   ASSERT_EQ(p.profiles.size(), 1u);
   // One MLU per 100 vcore.
-  ASSERT_EQ(p.profiles[0].inventory.devices.size(), 4u);
-  EXPECT_EQ(p.profiles[0].inventory.devices[0].device_vendor, "MLU");
+  ASSERT_EQ(p.profiles[0].description.devices.size(), 4u);
+  EXPECT_EQ(p.profiles[0].description.devices[0].device_vendor, "MLU");
 }
 
 struct BadProfile {
@@ -494,7 +493,7 @@ TEST_F(ProfileDraTest, HamiDriverRendersTheDevices) {
   EXPECT_EQ(d.capacity.at("cores").request_policy->default_value, model::Quantity::from_int(100));
   // Published to DRA, the devices are not also a device-plugin registration.
   EXPECT_TRUE(p->profiles.at(0).annotations.empty());
-  EXPECT_TRUE(p->profiles.at(0).inventory.devices.empty());
+  EXPECT_TRUE(p->profiles.at(0).description.devices.empty());
 }
 
 // `resourceSlices:` are read by the strict DRA decoder; the node name is the profile's until a

@@ -1,7 +1,7 @@
 // Acceptance test of issue #10: every non-NVIDIA vendor through `POST /filter-simulation`
 // (product spec §5.1–§5.3), request JSON in, response JSON out, with the registry
 // `hamisim serve --enable-ascend --enable-iluvatar` builds (chart defaults, both gates on) and
-// the inventory provider serve uses (template nodes are normalized samples, spec §7.2).
+// the engine serve uses (template nodes are normalized samples, spec §7.2).
 //
 // For each vendor backend a template node registers that vendor's devices the way its device
 // plugin does (annotation or capacity), and a pod asks for a share:
@@ -32,7 +32,6 @@
 
 #include "device/catalog/device_config.h"
 #include "extender_fixtures.h"
-#include "profile/profile_inventory.h"
 #include "server/extender_service.h"
 #include "server/metrics.h"
 

@@ -1,7 +1,5 @@
 #include "device/ascend/ascend_backend.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -11,6 +9,7 @@
 
 #include "device/allocation.h"
 #include "device/common/device_checks.h"
+#include "device/go_json_reader.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::ascend {
@@ -58,33 +57,18 @@ struct NetworkFacts {
   std::optional<int64_t> id;
 };
 
-NetworkFacts network_facts(const std::string* custom_info, od::parser& parser) {
+NetworkFacts network_facts(const std::string* custom_info) {
   NetworkFacts out;
   if (!custom_info) return out;
   out.present = true;
-  // The registration decoder accepted this text as a JSON object; should it not parse here,
-  // the map counts as having no NetworkID.
-  const simdjson::padded_string padded(*custom_info);
-  od::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return out;
-  od::object obj;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS) return out;
-  // Go's map decoding keeps the last of repeated keys, so every occurrence overwrites.
-  for (auto field : obj) {
-    std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return NetworkFacts{true, false, {}};
-    if (key != "NetworkID") continue;
+  // Go's map keeps the last of repeated keys: every occurrence overwrites.
+  gojson::for_each_custom_info_entry(*custom_info, [&](std::string_view key, od::value& v) {
+    if (key != "NetworkID") return true;
     out.has_key = true;
     out.id.reset();
-    od::value v;
-    if (field.value().get(v) != simdjson::SUCCESS) return NetworkFacts{true, false, {}};
-    od::json_type t;
-    if (v.type().get(t) != simdjson::SUCCESS) return NetworkFacts{true, false, {}};
-    if (t == od::json_type::number) {
-      double d = 0;
-      if (v.get_double().get(d) == simdjson::SUCCESS) out.id = go_int(d);
-    }
-  }
+    if (auto d = gojson::any_number(v)) out.id = go_int(*d);
+    return true;
+  });
   return out;
 }
 
@@ -238,11 +222,10 @@ AscendBackend::DetailedFit AscendBackend::fit_detailed(std::span<DeviceUsage* co
   // choose the best-connected ones.
   const bool is_910 = starts_with(config_.common_word, k910Prefix);
   std::vector<NetworkFacts> facts;
-  od::parser parser;
   bool need_topology = false;
   if (is_910) {
     facts.reserve(devices.size());
-    for (const DeviceUsage* d : devices) facts.push_back(network_facts(d->custom_info, parser));
+    for (const DeviceUsage* d : devices) facts.push_back(network_facts(d->custom_info));
     need_topology = std::all_of(facts.begin(), facts.end(),
                                 [](const NetworkFacts& f) { return f.present && f.has_key; });
   }
@@ -400,7 +383,6 @@ void AscendBackend::annotate_allocation(const PodSingleDevice& devices,
 float AscendBackend::score_node(std::span<const DeviceUsage> previous,
                                 const PodSingleDevice& chosen, std::string_view) const {
   if (!starts_with(config_.common_word, k910Prefix)) return 0;
-  od::parser parser;
   // The chosen device carries the custominfo of the device Fit took, found by UUID as the
   // usage commit finds it (the first device with that ID).
   std::unordered_map<std::string_view, const DeviceUsage*> by_id;
@@ -412,7 +394,7 @@ float AscendBackend::score_node(std::span<const DeviceUsage> previous,
     for (const ContainerDevice& c : container) {
       auto dev = by_id.find(c.uuid);
       if (dev == by_id.end()) return 0;
-      const NetworkFacts f = network_facts(dev->second->custom_info, parser);
+      const NetworkFacts f = network_facts(dev->second->custom_info);
       if (!f.present || !f.has_key) return 0;
       if (f.id) ++per_network[*f.id];  // a non-numeric NetworkID is not counted
     }

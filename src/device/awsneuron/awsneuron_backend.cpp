@@ -1,7 +1,5 @@
 #include "device/awsneuron/awsneuron_backend.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <bit>
 #include <limits>
@@ -9,10 +7,13 @@
 #include "device/allocation.h"
 #include "device/codec.h"
 #include "device/common/device_checks.h"
+#include "device/go_json_reader.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::awsneuron {
 namespace {
+
+namespace od = simdjson::ondemand;
 
 constexpr int64_t kMaxDeviceCount = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxCoreCount = kMaxDeviceCount * kRequestCoresPerDevice;
@@ -48,16 +49,20 @@ int32_t cores_in_mask(int64_t mask) {
 // The instance type the first device carries; nullopt when it carries none (HAMi: nil).
 std::optional<std::string> node_type_of(const DeviceUsage& d) {
   if (!d.custom_info) return std::nullopt;
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::object obj;
-  if (parser.parse(d.custom_info->data(), d.custom_info->size()).get_object().get(obj))
-    return std::nullopt;
-  simdjson::dom::element v;
-  if (obj.at_key(kNodeTypeKey).get(v) || v.is_null()) return std::nullopt;
-  std::string_view s;
-  // A value that is not a string reads as "" (a failed type assertion in HAMi).
-  if (v.get_string().get(s)) return std::string();
-  return std::string(s);
+  std::optional<std::string> out;
+  // Go's map keeps the last of repeated keys: every occurrence overwrites.
+  gojson::for_each_custom_info_entry(*d.custom_info, [&](std::string_view key, od::value& v) {
+    if (key != kNodeTypeKey) return true;
+    if (od::json_type t; !v.type().get(t) && t == od::json_type::null) {
+      out.reset();
+      return true;
+    }
+    // A value that is not a string reads as "" (a failed type assertion in HAMi).
+    const std::optional<std::string_view> s = gojson::any_string(v);
+    out = s ? std::string(*s) : std::string();
+    return true;
+  });
+  return out;
 }
 
 const model::Container* container_at(const model::Pod& pod, size_t index) {

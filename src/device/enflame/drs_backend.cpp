@@ -11,6 +11,7 @@
 #include "device/codec.h"
 #include "device/common/device_checks.h"
 #include "device/enflame/enflame_backends.h"
+#include "device/go_json_reader.h"
 #include "go/json_key.h"
 #include "go/strconv.h"
 #include "go/utf8.h"
@@ -19,7 +20,7 @@
 namespace hamisim::device::enflame {
 namespace {
 
-namespace dom = simdjson::dom;
+namespace od = simdjson::ondemand;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
@@ -53,9 +54,10 @@ std::string_view trim_suffix(std::string_view s, std::string_view suffix) {
 
 // --- The capacity annotation, decoded as Go's json.Unmarshal into HAMi's structs -----------
 //
-// simdjson checks the whole text first as Go does; its stricter edges (invalid UTF-8 inside
-// strings, numbers beyond float64 or, as integers, beyond 64 bits) make the annotation
-// malformed where Go would replace the bytes or fail later with another message.
+// Through the Go-JSON reader (device/go_json_reader.h): Go's own acceptance rules run over the
+// whole text first, invalid UTF-8 becomes U+FFFD as Go's decoder makes it, and a capacity number
+// is a float64 whatever its spelling; a number beyond float64 fails the annotation, as in Go
+// (with another message).
 
 // drsDeviceSpec.Capacity is `any`: what the JSON value decoded to.
 struct CapacityValue {
@@ -76,27 +78,25 @@ struct CapacitySpec {
   std::map<std::string, std::string> profiles;
 };
 
-Error type_error(std::string_view what, dom::element_type t, std::string_view go_type) {
+Error type_error(std::string_view what, od::json_type t, std::string_view go_type) {
   const char* got = "value";
   switch (t) {
-    case dom::element_type::ARRAY:
+    case od::json_type::array:
       got = "array";
       break;
-    case dom::element_type::OBJECT:
+    case od::json_type::object:
       got = "object";
       break;
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64:
-    case dom::element_type::DOUBLE:
+    case od::json_type::number:
       got = "number";
       break;
-    case dom::element_type::STRING:
+    case od::json_type::string:
       got = "string";
       break;
-    case dom::element_type::BOOL:
+    case od::json_type::boolean:
       got = "bool";
       break;
-    case dom::element_type::NULL_VALUE:
+    case od::json_type::null:
       got = "null";
       break;
   }
@@ -104,50 +104,63 @@ Error type_error(std::string_view what, dom::element_type t, std::string_view go
                std::string(go_type)};
 }
 
+Error json_error(simdjson::error_code e) {
+  return Error{std::string("invalid JSON: ") + simdjson::error_message(e)};
+}
+
+Result<od::json_type> type_of(od::value& v) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return json_error(e);
+  return t;
+}
+
 // A string field: null leaves it as it was.
-Status read_string(dom::element v, std::string_view what, std::string& out) {
-  if (v.is_null()) return ok_status();
+Status read_string(od::value& v, std::string_view what, std::string& out) {
+  auto t = type_of(v);
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return ok_status();
   std::string_view s;
-  if (v.get_string().get(s)) return type_error(what, v.type(), "string");
+  if (*t != od::json_type::string || v.get_string().get(s)) return type_error(what, *t, "string");
   out.assign(s);
   return ok_status();
 }
 
-double number_of(dom::element v) {
-  switch (v.type()) {
-    case dom::element_type::INT64:
-      return static_cast<double>(v.get_int64().value_unsafe());
-    case dom::element_type::UINT64:
-      return static_cast<double>(v.get_uint64().value_unsafe());
-    default:
-      return v.get_double().value_unsafe();
+Status read_device(od::value& v, const std::string& what, DeviceSpec& d) {
+  auto t = type_of(v);
+  if (!t) return t.error();
+  if (*t == od::json_type::null) return ok_status();
+  od::object obj;
+  if (*t != od::json_type::object || v.get_object().get(obj)) {
+    return type_error(what, *t, "enflame.drsDeviceSpec");
   }
-}
-
-Status read_device(dom::element v, const std::string& what, DeviceSpec& d) {
-  if (v.is_null()) return ok_status();
-  dom::object obj;
-  if (v.get_object().get(obj)) return type_error(what, v.type(), "enflame.drsDeviceSpec");
-  for (dom::key_value_pair kv : obj) {
-    if (go::json_key_matches(kv.key, "index")) {
-      if (Status s = read_string(kv.value, what + ".index", d.index); !s) return s;
-    } else if (go::json_key_matches(kv.key, "minor")) {
-      if (Status s = read_string(kv.value, what + ".minor", d.minor); !s) return s;
-    } else if (go::json_key_matches(kv.key, "capacity")) {
+  for (auto field_result : obj) {
+    od::field field;
+    std::string_view key;
+    if (auto e = std::move(field_result).get(field)) return json_error(e);
+    if (auto e = field.unescaped_key().get(key)) return json_error(e);
+    od::value value = field.value();
+    if (go::json_key_matches(key, "index")) {
+      if (Status s = read_string(value, what + ".index", d.index); !s) return s;
+    } else if (go::json_key_matches(key, "minor")) {
+      if (Status s = read_string(value, what + ".minor", d.minor); !s) return s;
+    } else if (go::json_key_matches(key, "capacity")) {
+      auto vt = type_of(value);
+      if (!vt) return vt.error();
       CapacityValue c;
-      switch (kv.value.type()) {
-        case dom::element_type::NULL_VALUE:
+      switch (*vt) {
+        case od::json_type::null:
           break;
-        case dom::element_type::INT64:
-        case dom::element_type::UINT64:
-        case dom::element_type::DOUBLE:
+        case od::json_type::number:
           c.kind = CapacityValue::Kind::kNumber;
-          c.number = number_of(kv.value);
+          if (auto e = value.get_double().get(c.number)) return json_error(e);
           break;
-        case dom::element_type::STRING:
+        case od::json_type::string: {
           c.kind = CapacityValue::Kind::kString;
-          c.text.assign(kv.value.get_string().value_unsafe());
+          std::string_view text;
+          if (auto e = value.get_string().get(text)) return json_error(e);
+          c.text.assign(text);
           break;
+        }
         default:
           c.kind = CapacityValue::Kind::kOther;
       }
@@ -157,45 +170,73 @@ Status read_device(dom::element v, const std::string& what, DeviceSpec& d) {
   return ok_status();
 }
 
+// Read as Go's json.Unmarshal reads it (the Go-JSON reader): Go's acceptance of the text first,
+// so invalid UTF-8 becomes U+FFFD rather than an error; keys fold as Go's struct fields do.
 Result<CapacitySpec> decode_capacity(std::string_view raw) {
-  thread_local dom::parser parser;
-  dom::element root;
-  if (auto e = parser.parse(raw.data(), raw.size()).get(root)) {
-    return make_error(std::string("invalid JSON: ") + simdjson::error_message(e));
-  }
+  auto prepared = gojson::prepare(raw);
+  if (!prepared) return prepared.error();
+  const simdjson::padded_string padded(*prepared);
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(padded).get(doc)) return json_error(e);
+  od::json_type t;
+  if (auto e = doc.type().get(t)) return json_error(e);
   CapacitySpec spec;
-  if (root.is_null()) return spec;
-  dom::object top;
-  if (root.get_object().get(top)) return type_error("the value", root.type(), "drsCapacitySpec");
-  for (dom::key_value_pair kv : top) {
-    if (go::json_key_matches(kv.key, "devices")) {
-      if (kv.value.is_null()) {
+  if (t == od::json_type::null) return spec;
+  od::object top;
+  if (t != od::json_type::object || doc.get_object().get(top)) {
+    return type_error("the value", t, "drsCapacitySpec");
+  }
+  for (auto field_result : top) {
+    od::field field;
+    std::string_view key;
+    if (auto e = std::move(field_result).get(field)) return json_error(e);
+    if (auto e = field.unescaped_key().get(key)) return json_error(e);
+    od::value value = field.value();
+    if (go::json_key_matches(key, "devices")) {
+      auto vt = type_of(value);
+      if (!vt) return vt.error();
+      if (*vt == od::json_type::null) {
         spec.devices.clear();
         continue;
       }
-      dom::array arr;
-      if (kv.value.get_array().get(arr)) return type_error("devices", kv.value.type(), "array");
+      od::array arr;
+      if (*vt != od::json_type::array || value.get_array().get(arr)) {
+        return type_error("devices", *vt, "array");
+      }
       // Go decodes element i into the existing element i, then truncates.
       size_t i = 0;
-      for (dom::element e : arr) {
+      for (auto element : arr) {
+        od::value e;
+        if (auto err = element.get(e)) return json_error(err);
         if (i >= spec.devices.size()) spec.devices.emplace_back();
         if (Status s = read_device(e, "devices[" + std::to_string(i) + "]", spec.devices[i]); !s)
           return s.error();
         ++i;
       }
       spec.devices.resize(i);
-    } else if (go::json_key_matches(kv.key, "profiles")) {
-      if (kv.value.is_null()) {
+    } else if (go::json_key_matches(key, "profiles")) {
+      auto vt = type_of(value);
+      if (!vt) return vt.error();
+      if (*vt == od::json_type::null) {
         spec.profiles.clear();
         continue;
       }
-      dom::object obj;
-      if (kv.value.get_object().get(obj)) return type_error("profiles", kv.value.type(), "map");
+      od::object obj;
+      if (*vt != od::json_type::object || value.get_object().get(obj)) {
+        return type_error("profiles", *vt, "map");
+      }
       // A map merges repeated keys; a null value stores "".
-      for (dom::key_value_pair p : obj) {
+      for (auto p_result : obj) {
+        od::field p;
+        std::string_view id_key;
+        if (auto e = std::move(p_result).get(p)) return json_error(e);
+        if (auto e = p.unescaped_key().get(id_key)) return json_error(e);
+        const std::string k(id_key);
+        od::value pv = p.value();
         std::string id;
-        if (Status s = read_string(p.value, "profiles", id); !s) return s.error();
-        spec.profiles[std::string(p.key)] = std::move(id);
+        if (Status s = read_string(pv, "profiles", id); !s) return s.error();
+        spec.profiles[k] = std::move(id);
       }
     }
   }
@@ -296,32 +337,36 @@ std::pair<int64_t, int64_t> parse_profile(std::string_view name) {
 DrsCardFacts read_card_facts(const std::string* custom_info) {
   DrsCardFacts out;
   if (!custom_info) return out;
-  thread_local dom::parser parser;
-  dom::object obj;
-  if (parser.parse(custom_info->data(), custom_info->size()).get_object().get(obj)) return out;
-  for (dom::key_value_pair kv : obj) {
-    if (kv.key == "index" || kv.key == "minor") {
-      std::string_view s;
-      if (!kv.value.get_string().get(s)) (kv.key == "index" ? out.index : out.minor).assign(s);
-    } else if (kv.key == "maxSlice") {
+  gojson::for_each_custom_info_entry(*custom_info, [&](std::string_view key, od::value& v) {
+    if (key == "index" || key == "minor") {
+      if (const std::optional<std::string_view> s = gojson::any_string(v))
+        (key == "index" ? out.index : out.minor).assign(*s);
+    } else if (key == "maxSlice") {
       // readCustomInfoInt: integers as they are; anything else that is not a number is 0.
+      od::number_type type{};
+      if (v.get_number_type().get(type)) return true;  // not a number
       int64_t i = 0;
       double d = 0;
-      if (!kv.value.get_int64().get(i)) {
+      if (type == od::number_type::signed_integer && !v.get_int64().get(i)) {
         out.max_slice = i;
-      } else if (!kv.value.get_double().get(d)) {
+      } else if (!v.get_double().get(d)) {
         out.max_slice =
             std::isnan(d) || d > kInt32Max || d < kInt32Min ? 0 : static_cast<int64_t>(d);
       }
-    } else if (kv.key == "profiles") {
-      dom::object profiles;
-      if (kv.value.get_object().get(profiles)) continue;
-      for (dom::key_value_pair p : profiles) {
-        std::string_view id;
-        if (!p.value.get_string().get(id)) out.profiles.emplace_back(p.key, id);
+    } else if (key == "profiles") {
+      od::object profiles;
+      if (v.get_object().get(profiles)) return true;
+      for (auto field_result : profiles) {
+        od::field field;
+        std::string_view id_key;
+        if (std::move(field_result).get(field) || field.unescaped_key().get(id_key)) return true;
+        od::value id = field.value();
+        if (const std::optional<std::string_view> s = gojson::any_string(id))
+          out.profiles.emplace_back(id_key, *s);
       }
     }
-  }
+    return true;
+  });
   return out;
 }
 

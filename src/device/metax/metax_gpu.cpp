@@ -3,7 +3,10 @@
 #include <simdjson.h>
 
 #include <map>
+#include <optional>
 
+#include "device/go_json_reader.h"
+#include "go/strconv.h"
 #include "model/json_writer.h"
 
 namespace hamisim::device::metax {
@@ -26,44 +29,42 @@ BackendIdentity gpu_identity(const MetaxConfig& c) {
 
 // strconv.ParseInt(s, 10, 64), which Go's JSON decoder applies to integer map keys.
 bool parse_go_int64(std::string_view s, int64_t* out) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return false;
-  uint64_t magnitude = 0;
-  for (const char c : s) {
-    if (c < '0' || c > '9') return false;
-    if (magnitude > (uint64_t{1} << 63) / 10) return false;
-    magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
-    if (magnitude > (uint64_t{1} << 63)) return false;
-  }
-  if (!negative && magnitude == (uint64_t{1} << 63)) return false;
-  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-  return true;
+  return go::parse_int(s, 64, out) == go::NumError::kNone;
 }
 
 }  // namespace
 
 float topology_value(std::string_view annotation, int64_t n) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(annotation.data(), annotation.size(), true).get(root) != simdjson::SUCCESS) {
-    return 0;
-  }
-  if (root.is_null()) return 0;  // Go leaves the map empty
-  simdjson::dom::object obj;
-  if (root.get(obj) != simdjson::SUCCESS) return 0;
+  namespace od = simdjson::ondemand;
+  // Read as Go's json.Unmarshal into a map[int64]int64 reads it (the Go-JSON reader).
+  auto prepared = gojson::prepare(annotation);
+  if (!prepared) return 0;
+  const simdjson::padded_string padded(*prepared);
+  od::parser parser;
+  od::document doc;
+  od::json_type t;
+  if (parser.iterate(padded).get(doc) || doc.type().get(t)) return 0;
+  if (t == od::json_type::null) return 0;  // Go leaves the map empty
+  od::object obj;
+  if (t != od::json_type::object || doc.get_object().get(obj)) return 0;
   // Go keeps decoding after a bad element but then reports the error, and HAMi reads 0;
   // repeated keys overwrite, so the last one counts.
   std::optional<int64_t> found;
-  for (auto field : obj) {
+  for (auto field_result : obj) {
+    od::field field;
+    std::string_view raw_key;
+    if (std::move(field_result).get(field) || field.unescaped_key().get(raw_key)) return 0;
     int64_t key = 0;
-    if (!parse_go_int64(field.key, &key)) return 0;
+    if (!parse_go_int64(raw_key, &key)) return 0;
+    od::value v = field.value();
+    od::json_type vt;
+    if (v.type().get(vt)) return 0;
     int64_t value = 0;  // null stores the zero value
-    if (!field.value.is_null() && field.value.get_int64().get(value) != simdjson::SUCCESS) {
-      return 0;
+    if (vt != od::json_type::null) {
+      if (vt != od::json_type::number ||
+          go::parse_int(gojson::number_token(v), 64, &value) != go::NumError::kNone) {
+        return 0;
+      }
     }
     if (key == n) found = value;
   }
@@ -152,12 +153,17 @@ float MetaxGpuBackend::score_node(std::span<const DeviceUsage> previous,
   for (const ContainerDevices& c : chosen) n += static_cast<int64_t>(c.size());
   for (const DeviceUsage& d : previous) {
     if (d.vendor != kGpuVendor || !d.custom_info) continue;
-    simdjson::dom::parser parser;
-    simdjson::dom::object obj;
-    if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return 0;
-    std::string_view annotation;
-    if (obj[key].get(annotation) != simdjson::SUCCESS) return 0;  // no such annotation
-    return 2000.0f - topology_value(annotation, n);
+    // Go's map keeps the last of repeated keys: every occurrence overwrites.
+    std::optional<std::string> annotation;
+    gojson::for_each_custom_info_entry(
+        *d.custom_info, [&](std::string_view k, simdjson::ondemand::value& v) {
+          if (k != key) return true;
+          const std::optional<std::string_view> s = gojson::any_string(v);
+          annotation = s ? std::optional<std::string>(*s) : std::nullopt;
+          return true;
+        });
+    if (!annotation) return 0;  // no such annotation
+    return 2000.0f - topology_value(*annotation, n);
   }
   return 0;
 }

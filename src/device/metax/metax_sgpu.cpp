@@ -10,13 +10,16 @@
 
 #include "device/allocation.h"
 #include "device/common/device_checks.h"
+#include "device/go_json_reader.h"
 #include "go/json_key.h"
+#include "go/strconv.h"
 #include "model/json_writer.h"
+#include "model/simdjson_util.h"
 
 namespace hamisim::device::metax {
 namespace {
 
-namespace dom = simdjson::dom;
+namespace od = simdjson::ondemand;
 
 using namespace check;  // the shared reason names
 
@@ -61,22 +64,7 @@ bool canonical_has_suffix(int64_t v) {
   return m >= (uint64_t{1} << 20) && m % 1024 == 0;
 }
 
-std::string_view json_type_name(dom::element_type t) {
-  switch (t) {
-    case dom::element_type::ARRAY:
-      return "array";
-    case dom::element_type::OBJECT:
-      return "object";
-    case dom::element_type::STRING:
-      return "string";
-    case dom::element_type::BOOL:
-      return "boolean";
-    case dom::element_type::NULL_VALUE:
-      return "null";
-    default:
-      return "number";
-  }
-}
+using model::json::type_name;
 
 // One MetaxSDeviceInfo as Go decodes it: null leaves a field alone, a value of another type
 // (or an int32 field given a fraction, exponent or out-of-range number) fails the annotation.
@@ -92,51 +80,61 @@ struct SgpuRegistration {
   bool healthy = false;
 };
 
-Status field_error(size_t index, std::string_view key, std::string_view want,
-                   dom::element_type got) {
+Status field_error(size_t index, std::string_view key, std::string_view want, od::json_type got) {
   return make_error("[" + std::to_string(index) + "]." + std::string(key) + ": expected " +
-                    std::string(want) + ", got " + std::string(json_type_name(got)));
+                    std::string(want) + ", got " + std::string(type_name(got)));
 }
 
-Status read_string_field(dom::element v, size_t index, std::string_view key, std::string* out) {
-  if (v.is_null()) return ok_status();
+Status json_error(simdjson::error_code e) {
+  return make_error(std::string("invalid JSON: ") + simdjson::error_message(e));
+}
+
+Status read_string_field(od::value& v, size_t index, std::string_view key, std::string* out) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return json_error(e);
+  if (t == od::json_type::null) return ok_status();
   std::string_view s;
-  if (v.get(s) != simdjson::SUCCESS) return field_error(index, key, "a string", v.type());
+  if (t != od::json_type::string || v.get_string().get(s)) {
+    return field_error(index, key, "a string", t);
+  }
   out->assign(s);
   return ok_status();
 }
 
-Status read_int32_field(dom::element v, size_t index, std::string_view key, int32_t* out) {
+// Go's int32: strconv.ParseInt of the number as written, so no fraction, no exponent.
+Status read_int32_field(od::value& v, size_t index, std::string_view key, int32_t* out) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return json_error(e);
+  if (t == od::json_type::null) return ok_status();
+  if (t != od::json_type::number) return field_error(index, key, "an int32", t);
+  const std::string_view token = gojson::number_token(v);
   int64_t n = 0;
-  switch (v.type()) {
-    case dom::element_type::NULL_VALUE:
-      return ok_status();
-    case dom::element_type::INT64:
-      if (v.get(n) == simdjson::SUCCESS && n >= std::numeric_limits<int32_t>::min() &&
-          n <= kInt32Max) {
-        *out = static_cast<int32_t>(n);
-        return ok_status();
-      }
-      [[fallthrough]];
-    case dom::element_type::UINT64:
-    case dom::element_type::DOUBLE:  // Go's int32 takes no fraction and no exponent
-      return make_error("[" + std::to_string(index) + "]." + std::string(key) + ": " +
-                        simdjson::to_string(v) + " is not an int32");
-    default:
-      return field_error(index, key, "an int32", v.type());
+  if (go::parse_int(token, 64, &n) != go::NumError::kNone ||
+      n < std::numeric_limits<int32_t>::min() || n > kInt32Max) {
+    return make_error("[" + std::to_string(index) + "]." + std::string(key) + ": " +
+                      std::string(token) + " is not an int32");
   }
-}
-
-Status read_bool_field(dom::element v, size_t index, std::string_view key, bool* out) {
-  if (v.is_null()) return ok_status();
-  if (v.get(*out) != simdjson::SUCCESS) return field_error(index, key, "a boolean", v.type());
+  *out = static_cast<int32_t>(n);
   return ok_status();
 }
 
-Status read_registration(dom::object obj, size_t index, SgpuRegistration& r) {
-  for (auto field : obj) {
-    const std::string_view k = field.key;
-    const dom::element v = field.value;
+Status read_bool_field(od::value& v, size_t index, std::string_view key, bool* out) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return json_error(e);
+  if (t == od::json_type::null) return ok_status();
+  if (t != od::json_type::boolean || v.get_bool().get(*out)) {
+    return field_error(index, key, "a boolean", t);
+  }
+  return ok_status();
+}
+
+Status read_registration(od::object& obj, size_t index, SgpuRegistration& r) {
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return json_error(e);
+    std::string_view k;
+    if (auto e = field.unescaped_key().get(k)) return json_error(e);
+    od::value v = field.value();
     Status s = ok_status();
     std::string ignored;
     int32_t ignored_int = 0;
@@ -170,27 +168,36 @@ Status read_registration(dom::object obj, size_t index, SgpuRegistration& r) {
   return ok_status();
 }
 
-// GetNodeDevices' decode: a JSON array of MetaxSDeviceInfo (top-level null = no devices).
+// GetNodeDevices' decode: a JSON array of MetaxSDeviceInfo (top-level null = no devices), read
+// as Go's json.Unmarshal reads it (the Go-JSON reader: Go's acceptance of the text first, so
+// invalid UTF-8 becomes U+FFFD rather than an error; keys fold as Go's struct fields do).
 Result<std::vector<SgpuRegistration>> decode_registrations(std::string_view json) {
-  dom::parser parser;
-  dom::element root;
-  if (auto e = parser.parse(json.data(), json.size(), true).get(root)) {
-    return make_error(std::string("invalid JSON: ") + simdjson::error_message(e));
-  }
+  auto prepared = gojson::prepare(json);
+  if (!prepared) return prepared.error();
+  const simdjson::padded_string padded(*prepared);
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(padded).get(doc)) return json_error(e).error();
+  od::json_type t;
+  if (auto e = doc.type().get(t)) return json_error(e).error();
   std::vector<SgpuRegistration> out;
-  if (root.is_null()) return out;
-  dom::array arr;
-  if (root.get(arr) != simdjson::SUCCESS) {
-    return make_error("expected an array, got " + std::string(json_type_name(root.type())));
+  if (t == od::json_type::null) return out;
+  od::array arr;
+  if (t != od::json_type::array || doc.get_array().get(arr)) {
+    return make_error("expected an array, got " + std::string(type_name(t)));
   }
-  for (dom::element el : arr) {
+  for (auto element : arr) {
     const size_t i = out.size();
+    od::value el;
+    if (auto e = element.get(el)) return json_error(e).error();
+    od::json_type et;
+    if (auto e = el.type().get(et)) return json_error(e).error();
     // Go decodes null into a nil *MetaxSDeviceInfo, which HAMi then dereferences.
-    if (el.is_null()) return make_error("[" + std::to_string(i) + "]: null device");
-    dom::object obj;
-    if (el.get(obj) != simdjson::SUCCESS) {
+    if (et == od::json_type::null) return make_error("[" + std::to_string(i) + "]: null device");
+    od::object obj;
+    if (et != od::json_type::object || el.get_object().get(obj)) {
       return make_error("[" + std::to_string(i) + "]: expected an object, got " +
-                        std::string(json_type_name(el.type())));
+                        std::string(type_name(et)));
     }
     out.emplace_back();
     if (Status s = read_registration(obj, i, out.back()); !s) return s.error();
@@ -205,27 +212,30 @@ struct SgpuFacts {
   int32_t link_zone = 0;
 };
 
-SgpuFacts read_facts(const DeviceUsage& d, dom::parser& parser) {
+SgpuFacts read_facts(const DeviceUsage& d) {
   SgpuFacts out;
   if (!d.custom_info) return out;
-  dom::object obj;
-  if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return out;
-  for (auto field : obj) {
-    if (field.key == "QosPolicy") {
-      std::string_view s;
-      if (field.value.get(s) == simdjson::SUCCESS) {
-        out.qos_policy = std::string(s);
-      } else {
-        out.qos_policy.reset();
-      }
-    } else if (field.key == "LinkZone") {
-      int64_t z = 0;
-      const bool ok = field.value.type() == dom::element_type::INT64 &&
-                      field.value.get(z) == simdjson::SUCCESS &&
-                      z >= std::numeric_limits<int32_t>::min() && z <= kInt32Max;
-      out.link_zone = ok ? static_cast<int32_t>(z) : 0;
-    }
-  }
+  // Go's map keeps the last of repeated keys: every occurrence overwrites.
+  gojson::for_each_custom_info_entry(
+      *d.custom_info, [&](std::string_view key, simdjson::ondemand::value& v) {
+        if (key == "QosPolicy") {
+          if (const std::optional<std::string_view> s = gojson::any_string(v)) {
+            out.qos_policy = std::string(*s);
+          } else {
+            out.qos_policy.reset();
+          }
+        } else if (key == "LinkZone") {
+          // An integer in int32's range (the text backends write); anything else is 0.
+          int64_t z = 0;
+          simdjson::ondemand::number_type type{};
+          const bool ok = !v.get_number_type().get(type) &&
+                          type == simdjson::ondemand::number_type::signed_integer &&
+                          !v.get_int64().get(z) && z >= std::numeric_limits<int32_t>::min() &&
+                          z <= kInt32Max;
+          out.link_zone = ok ? static_cast<int32_t>(z) : 0;
+        }
+        return true;
+      });
   return out;
 }
 
@@ -512,7 +522,6 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const SgpuPreparedPod&>(*ctx.prepared);
   const bool online = pod.app_class == kOnline;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  dom::parser parser;
   FitOutcome out;
   // Verdict texts only when someone will read them (hamisim fit), never on the hot path.
   const check::Failures failures(out, ctx.explain);
@@ -540,7 +549,7 @@ FitOutcome MetaxSgpuBackend::fit(std::span<DeviceUsage* const> devices,
            [&] { return "class \"" + pod.app_class + "\" cannot share with the device's pods"; });
       continue;
     }
-    SgpuFacts facts = read_facts(d, parser);
+    SgpuFacts facts = read_facts(d);
     if (!online) {
       // AddResourceUsage rewrites only a string QosPolicy: a device that reports none keeps
       // none, whatever its pods and this pod's earlier containers asked for.
@@ -644,12 +653,11 @@ float MetaxSgpuBackend::score_node(std::span<const DeviceUsage> previous,
   });
   if (!whole_device || !config_.sgpu_topology_aware) return 0;
 
-  dom::parser parser;
   std::map<std::string_view, int32_t> zone_of;
   std::vector<LinkDevice> available;
   for (const DeviceUsage& d : previous) {
     // Only this backend's devices carry a LinkZone HAMi can read (an int32 it stored itself).
-    const int32_t zone = d.vendor == kSgpuVendor ? read_facts(d, parser).link_zone : 0;
+    const int32_t zone = d.vendor == kSgpuVendor ? read_facts(d).link_zone : 0;
     zone_of.emplace(d.id, zone);
     if (d.used == 0) available.push_back(LinkDevice{d.id, zone});
   }

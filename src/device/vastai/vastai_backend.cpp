@@ -1,7 +1,5 @@
 #include "device/vastai/vastai_backend.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -9,6 +7,7 @@
 
 #include "device/allocation.h"
 #include "device/common/device_checks.h"
+#include "device/go_json_reader.h"
 
 namespace hamisim::device::vastai {
 namespace {
@@ -36,26 +35,24 @@ struct DieFacts {
   std::optional<std::string> aic;       // "AIC": the physical card the die belongs to
 };
 
-DieFacts read_die_facts(const DeviceUsage& d, simdjson::dom::parser& parser) {
+DieFacts read_die_facts(const DeviceUsage& d) {
   DieFacts out;
   if (!d.custom_info) return out;
   // The codec accepted this text as a JSON object; a failure here leaves "no custominfo".
-  simdjson::dom::object obj;
-  if (parser.parse(*d.custom_info).get(obj) != simdjson::SUCCESS) return out;
-  out.has_custom_info = true;
   // Go's map decoding keeps the last of repeated keys, so every occurrence overwrites.
-  for (auto field : obj) {
-    std::optional<std::string>* slot = field.key == "DeviceStrategy" ? &out.strategy
-                                       : field.key == "AIC"          ? &out.aic
-                                                                     : nullptr;
-    if (!slot) continue;
-    std::string_view s;
-    if (field.value.get(s) == simdjson::SUCCESS) {
-      *slot = std::string(s);
-    } else {
-      slot->reset();
-    }
-  }
+  out.has_custom_info = gojson::for_each_custom_info_entry(
+      *d.custom_info, [&](std::string_view key, simdjson::ondemand::value& v) {
+        std::optional<std::string>* slot = key == "DeviceStrategy" ? &out.strategy
+                                           : key == "AIC"          ? &out.aic
+                                                                   : nullptr;
+        if (!slot) return true;
+        if (const std::optional<std::string_view> s = gojson::any_string(v)) {
+          *slot = std::string(*s);
+        } else {
+          slot->reset();
+        }
+        return true;
+      });
   return out;
 }
 
@@ -115,16 +112,15 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
   const auto& pod = static_cast<const StandardPreparedPod&>(*ctx.prepared);
   FitOutcome out;
   const bool is_mutex = policy_has_token(ctx.gpu_policy, "mutex");
-  simdjson::dom::parser parser;
 
   // Die mode is decided by the first device of the list (the least preferred one).
-  const bool die_mode = !devices.empty() && is_die(read_die_facts(*devices[0], parser));
+  const bool die_mode = !devices.empty() && is_die(read_die_facts(*devices[0]));
   std::vector<std::string> device_aics;          // by position, die mode only
   std::set<std::string, std::less<>> busy_aics;  // AICs with a die in use (die mode + mutex)
   if (die_mode) {
     device_aics.reserve(devices.size());
     for (const DeviceUsage* d : devices) {
-      device_aics.push_back(aic_of(read_die_facts(*d, parser)));
+      device_aics.push_back(aic_of(read_die_facts(*d)));
       if (is_mutex && d->used > 0) busy_aics.insert(device_aics.back());
     }
   }
@@ -170,7 +166,6 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
 
 float VastaiBackend::score_node(std::span<const DeviceUsage> previous,
                                 const PodSingleDevice& chosen, std::string_view) const {
-  simdjson::dom::parser parser;
   float score = 0;
   for (const ContainerDevices& container : chosen) {
     if (container.empty()) continue;
@@ -181,7 +176,7 @@ float VastaiBackend::score_node(std::span<const DeviceUsage> previous,
       auto dev = std::find_if(previous.begin(), previous.end(),
                               [&](const DeviceUsage& d) { return d.id == c.uuid; });
       if (dev == previous.end()) return 0;
-      const DieFacts facts = read_die_facts(*dev, parser);
+      const DieFacts facts = read_die_facts(*dev);
       // Not dies grouped by AIC: no opinion on this node. An absent (or non-string)
       // DeviceStrategy is tolerated.
       if (!facts.has_custom_info || (facts.strategy && *facts.strategy != "die") || !facts.aic) {

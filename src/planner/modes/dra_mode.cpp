@@ -8,7 +8,7 @@
 #include "device/nvidia/nvidia_backend.h"
 #include "dra/capacity.h"
 #include "dra/hami_driver.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "planner/modes/hami_dra_webhook.h"
 #include "profile/dra_slices.h"
@@ -92,12 +92,12 @@ class Converter {
     out_.input.nodes.reserve(in_.nodes.size());
     for (const model::Node& node : in_.nodes) {
       model::Node& n = out_.input.nodes.emplace_back(node);
-      const fit::InventoryResult inv = fit::read_registered_inventory(node, registry_);
-      if (inv.state != fit::InventoryResult::State::kOk) continue;
-      const std::vector<device::DeviceInfo> gpus = nvidia_devices(inv.inventory.devices);
+      const fit::DescriptionResult inv = fit::read_registered_description(node, registry_);
+      if (inv.state != fit::DescriptionResult::State::kOk) continue;
+      const std::vector<device::DeviceInfo> gpus = nvidia_devices(inv.description.devices);
       if (gpus.empty()) continue;
       if (model::find_annotation(node.metadata, device::kNvidiaScoreAnnotation)) ++topology_nodes_;
-      cordoned_ += static_cast<int64_t>(inv.inventory.cordoned.size());
+      cordoned_ += static_cast<int64_t>(inv.description.cordoned.size());
       note_devices(gpus);
       drop_device_plugin(n.metadata.annotations, n.status.capacity, &n.status.allocatable, names_);
       if (published.contains(node.metadata.name)) continue;
@@ -122,7 +122,7 @@ class Converter {
     auto converted = std::make_shared<profile::DeviceProfiles>();
     if (profiles_ != nullptr) {
       for (profile::DeviceProfile p : profiles_->profiles) {
-        const std::vector<device::DeviceInfo> gpus = nvidia_devices(p.inventory.devices);
+        const std::vector<device::DeviceInfo> gpus = nvidia_devices(p.description.devices);
         if (p.annotations.contains(device::kNvidiaScoreAnnotation)) ++topology_profiles_;
         note_devices(gpus);
         if (p.dra_slices.empty() && !gpus.empty()) {
@@ -130,7 +130,7 @@ class Converter {
           ++out_.profiles_converted;
         }
         drop_device_plugin(p.annotations, p.capacity, nullptr, names_);
-        std::erase_if(p.inventory.devices, [](const device::DeviceInfo& d) {
+        std::erase_if(p.description.devices, [](const device::DeviceInfo& d) {
           return d.device_vendor == device::kNvidiaVendor;
         });
         converted->profiles.push_back(std::move(p));

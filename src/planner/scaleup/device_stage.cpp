@@ -12,7 +12,8 @@ using framework::PodInfoPtr;
 
 // ---- DeviceCache ----
 
-const std::shared_ptr<const fit::InventoryResult>& DeviceCache::described(const model::Node& node) {
+const std::shared_ptr<const fit::DescriptionResult>& DeviceCache::described(
+    const model::Node& node) {
   auto it = nodes_.find(node.metadata.name);
   if (it == nodes_.end()) {
     it = nodes_.emplace(node.metadata.name, engine_.describe(node)).first;
@@ -39,7 +40,7 @@ const fit::PodAllocation& DeviceCache::allocation(const PodInfoPtr& pod) {
 }
 
 DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
-                                           const fit::NodeInventory& inventory) {
+                                           const fit::DeviceDescription& description) {
   const std::vector<PodInfoPtr>& pods = node.pods();
   auto it = states_.find(node.name());
   if (it == states_.end()) {
@@ -54,7 +55,7 @@ DeviceCache::NodeState& DeviceCache::state(const NodeInfo& node,
     prefix = cached.pods[i] == pods[i]->serial();
   if (!prefix) {
     cached.pods.clear();
-    cached.state.usage = fit::fresh_usage(inventory);
+    cached.state.usage = fit::fresh_usage(description);
     cached.state.rejections.clear();
   }
   if (cached.pods.size() < pods.size()) cached.state.rejections.clear();
@@ -110,11 +111,12 @@ const InProcessDeviceStage::Prepared& InProcessDeviceStage::prepared(const PodIn
   return out;
 }
 
-DeviceCache::NodeState& InProcessDeviceStage::empty_state(const NodeInfo& node,
-                                                          const fit::NodeInventory& inventory) {
+DeviceCache::NodeState& InProcessDeviceStage::empty_state(
+    const NodeInfo& node, const fit::DeviceDescription& description) {
   auto it = empty_states_.find(node.name());
   if (it == empty_states_.end()) {
-    it = empty_states_.emplace(node.name(), DeviceCache::NodeState{fit::fresh_usage(inventory), {}})
+    it = empty_states_
+             .emplace(node.name(), DeviceCache::NodeState{fit::fresh_usage(description), {}})
              .first;
   }
   return it->second;
@@ -137,16 +139,16 @@ Result<DeviceVerdicts> InProcessDeviceStage::filter(const PodInfo& pod,
   out.allocations.resize(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const NodeInfo& node = *candidates[i];
-    const std::shared_ptr<const fit::InventoryResult>& described = cache_.described(node.node());
-    if (described->state != fit::InventoryResult::State::kOk) {
+    const std::shared_ptr<const fit::DescriptionResult>& described = cache_.described(node.node());
+    if (described->state != fit::DescriptionResult::State::kOk) {
       static const fit::NodeUsage kNoUsage;
       out.rejections[i] =
           cache_.engine().decide(*p.pod, node.node(), described, kNoUsage).failed_text;
       continue;
     }
     DeviceCache::NodeState& state = placed_ == PlacedPods::kIgnored
-                                        ? empty_state(node, described->inventory)
-                                        : cache_.state(node, described->inventory);
+                                        ? empty_state(node, described->description)
+                                        : cache_.state(node, described->description);
     auto known = std::find_if(state.rejections.begin(), state.rejections.end(),
                               [&](const auto& r) { return r.first == p.fit_id; });
     if (known != state.rejections.end()) {
@@ -244,9 +246,9 @@ Result<DeviceVerdicts> ExtenderDeviceStage::filter(const PodInfo& pod,
 
 std::vector<DeviceUse> describe_devices(DeviceCache& cache, const NodeInfo& node) {
   std::vector<DeviceUse> out;
-  const fit::InventoryResult& inv = cache.inventory(node.node());
-  if (inv.state != fit::InventoryResult::State::kOk) return out;
-  fit::NodeUsage usage = cache.usage(node, inv.inventory);
+  const fit::DescriptionResult& inv = cache.description(node.node());
+  if (inv.state != fit::DescriptionResult::State::kOk) return out;
+  fit::NodeUsage usage = cache.usage(node, inv.description);
   out.reserve(usage.devices.size());
   for (const device::DeviceUsage& d : usage.devices) {
     out.push_back(

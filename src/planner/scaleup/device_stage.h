@@ -70,8 +70,8 @@ class DeviceCache {
  public:
   explicit DeviceCache(const engine::Engine& engine) : engine_(engine) {}
   // The engine's description of the node.
-  const std::shared_ptr<const fit::InventoryResult>& described(const model::Node& node);
-  const fit::InventoryResult& inventory(const model::Node& node) { return *described(node); }
+  const std::shared_ptr<const fit::DescriptionResult>& described(const model::Node& node);
+  const fit::DescriptionResult& description(const model::Node& node) { return *described(node); }
   // The pod's allocation from its annotations; an undecodable one counts as nothing (the
   // live pod manager would not have admitted it either) and is remembered as a warning.
   const fit::PodAllocation& allocation(const framework::PodInfoPtr& pod);
@@ -80,7 +80,7 @@ class DeviceCache {
     fit::NodeUsage usage;  // every pod on the node counted
     // Pods this usage rejected, by the id of what the fit reads of them (see
     // InProcessDeviceStage), with the reason: the same pod against the same usage and
-    // inventory gets the same answer, and the planner asks about full nodes again and again.
+    // description gets the same answer, and the planner asks about full nodes again and again.
     std::vector<std::pair<uint32_t, std::string>> rejections;
   };
   // Valid until the next call for a node of the same name. Cached per node name with the pods
@@ -88,10 +88,10 @@ class DeviceCache {
   // (filter-out-schedulable, each estimate), and rebuilding a usage costs one add_pod_usage
   // per pod on the node; when pods were only appended since (binpacking), just those are
   // added. Any change of the pods forgets the rejections.
-  NodeState& state(const framework::NodeInfo& node, const fit::NodeInventory& inventory);
+  NodeState& state(const framework::NodeInfo& node, const fit::DeviceDescription& description);
   const fit::NodeUsage& usage(const framework::NodeInfo& node,
-                              const fit::NodeInventory& inventory) {
-    return state(node, inventory).usage;
+                              const fit::DeviceDescription& description) {
+    return state(node, description).usage;
   }
   const engine::Engine& engine() const { return engine_; }
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
@@ -105,7 +105,7 @@ class DeviceCache {
 
  private:
   const engine::Engine& engine_;
-  model::StringHashMap<std::shared_ptr<const fit::InventoryResult>> nodes_;
+  model::StringHashMap<std::shared_ptr<const fit::DescriptionResult>> nodes_;
   // By PodInfo::serial(), which no other pod ever gets: the cache does not keep the pods
   // alive, so the pods an estimation places are freed when it reverts (holding them kept a
   // copy of every pod placed in every estimate until the end of the plan).
@@ -149,7 +149,7 @@ class InProcessDeviceStage final : public DeviceStage {
 
   // kIgnored: a node as an empty node (its rejections cached as DeviceCache::state's are).
   DeviceCache::NodeState& empty_state(const framework::NodeInfo& node,
-                                      const fit::NodeInventory& inventory);
+                                      const fit::DeviceDescription& description);
 
   DeviceCache& cache_;
   PlacedPods placed_;

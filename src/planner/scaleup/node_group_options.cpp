@@ -53,22 +53,22 @@ void Planner::build_templates() {
       e.template_source = g.tmpl->source;
       e.template_node = g.tmpl->node.metadata.name;
       e.sample_node = g.tmpl->sample_node;
-      const fit::InventoryResult& inv = env_.cache->inventory(g.tmpl->node);
+      const fit::DescriptionResult& inv = env_.cache->description(g.tmpl->node);
       switch (inv.state) {
-        case fit::InventoryResult::State::kOk:
-          e.device_source = std::string(fit::to_string(inv.inventory.source));
-          if (!inv.inventory.profile.empty()) e.device_profile = inv.inventory.profile;
-          for (const auto& note : inv.inventory.notes) {
+        case fit::DescriptionResult::State::kOk:
+          e.device_source = std::string(fit::to_string(inv.description.source));
+          if (!inv.description.profile.empty()) e.device_profile = inv.description.profile;
+          for (const auto& note : inv.description.notes) {
             plan_.warnings.push_back("node group " + spec.name + ": " + note);
           }
           break;
-        case fit::InventoryResult::State::kNoDescription:
+        case fit::DescriptionResult::State::kNoDescription:
           e.device_source = "none";
           break;
-        case fit::InventoryResult::State::kMalformed:
+        case fit::DescriptionResult::State::kMalformed:
           e.device_source = "malformed: " + inv.message;
           break;
-        case fit::InventoryResult::State::kRejected:
+        case fit::DescriptionResult::State::kRejected:
           e.device_source = "rejected: " + inv.message;
           break;
       }

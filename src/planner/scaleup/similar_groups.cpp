@@ -35,9 +35,9 @@ std::vector<std::string> Planner::similar_groups(size_t i) {
 // different devices are not similar (deviation: CA's comparator sees only capacity). The
 // same rule as profile reconciliation (fit::same_devices).
 bool Planner::same_devices(const model::Node& a, const model::Node& b) {
-  const fit::InventoryResult& ia = env_.cache->inventory(a);
-  const fit::InventoryResult& ib = env_.cache->inventory(b);
-  return ia.state == ib.state && fit::same_devices(ia.inventory.devices, ib.inventory.devices);
+  const fit::DescriptionResult& ia = env_.cache->description(a);
+  const fit::DescriptionResult& ib = env_.cache->description(b);
+  return ia.state == ib.state && fit::same_devices(ia.description.devices, ib.description.devices);
 }
 
 }  // namespace hamisim::planner::scaleup::detail

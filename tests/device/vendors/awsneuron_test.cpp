@@ -130,13 +130,13 @@ TEST(AwsNeuron, DiscoveryFromCapacityAndInstanceType) {
 // nodes that differ only in that label.
 TEST(AwsNeuron, CachedDescriptionsFollowTheInstanceTypeLabel) {
   const auto registry = chart_registry();
-  RegisteredInventoryProvider provider(registry);
-  auto inf = provider.inventory_for(neuron_node("n", "inf2", "1", "2"));
-  auto trn = provider.inventory_for(neuron_node("n", "trn1", "1", "2"));
-  ASSERT_EQ(inf->state, InventoryResult::State::kOk) << inf->message;
-  ASSERT_EQ(trn->state, InventoryResult::State::kOk) << trn->message;
-  EXPECT_EQ(inf->inventory.devices[0].custom_info, R"({"AWSNodeType":"inf2"})");
-  EXPECT_EQ(trn->inventory.devices[0].custom_info, R"({"AWSNodeType":"trn1"})");
+  RegisteredDescriber provider(registry);
+  auto inf = provider.describe(neuron_node("n", "inf2", "1", "2"));
+  auto trn = provider.describe(neuron_node("n", "trn1", "1", "2"));
+  ASSERT_EQ(inf->state, DescriptionResult::State::kOk) << inf->message;
+  ASSERT_EQ(trn->state, DescriptionResult::State::kOk) << trn->message;
+  EXPECT_EQ(inf->description.devices[0].custom_info, R"({"AWSNodeType":"inf2"})");
+  EXPECT_EQ(trn->description.devices[0].custom_info, R"({"AWSNodeType":"trn1"})");
 }
 
 TEST(AwsNeuron, TopologyWindows) {
@@ -170,6 +170,24 @@ TEST(AwsNeuron, TopologyWindows) {
   none.custom[0] = R"({"AWSNodeType":5})";
   EXPECT_EQ(AwsNeuronBackend::select_window(none.ptrs, 4).size(), 4u);
   EXPECT_TRUE(AwsNeuronBackend::select_window(none.ptrs, 3).empty());
+}
+
+// custominfo is HAMi's map[string]any, read through the Go-JSON reader with Go's map rules: a
+// key given twice keeps its last value (the DOM lookup this replaced kept the first), and map
+// keys match exactly (only struct fields fold case).
+TEST(AwsNeuron, CustomInfoReadsAsGoDecodesAMap) {
+  Devices twice = devices_of(4, "trn1");
+  twice.custom[0] = R"({"AWSNodeType":"trn1","AWSNodeType":"inf2"})";
+  // Inferentia: any consecutive run of 3; Trainium would need an aligned block.
+  EXPECT_EQ(AwsNeuronBackend::select_window(twice.ptrs, 3).size(), 3u);
+  twice.custom[0] = R"({"AWSNodeType":"inf2","AWSNodeType":"trn1"})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(twice.ptrs, 3).empty());
+  twice.custom[0] = R"({"AWSNodeType":"inf2","AWSNodeType":null})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(twice.ptrs, 2).empty());  // no type, no window
+
+  Devices folded = devices_of(4, "inf2");
+  folded.custom[0] = R"({"awsnodetype":"inf2"})";
+  EXPECT_TRUE(AwsNeuronBackend::select_window(folded.ptrs, 2).empty());
 }
 
 TEST(AwsNeuron, SingleDeviceFit) {

@@ -310,11 +310,11 @@ NodeFit fit_with_quota(const model::Pod& pod, const model::Node& node,
   for (const auto& [name, value] : limits)
     q.spec.hard.emplace("limits." + std::string(name), qty(value));
   quota.add_quota(q);
-  InventoryResult inv = read_registered_inventory(node, registry);
-  EXPECT_EQ(inv.state, InventoryResult::State::kOk) << inv.message;
+  DescriptionResult inv = read_registered_description(node, registry);
+  EXPECT_EQ(inv.state, DescriptionResult::State::kOk) << inv.message;
   auto prepared = prepare_pod(pod, registry, FitPolicy{});
   EXPECT_TRUE(prepared);
-  return fit_pod(*prepared, fresh_usage(inv.inventory), inv.inventory, registry, &quota);
+  return fit_pod(*prepared, fresh_usage(inv.description), inv.description, registry, &quota);
 }
 
 TEST(Cambricon, NamespaceQuotaIsCheckedInsideFit) {

@@ -261,10 +261,11 @@ TEST(Iluvatar, QuotaIsNotCheckedInsideFit) {
   quota.add_quota(q);
   const model::Pod pod = pod_with({{kCount, "1"}, {kMem, "8"}});
   const model::Node node = ilu_node();
-  InventoryResult inv = read_registered_inventory(node, registry);
+  DescriptionResult inv = read_registered_description(node, registry);
   auto prepared = prepare_pod(pod, registry, FitPolicy{});
   ASSERT_TRUE(prepared);
-  EXPECT_TRUE(fit_pod(*prepared, fresh_usage(inv.inventory), inv.inventory, registry, &quota).fits);
+  EXPECT_TRUE(
+      fit_pod(*prepared, fresh_usage(inv.description), inv.description, registry, &quota).fits);
   // The webhook's check does see it: 8 × 256 MiB > 1 × 256 MiB.
   EXPECT_TRUE(quota.admission_check(pod).has_value());
 }

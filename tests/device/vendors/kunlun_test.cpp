@@ -324,7 +324,7 @@ std::vector<ScoredNode> calc_score(const model::Pod& pod) {
       d.health = true;
       usage.devices.push_back(d);
     }
-    out.push_back({fit_pod(*prepared, usage, NodeInventory{}, registry), name});
+    out.push_back({fit_pod(*prepared, usage, DeviceDescription{}, registry), name});
   }
   return out;
 }
@@ -479,9 +479,9 @@ TEST(Kunlun, RunningPodsRebuildFullCards) {
   const model::Pod pod = card_on("kl", 5, "r");
   auto allocation = decode_pod_allocation(pod, registry);
   ASSERT_TRUE(allocation);
-  InventoryResult inv = read_registered_inventory(kunlun_node(), registry);
-  ASSERT_EQ(inv.state, InventoryResult::State::kOk);
-  NodeUsage usage = fresh_usage(inv.inventory);
+  DescriptionResult inv = read_registered_description(kunlun_node(), registry);
+  ASSERT_EQ(inv.state, DescriptionResult::State::kOk);
+  NodeUsage usage = fresh_usage(inv.description);
   add_pod_usage(usage, *allocation);
   EXPECT_EQ(usage.devices[5].used, 1);
   EXPECT_EQ(usage.devices[5].usedmem, 98304);

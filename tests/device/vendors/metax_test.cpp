@@ -27,9 +27,9 @@ constexpr const char* kSgpuAllocated = "hami.io/metax-sgpu-devices-allocated";
 constexpr const char* kQos = "metax-tech.com/sgpu-qos-policy";
 constexpr const char* kClass = "metax-tech.com/sgpu-app-class";
 
-// A fitted whole-pod view keeps its inventory alive (usages point into it).
+// A fitted whole-pod view keeps its description alive (usages point into it).
 struct Snapshot {
-  NodeInventory inventory;
+  DeviceDescription description;
   NodeUsage usage;
 };
 
@@ -37,8 +37,8 @@ Snapshot snapshot(const device::DeviceBackend& b, const model::Node& node) {
   Snapshot s;
   device::NodeDevices nd = b.node_devices(node);
   EXPECT_EQ(nd.state, device::NodeDevices::State::kOk) << nd.message;
-  s.inventory.devices = std::move(nd.devices);
-  s.usage = fresh_usage(s.inventory);
+  s.description.devices = std::move(nd.devices);
+  s.usage = fresh_usage(s.description);
   return s;
 }
 
@@ -400,6 +400,21 @@ TEST(MetaxSgpu, MalformedAndEmptyRegistrations) {
   }
   found = decode(R"([{"uuid":"a","totalVRam":1.5}])");
   EXPECT_EQ(found.message, "metax-tech.com/node-gpu-devices: [0].totalVRam: 1.5 is not an int32");
+}
+
+// The registration is read as Go's json.Unmarshal reads it (the Go-JSON reader): struct keys
+// fold case, and invalid UTF-8 inside a string becomes U+FFFD instead of failing the text (the
+// DOM parse this replaced called such a registration malformed).
+TEST(MetaxSgpu, RegistrationsDecodeAsGoDecodesThem) {
+  MetaxSgpuBackend b;
+  auto found = b.node_devices(
+      vendor_node("n", {{kSgpuRegister,
+                         "[{\"UUID\":\"GPU-\xff\",\"TOTALVRAM\":1024,\"Healthy\":true,"
+                         "\"totalDevCount\":4,\"totalCompute\":100}]"}}));
+  ASSERT_EQ(found.state, device::NodeDevices::State::kOk) << found.message;
+  ASSERT_EQ(found.devices.size(), 1u);
+  EXPECT_EQ(found.devices[0].id, "GPU-\xef\xbf\xbd");
+  EXPECT_EQ(found.devices[0].devmem, 1024);
 }
 
 TEST(MetaxSgpu, FitFollowsTheReferenceExamples) {

@@ -148,13 +148,13 @@ TEST_F(MixedNode, AscendPaddingOnTheLivePathCarriesItsTimeAndNullRuntimeList) {
        {"hami.io/node-register-Ascend910B3",
         R"([{"id":"npu-0","count":4,"devmem":65536,"devcore":20,"type":"Ascend910B3","health":true}])"}});
   const model::Pod pod = PodBuilder("p").app(gpu_container("main", 1, 1000)).build();
-  const InventoryResult inv = read_registered_inventory(node, registry_);
-  ASSERT_EQ(inv.state, InventoryResult::State::kOk) << inv.message;
+  const DescriptionResult inv = read_registered_description(node, registry_);
+  ASSERT_EQ(inv.state, DescriptionResult::State::kOk) << inv.message;
   auto prepared = prepare_pod(pod, registry_, FitPolicy{});
   ASSERT_TRUE(prepared);
   // Live: a node and a time. The Ascend chip the pod does not ask for writes its keys, the
   // time-stamped one included (HAMi's `predicate-time`, Unix seconds).
-  NodeFit f = fit_pod(*prepared, fresh_usage(inv.inventory), inv.inventory, registry_, nullptr,
+  NodeFit f = fit_pod(*prepared, fresh_usage(inv.description), inv.description, registry_, nullptr,
                       AllocationSite{"gpu-npu", int64_t{1'700'000'000'123'456'789}});
   ASSERT_TRUE(f.fits) << f.reason;
   Annotations want = both_keys("hami.io/vgpu-devices-to-allocate", "hami.io/vgpu-devices-allocated",
@@ -165,7 +165,7 @@ TEST_F(MixedNode, AscendPaddingOnTheLivePathCarriesItsTimeAndNullRuntimeList) {
   want["predicate-time"] = "1700000000";
   EXPECT_EQ(f.annotations, want);
   // Simulation: no time, no time-stamped key.
-  f = fit_pod(*prepared, fresh_usage(inv.inventory), inv.inventory, registry_);
+  f = fit_pod(*prepared, fresh_usage(inv.description), inv.description, registry_);
   want.erase("predicate-time");
   EXPECT_EQ(f.annotations, want);
 }

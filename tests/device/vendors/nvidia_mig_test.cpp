@@ -53,7 +53,7 @@ TEST(MigPlacement, CandidatePrefersSmallestMemoryThenFewestSlices) {
 // §3.7 [verified]: the A100-40GB commit sequence on an empty GPU.
 TEST(MigCommit, VerifiedA100Sequence) {
   NvidiaBackend backend;
-  NodeInventory inv = inventory_of({mig_gpu("GPU-a")});
+  DeviceDescription inv = description_of({mig_gpu("GPU-a")});
   NodeUsage u = fresh_usage(inv);
   device::DeviceUsage& d = u.devices[0];
   auto commit = [&](int32_t mem) {

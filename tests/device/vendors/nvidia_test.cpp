@@ -116,17 +116,17 @@ TEST(NvidiaFitChecks, CordonAnnotationRejectsListedCards) {
                          .gpus({gpu("GPU-a"), gpu("GPU-b"), gpu("GPU-c")})
                          .cordon(" GPU-a , ,GPU-c,")
                          .build();
-  InventoryResult inv = read_registered_inventory(node, *registry);
-  ASSERT_EQ(inv.state, InventoryResult::State::kOk) << inv.message;
-  EXPECT_EQ(inv.inventory.cordoned, (std::set<std::string, std::less<>>{"GPU-a", "GPU-c"}));
-  NodeUsage usage = fresh_usage(inv.inventory);
+  DescriptionResult inv = read_registered_description(node, *registry);
+  ASSERT_EQ(inv.state, DescriptionResult::State::kOk) << inv.message;
+  EXPECT_EQ(inv.description.cordoned, (std::set<std::string, std::less<>>{"GPU-a", "GPU-c"}));
+  NodeUsage usage = fresh_usage(inv.description);
   auto prepared = prepare_pod(PodBuilder().app(gpu_container("m", 2, 1000)).build(), *registry, {});
   ASSERT_TRUE(prepared);
-  NodeFit f = fit_pod(*prepared, usage, inv.inventory, *registry);
+  NodeFit f = fit_pod(*prepared, usage, inv.description, *registry);
   EXPECT_EQ(f.reason, "1/3 AllocatedCardsInsufficientRequest, 2/3 CardCordoned");
   auto one = prepare_pod(one_gpu_pod(), *registry, {});
   ASSERT_TRUE(one);
-  NodeFit ok = fit_pod(*one, usage, inv.inventory, *registry);
+  NodeFit ok = fit_pod(*one, usage, inv.description, *registry);
   ASSERT_TRUE(ok.fits) << ok.reason;
   EXPECT_EQ(chosen_uuids(ok, 0), std::vector<std::string>{"GPU-b"});
 }
@@ -135,9 +135,9 @@ TEST(NvidiaFitChecks, CordonAnnotationRejectsListedCards) {
 TEST(NvidiaFitChecks, BlankCordonAnnotationCordonsNothing) {
   auto registry = nvidia_registry();
   model::Node node = NodeBuilder().gpus({gpu("GPU-a")}).cordon("  ").build();
-  InventoryResult inv = read_registered_inventory(node, *registry);
-  ASSERT_EQ(inv.state, InventoryResult::State::kOk);
-  EXPECT_TRUE(inv.inventory.cordoned.empty());
+  DescriptionResult inv = read_registered_description(node, *registry);
+  ASSERT_EQ(inv.state, DescriptionResult::State::kOk);
+  EXPECT_TRUE(inv.description.cordoned.empty());
 }
 
 // §3.2 steps 2-3: cordon is checked before the type selectors.
@@ -430,8 +430,8 @@ TEST(NvidiaFitChecks, CoreClampPersistsAcrossDevices) {
   auto backend = std::make_shared<device::nvidia::NvidiaBackend>();
   model::Pod pod = one_gpu_pod();
   auto prepared = backend->prepare(pod);
-  device::DeviceUsage a = fresh_usage(inventory_of({gpu("GPU-a").with_core(150)})).devices[0];
-  device::DeviceUsage b = fresh_usage(inventory_of({gpu("GPU-b", 1000)})).devices[0];
+  device::DeviceUsage a = fresh_usage(description_of({gpu("GPU-a").with_core(150)})).devices[0];
+  device::DeviceUsage b = fresh_usage(description_of({gpu("GPU-b", 1000)})).devices[0];
   // Scan order: b (clamps, then fails memory), then a.
   std::vector<device::DeviceUsage*> devs{&a, &b};
   device::FitContext ctx;
@@ -526,7 +526,7 @@ TEST(NvidiaFitChecks, RequestTypeMustBeNvidia) {
   auto backend = std::make_shared<device::nvidia::NvidiaBackend>();
   model::Pod pod = one_gpu_pod();
   auto prepared = backend->prepare(pod);
-  device::DeviceUsage a = fresh_usage(inventory_of({gpu("GPU-a")})).devices[0];
+  device::DeviceUsage a = fresh_usage(description_of({gpu("GPU-a")})).devices[0];
   std::vector<device::DeviceUsage*> devs{&a};
   device::FitContext ctx;
   ctx.pod = &pod;
@@ -602,7 +602,7 @@ TEST(NvidiaFitNuma, GroupResetHappensBeforeUuidCheck) {
                        .build();
   auto prepared = backend->prepare(pod);
   NodeUsage u = fresh_usage(
-      inventory_of({gpu("a").with_numa(0), gpu("b").with_numa(1), gpu("c").with_numa(0)}));
+      description_of({gpu("a").with_numa(0), gpu("b").with_numa(1), gpu("c").with_numa(0)}));
   std::vector<device::DeviceUsage*> devs{&u.devices[0], &u.devices[1], &u.devices[2]};
   device::FitContext ctx;
   ctx.pod = &pod;
@@ -620,7 +620,7 @@ TEST(NvidiaFitNuma, UnhealthyCardDoesNotResetGroup) {
   auto backend = std::make_shared<device::nvidia::NvidiaBackend>();
   model::Pod pod = PodBuilder().app(gpu_container("main", 2, 1000)).build();
   auto prepared = backend->prepare(pod);
-  NodeUsage u = fresh_usage(inventory_of(
+  NodeUsage u = fresh_usage(description_of(
       {gpu("a").with_numa(0), gpu("b").with_numa(1).unhealthy(), gpu("c").with_numa(0)}));
   std::vector<device::DeviceUsage*> devs{&u.devices[0], &u.devices[1], &u.devices[2]};
   device::FitContext ctx;

@@ -65,15 +65,15 @@ TEST(TopologyAware, PairScoresFromNodeAnnotation) {
                          .gpus(gpus)
                          .annotate(std::string(device::kNvidiaScoreAnnotation), scores)
                          .build();
-  InventoryResult inv = read_registered_inventory(node, *registry);
-  ASSERT_EQ(inv.state, InventoryResult::State::kOk) << inv.message;
-  ASSERT_EQ(inv.inventory.devices.size(), 6u);
-  EXPECT_EQ(inv.inventory.devices[5].pair_scores.at("a"), 100);
-  NodeUsage usage = fresh_usage(inv.inventory);
+  DescriptionResult inv = read_registered_description(node, *registry);
+  ASSERT_EQ(inv.state, DescriptionResult::State::kOk) << inv.message;
+  ASSERT_EQ(inv.description.devices.size(), 6u);
+  EXPECT_EQ(inv.description.devices[5].pair_scores.at("a"), 100);
+  NodeUsage usage = fresh_usage(inv.description);
   model::Pod pod = topo_pod(3);
   auto prepared = prepare_pod(pod, *registry, {});
   ASSERT_TRUE(prepared);
-  NodeFit f = fit_pod(*prepared, usage, inv.inventory, *registry);
+  NodeFit f = fit_pod(*prepared, usage, inv.description, *registry);
   ASSERT_TRUE(f.fits) << f.reason;
   EXPECT_EQ(chosen_uuids(f, 0), (Ids{"f", "c", "a"}));
 }

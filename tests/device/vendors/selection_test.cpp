@@ -260,10 +260,10 @@ class VendorSelection : public ::testing::Test {
 
   // The vendor's device IDs in registration order.
   std::vector<std::string> ids(const Vendor& v) const {
-    const InventoryResult inv = read_registered_inventory(v.node, registry_);
-    EXPECT_EQ(inv.state, InventoryResult::State::kOk) << v.name << ": " << inv.message;
+    const DescriptionResult inv = read_registered_description(v.node, registry_);
+    EXPECT_EQ(inv.state, DescriptionResult::State::kOk) << v.name << ": " << inv.message;
     std::vector<std::string> out;
-    for (const device::DeviceInfo& d : inv.inventory.devices) {
+    for (const device::DeviceInfo& d : inv.description.devices) {
       if (d.device_vendor == v.vendor) out.push_back(d.id);
     }
     return out;

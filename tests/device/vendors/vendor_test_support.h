@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "device/catalog/device_config.h"
-#include "fit/inventory.h"
+#include "fit/description.h"
 #include "fit/node_fit.h"
 #include "fit_test_support.h"
 
@@ -52,12 +52,12 @@ inline model::Node vendor_node(std::string name,
 inline NodeFit fit_on(const model::Pod& pod, const model::Node& node,
                       const device::DeviceRegistry& registry,
                       const std::vector<model::Pod>& running = {}) {
-  InventoryResult inv = read_registered_inventory(node, registry);
-  if (inv.state != InventoryResult::State::kOk) {
+  DescriptionResult inv = read_registered_description(node, registry);
+  if (inv.state != DescriptionResult::State::kOk) {
     ADD_FAILURE() << "node " << node.metadata.name << " has no usable devices: " << inv.message;
     return NodeFit{};
   }
-  NodeUsage usage = fresh_usage(inv.inventory);
+  NodeUsage usage = fresh_usage(inv.description);
   for (const model::Pod& p : running) {
     auto allocation = decode_pod_allocation(p, registry);
     if (!allocation) {
@@ -71,7 +71,7 @@ inline NodeFit fit_on(const model::Pod& pod, const model::Node& node,
     ADD_FAILURE() << prepared.error().message;
     return NodeFit{};
   }
-  return fit_pod(*prepared, usage, inv.inventory, registry);
+  return fit_pod(*prepared, usage, inv.description, registry);
 }
 
 // The backend's Fit called directly, as HAMi's unit tests do (no NodeInsufficientDevice

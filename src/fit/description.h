@@ -27,7 +27,7 @@ enum class DeviceSource { kAnnotation, kProfile, kSample };
 std::string_view to_string(DeviceSource source);
 
 // A node's decoded device description, all vendors, in registration order.
-struct NodeInventory {
+struct DeviceDescription {
   std::vector<device::DeviceInfo> devices;
   std::set<std::string, std::less<>> cordoned;  // hami.io/device-cordon
   DeviceSource source = DeviceSource::kAnnotation;
@@ -35,22 +35,22 @@ struct NodeInventory {
   // Warnings about the description (a vendor whose registration could not be decoded while
   // another vendor's could, a sample that diverges from its profile, ...).
   std::vector<std::string> notes;
-  friend bool operator==(const NodeInventory&, const NodeInventory&) = default;
+  friend bool operator==(const DeviceDescription&, const DeviceDescription&) = default;
 };
 
-struct InventoryResult {
+struct DescriptionResult {
   enum class State { kOk, kNoDescription, kMalformed, kRejected };
   State state = State::kNoDescription;
-  NodeInventory inventory;
+  DeviceDescription description;
   std::string message;  // why, when not kOk
-  friend bool operator==(const InventoryResult&, const InventoryResult&) = default;
+  friend bool operator==(const DescriptionResult&, const DescriptionResult&) = default;
 };
 
 // Decodes every configured vendor's registration annotation on the node (spec §5.3 step 3/4).
 // Nothing at all -> kNoDescription; a registration present but undecodable (and no vendor
 // decoded) -> kMalformed with the decoder's message.
-InventoryResult read_registered_inventory(const model::Node& node,
-                                          const device::DeviceRegistry& registry);
+DescriptionResult read_registered_description(const model::Node& node,
+                                              const device::DeviceRegistry& registry);
 
 // Decoded descriptions, shared by nodes whose description inputs are byte-identical. A
 // backend's node_devices reads only metadata.name, metadata.labels, metadata.annotations and
@@ -77,13 +77,13 @@ class DescriptionCache {
     size_t hash_;        // of bytes_, computed once
   };
 
-  using Entry = std::shared_ptr<const InventoryResult>;
+  using Entry = std::shared_ptr<const DescriptionResult>;
   // The entry under (key, tag); on a miss, make() is called outside the lock and its result
   // stored.
   template <typename Make>
   Entry get(const Key& key, std::string_view tag, Make&& make) {
     if (Entry hit = find(key, tag)) return hit;
-    return store(key, tag, std::make_shared<const InventoryResult>(make()));
+    return store(key, tag, std::make_shared<const DescriptionResult>(make()));
   }
   size_t size() const;
 
@@ -114,7 +114,7 @@ class DescriptionCache {
   size_t size_ = 0;  // entries over all tags
 };
 
-// What providers said about one node, each under the state the provider was in: a node that
+// What describers said about one node, each under the state the describer was in: a node that
 // comes again and again (CA's templates, kept by their bytes) is then described by a few loads
 // instead of a cache lookup under a lock. Slots are written once and kept as long as the node.
 class DescriptionMemo {
@@ -124,18 +124,32 @@ class DescriptionMemo {
   DescriptionMemo& operator=(const DescriptionMemo&) = delete;
   ~DescriptionMemo();
 
-  // What `provider` said in state `state`, or null.
-  std::shared_ptr<const InventoryResult> find(uint64_t provider, uint64_t state) const;
+  // A number no other describer of the process has: memo slots never outlive their meaning.
+  static uint64_t new_describer();
+
+  // What `describer` said in state `state`; on a miss, make() (which must describe the node
+  // as the describer does in that state) is remembered.
+  template <typename Make>
+  std::shared_ptr<const DescriptionResult> get(uint64_t describer, uint64_t state,
+                                               Make&& make) const {
+    if (auto hit = find(describer, state)) return hit;
+    std::shared_ptr<const DescriptionResult> result = make();
+    remember(describer, state, result);
+    return result;
+  }
+
+  // What `describer` said in state `state`, or null.
+  std::shared_ptr<const DescriptionResult> find(uint64_t describer, uint64_t state) const;
   // Keeps `result` unless every slot is taken (a node seen under many states is then
-  // described through its provider each time).
-  void remember(uint64_t provider, uint64_t state,
-                std::shared_ptr<const InventoryResult> result) const;
+  // described by its describer each time).
+  void remember(uint64_t describer, uint64_t state,
+                std::shared_ptr<const DescriptionResult> result) const;
 
  private:
   struct Slot {
-    uint64_t provider;
+    uint64_t describer;
     uint64_t state;
-    std::shared_ptr<const InventoryResult> result;
+    std::shared_ptr<const DescriptionResult> result;
   };
   mutable std::array<std::atomic<const Slot*>, 4> slots_{};
 };
@@ -159,41 +173,16 @@ class KeyedNode {
   mutable std::optional<DescriptionCache::Key> key_;
 };
 
-// The seam through which nodes get their device descriptions (profile::ProfileInventoryProvider
-// is the product's one implementation, owned by engine::Engine). The result is shared and
-// immutable; a NodeUsage built from it must not outlive it.
-class InventoryProvider {
- public:
-  InventoryProvider();
-  virtual ~InventoryProvider() = default;
-  // `key` must be DescriptionCache::Key(node).
-  virtual std::shared_ptr<const InventoryResult> describe(
-      const model::Node& node, const DescriptionCache::Key& key) const = 0;
-  std::shared_ptr<const InventoryResult> inventory_for(const model::Node& node) const {
-    return describe(node, DescriptionCache::Key(node));
-  }
-  // Memoized in the node under this provider's state().
-  std::shared_ptr<const InventoryResult> inventory_for(const KeyedNode& keyed) const;
-
- protected:
-  // Changes whenever describe() may answer differently for the same node. Read before
-  // describing, so a description is never older than the state it is memoized under.
-  virtual uint64_t state() const { return 0; }
-
- private:
-  const uint64_t id_;  // unique in the process: memo slots never outlive their meaning
-};
-
-// Per-device usage of one node while deciding. Holds pointers into the inventory's pair
-// scores: it must not outlive the NodeInventory it was built from.
+// Per-device usage of one node while deciding. Holds pointers into the description's pair
+// scores: it must not outlive the DeviceDescription it was built from.
 struct NodeUsage {
   std::vector<device::DeviceUsage> devices;
 };
 
 // HAMi buildNodeUsage: one DeviceUsage per registered device with zero usage.
-NodeUsage fresh_usage(const NodeInventory& inventory);
+NodeUsage fresh_usage(const DeviceDescription& description);
 // The same into `usage`, reusing its memory: one NodeUsage serves every node of a request.
-void reset_usage(NodeUsage& usage, const NodeInventory& inventory);
+void reset_usage(NodeUsage& usage, const DeviceDescription& description);
 
 // One pod's allocation as recorded in its annotations (what the pod manager keeps).
 struct PodAllocation {

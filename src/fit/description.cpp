@@ -1,4 +1,4 @@
-#include "fit/inventory.h"
+#include "fit/description.h"
 
 #include <algorithm>
 
@@ -19,15 +19,15 @@ std::string_view to_string(DeviceSource source) {
   return "annotation";
 }
 
-InventoryResult read_registered_inventory(const model::Node& node,
-                                          const device::DeviceRegistry& registry) {
-  InventoryResult out;
+DescriptionResult read_registered_description(const model::Node& node,
+                                              const device::DeviceRegistry& registry) {
+  DescriptionResult out;
   std::string malformed;
   for (const auto& backend : registry.backends()) {
     device::NodeDevices nd = backend->node_devices(node);
     switch (nd.state) {
       case device::NodeDevices::State::kOk:
-        for (auto& d : nd.devices) out.inventory.devices.push_back(std::move(d));
+        for (auto& d : nd.devices) out.description.devices.push_back(std::move(d));
         break;
       case device::NodeDevices::State::kMalformed:
         if (!malformed.empty()) malformed += "; ";
@@ -39,16 +39,16 @@ InventoryResult read_registered_inventory(const model::Node& node,
   }
   if (const std::string* cordon =
           model::find_annotation(node.metadata, device::kDeviceCordonAnnotation)) {
-    out.inventory.cordoned = device::parse_cordon(*cordon);
+    out.description.cordoned = device::parse_cordon(*cordon);
   }
-  if (!out.inventory.devices.empty()) {
-    out.state = InventoryResult::State::kOk;
-    if (!malformed.empty()) out.inventory.notes.push_back(malformed);
+  if (!out.description.devices.empty()) {
+    out.state = DescriptionResult::State::kOk;
+    if (!malformed.empty()) out.description.notes.push_back(malformed);
   } else if (!malformed.empty()) {
-    out.state = InventoryResult::State::kMalformed;
+    out.state = DescriptionResult::State::kMalformed;
     out.message = malformed;
   } else {
-    out.state = InventoryResult::State::kNoDescription;
+    out.state = DescriptionResult::State::kNoDescription;
     out.message = "no device registration annotation";
   }
   return out;
@@ -125,19 +125,19 @@ DescriptionMemo::~DescriptionMemo() {
   for (auto& slot : slots_) delete slot.load(std::memory_order_relaxed);
 }
 
-std::shared_ptr<const InventoryResult> DescriptionMemo::find(uint64_t provider,
-                                                             uint64_t state) const {
+std::shared_ptr<const DescriptionResult> DescriptionMemo::find(uint64_t describer,
+                                                               uint64_t state) const {
   for (const auto& slot : slots_) {
     const Slot* s = slot.load(std::memory_order_acquire);
     if (s == nullptr) break;  // slots fill in order
-    if (s->provider == provider && s->state == state) return s->result;
+    if (s->describer == describer && s->state == state) return s->result;
   }
   return nullptr;
 }
 
-void DescriptionMemo::remember(uint64_t provider, uint64_t state,
-                               std::shared_ptr<const InventoryResult> result) const {
-  auto slot = std::make_unique<const Slot>(Slot{provider, state, std::move(result)});
+void DescriptionMemo::remember(uint64_t describer, uint64_t state,
+                               std::shared_ptr<const DescriptionResult> result) const {
+  auto slot = std::make_unique<const Slot>(Slot{describer, state, std::move(result)});
   for (auto& s : slots_) {
     const Slot* expected = nullptr;
     if (s.compare_exchange_strong(expected, slot.get(), std::memory_order_release,
@@ -146,42 +146,31 @@ void DescriptionMemo::remember(uint64_t provider, uint64_t state,
       return;
     }
     // Another thread memoized the same answer meanwhile: keep one.
-    if (expected->provider == provider && expected->state == state) return;
+    if (expected->describer == describer && expected->state == state) return;
   }
 }
 
-namespace {
-std::atomic<uint64_t> next_provider_id{1};
-}  // namespace
-
-InventoryProvider::InventoryProvider()
-    : id_(next_provider_id.fetch_add(1, std::memory_order_relaxed)) {}
-
-std::shared_ptr<const InventoryResult> InventoryProvider::inventory_for(
-    const KeyedNode& keyed) const {
-  const uint64_t now = state();
-  if (auto hit = keyed.described.find(id_, now)) return hit;
-  auto result = describe(keyed.node, keyed.key());
-  keyed.described.remember(id_, now, result);
-  return result;
+uint64_t DescriptionMemo::new_describer() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-NodeUsage fresh_usage(const NodeInventory& inventory) {
+NodeUsage fresh_usage(const DeviceDescription& description) {
   NodeUsage usage;
-  reset_usage(usage, inventory);
+  reset_usage(usage, description);
   return usage;
 }
 
-void reset_usage(NodeUsage& usage, const NodeInventory& inventory) {
+void reset_usage(NodeUsage& usage, const DeviceDescription& description) {
   // Every field set here, field by field: the strings and lists keep their memory (building a
   // default DeviceUsage to assign from cost more than the rest of this). A field added to
   // DeviceUsage must be added here; the size check is a reminder where it is known.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
   static_assert(sizeof(device::DeviceUsage) == 272, "set every DeviceUsage field below");
 #endif
-  usage.devices.resize(inventory.devices.size());
-  for (size_t i = 0; i < inventory.devices.size(); ++i) {
-    const device::DeviceInfo& info = inventory.devices[i];
+  usage.devices.resize(description.devices.size());
+  for (size_t i = 0; i < description.devices.size(); ++i) {
+    const device::DeviceInfo& info = description.devices[i];
     device::DeviceUsage& d = usage.devices[i];
     d.id.assign(info.id);
     d.index = info.index;
