@@ -73,7 +73,7 @@ std::string device_rejection_detail(const engine::Engine& engine, const model::P
   fit::NodeUsage usage;
   const engine::Verdict verdict = engine.fit(*prepared, keyed, allocations, usage);
   if (verdict.passes() || !verdict.described ||
-      verdict.described->state != fit::InventoryResult::State::kOk) {
+      verdict.described->state != fit::DescriptionResult::State::kOk) {
     return {};
   }
   const int ci = verdict.fit.failed_container;
