@@ -149,13 +149,15 @@ class Walker {
     if (auto e = v.get_object().get(o)) return e;
     // First pass: what the object is.
     std::string kind, api_version, name, namespace_;
-    for (auto field : o) {
+    // Each field unwrapped by its error code: a malformed document must not throw.
+    for (auto result : o) {
+      od::field field;
+      if (auto e = std::move(result).get(field)) return e;
       const od::raw_json_string raw = field.key();
       const bool is_kind = raw.unsafe_is_equal("kind");
       const bool is_api_version = !is_kind && raw.unsafe_is_equal("apiVersion");
       const bool is_metadata = !is_kind && !is_api_version && raw.unsafe_is_equal("metadata");
-      od::value fv;
-      if (auto e = field.value().get(fv)) return e;
+      od::value fv = field.value();
       if (is_kind || is_api_version) {
         std::string_view text;
         if (fv.get_string().get(text) == simdjson::SUCCESS) {
@@ -164,7 +166,9 @@ class Walker {
       } else if (is_metadata) {
         od::object m;
         if (fv.get_object().get(m) != simdjson::SUCCESS) continue;
-        for (auto mf : m) {
+        for (auto mresult : m) {
+          od::field mf;
+          if (auto e = std::move(mresult).get(mf)) return e;
           const od::raw_json_string mkey = mf.key();
           const bool is_name = mkey.unsafe_is_equal("name");
           std::string_view text;

@@ -71,7 +71,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // YAML also breaks lines at \r (and yaml-cpp at some Unicode breaks): a generous bound.
     const size_t lines = 1 + text.size();
     for (const auto& f : *found) {
-      if (f.line > lines || f.field.empty()) std::abort();
+      // An empty path is an empty key at the top of an object (`"": 1`), reported as such.
+      if (f.line > lines || (f.field.empty() && text.find("\"\"") == std::string_view::npos)) {
+        std::abort();
+      }
     }
   }
   auto pod = hamisim::model::decode_pod(text);

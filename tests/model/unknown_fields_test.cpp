@@ -166,6 +166,17 @@ TEST(UnknownFields, KindsWithoutASchemaAreNotLookedInto) {
   EXPECT_THAT(find(R"({"Pod": {"spec": {"containerz": []}}, "NodeNames": ["a"]})"), IsEmpty());
 }
 
+// Found by the fuzz smoke: a List item's keys cut short (`{"kinddeList",...`) threw out of the
+// walker and ended the process. A malformed document is an error, or no finding, never a throw.
+TEST(UnknownFields, AMalformedItemIsAnErrorNotAThrow) {
+  const std::string text =
+      R"([{"kind":"Node"},{"kinddeList","items":[{"metadata":{"name":"x"}}]},null])";
+  auto found = find_unknown_fields(text);
+  if (!found) {
+    EXPECT_FALSE(found.error().message.empty());
+  }
+}
+
 TEST(UnknownFields, AnAliasExpansionHasTheAliasLine) {
   const std::string yaml = R"(apiVersion: v1
 kind: Pod
