@@ -23,7 +23,7 @@ struct DoctorOptions {
   // Cluster dumps (Nodes and DRA objects) to check HAMi's DRA mode in.
   std::vector<std::string> cluster_paths;
   bool strict = false;  // --strict: unknown fields in --cluster's objects are errors
-  DeviceFlags device;  // --device-config-file, --enable-ascend, --enable-iluvatar
+  DeviceFlags device;   // --device-config-file, --enable-ascend, --enable-iluvatar
   std::string max_nodegroup_binpacking_duration = "10s";  // CA's flag of the same name
   bool offline = false;
   std::string output = "table";  // table | json
