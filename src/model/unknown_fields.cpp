@@ -135,14 +135,7 @@ class Walker {
     if (type == od::json_type::array) {
       od::array items;
       if (auto e = v.get_array().get(items)) return e;
-      size_t index = 0;
-      for (auto item : items) {
-        od::value iv;
-        if (auto e = item.get(iv)) return e;
-        const std::string at = where + "[" + std::to_string(index++) + "]";
-        if (auto e = object(iv, at, list_kind, list_api_version, depth + 1)) return e;
-      }
-      return simdjson::SUCCESS;
+      return objects(items, where, list_kind, list_api_version, depth);
     }
     if (type != od::json_type::object) return simdjson::SUCCESS;
     od::object o;
@@ -220,11 +213,17 @@ class Walker {
     od::array a;
     if (v.get_array().get(a) != simdjson::SUCCESS) return simdjson::SUCCESS;
     const std::string prefix = list_object.empty() ? std::string() : list_object + ".";
+    return objects(a, prefix + "items", kind, api_version, depth);
+  }
+
+  // Each element of `a` as an object of its own, named `<name>[i]`.
+  simdjson::error_code objects(od::array a, const std::string& name, std::string_view kind,
+                               std::string_view api_version, int depth) {
     size_t index = 0;
     for (auto item : a) {
       od::value iv;
       if (auto e = item.get(iv)) return e;
-      const std::string at = prefix + "items[" + std::to_string(index++) + "]";
+      const std::string at = name + "[" + std::to_string(index++) + "]";
       if (auto e = object(iv, at, kind, api_version, depth + 1)) return e;
     }
     return simdjson::SUCCESS;
