@@ -76,6 +76,25 @@ for fmt in table json; do
   run "plan-gen1000-$fmt" "$bin" plan --cluster "$gen/g/cluster.json" \
     --node-groups "$gen/g/node-groups.yaml" --device-profiles "$gen/g/device-profiles.yaml" -o "$fmt"
 done
+# The planner's other paths: balancing, the caps, the expander chain, the time budget, the
+# comparisons with an unpatched CA and with DRA mode.
+gen_plan() { # name, extra flags...
+  local name=$1; shift
+  run "plan-gen1000-$name" "$bin" plan --cluster "$gen/g/cluster.json" \
+    --node-groups "$gen/g/node-groups.yaml" --device-profiles "$gen/g/device-profiles.yaml" \
+    -o json "$@"
+}
+gen_plan balance --balance-similar-node-groups
+gen_plan capped --max-nodes-total 1003
+gen_plan total-reached --max-nodes-total 1000
+gen_plan per-scaleup --max-nodes-per-scaleup 2 --expander priority,random --seed 7
+gen_plan no-time --max-binpacking-time 0s
+gen_plan compare --compare-unpatched-ca --compare-modes --fastpath-binpacking-enabled
+run plan-gen1000-verbose "$bin" plan --cluster "$gen/g/cluster.json" \
+  --node-groups "$gen/g/node-groups.yaml" --device-profiles "$gen/g/device-profiles.yaml" --verbose
+run plan-example-compare "$bin" plan --cluster examples/plan/cluster.yaml \
+  --node-groups examples/plan/node-groups.yaml --device-profiles examples/plan/device-profiles.yaml \
+  --compare-unpatched-ca --compare-modes --balance-similar-node-groups -o json
 
 # HTTP answers: the simulation routes with device profiles, the live routes on the snapshot.
 port=$((20000 + RANDOM % 20000))
