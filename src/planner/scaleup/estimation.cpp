@@ -1,75 +1,68 @@
 // Estimation: the binpacking estimator over each valid group's template, within CA's time and
 // node limits; one expansion option per group that takes pods.
-#include "planner/scaleup/planner.h"
-
-#include <algorithm>
+#include "planner/scaleup/phases.h"
 
 namespace hamisim::planner::scaleup::detail {
 
-// ComputeExpansionOption for every valid group with schedulable pods.
-std::vector<expander::Option> Planner::estimate_groups() {
-  const estimator::WorkClock work(snap_);
-  const estimator::Clock& clock = env_.clock                 ? *env_.clock
-                                  : o_.binpacking_wall_clock ? steady_clock()
-                                                             : work;
-  estimator::BinpackingTimeLimiter time_limiter(clock, o_.max_binpacking_time);
+Estimation estimate_groups(const std::vector<NodeGroupOption>& groups,
+                           const ByGroup<TemplateFit>& fits,
+                           const std::vector<EquivalenceGroup>& pod_groups,
+                           const PodsByKey& remaining, const PlannerOptions& o, Simulation& sim) {
+  const estimator::WorkClock work(sim.snapshot);
+  const estimator::Clock& clock = sim.binpacking_clock(work);
+  estimator::BinpackingTimeLimiter time_limiter(clock, o.max_binpacking_time);
   time_limiter.init_binpacking();
-  estimator::StaticLimits limits{o_.max_nodes_per_scaleup, o_.max_nodegroup_binpacking_duration,
-                                 env_.cancelled};
-  estimator::BinpackingEstimator est(fitter_, clock, limits, o_.fastpath_binpacking);
-  std::vector<expander::Option> options;
+  estimator::StaticLimits limits{o.max_nodes_per_scaleup, o.max_nodegroup_binpacking_duration,
+                                 sim.env.cancelled};
+  estimator::BinpackingEstimator est(sim.fitter(), clock, limits, o.fastpath_binpacking);
+  Estimation out;
+  const auto& progress = sim.env.progress;
   size_t done = 0;
-  for (size_t i = 0; i < states_.size(); ++i) {
-    GroupState& g = states_[i];
-    GroupEvaluation& e = plan_.groups[i];
-    if (env_.progress) env_.progress(done++, states_.size());
-    if (stop_requested()) break;
-    if (!g.valid || g.schedulable.empty()) continue;
+  for (const NodeGroupOption& g : groups) {
+    if (progress) progress(done++, groups.size());
+    if (sim.stop_requested()) break;
+    auto fit = fits.find(g.name());
+    if (fit == fits.end() || fit->second.schedulable.empty()) continue;
     if (time_limiter.stop_binpacking()) {
-      e.skip_reason = "binpacking time budget (--max-binpacking-time) spent";
+      out.skipped.emplace(g.name(), "binpacking time budget (--max-binpacking-time) spent");
       continue;
     }
-    e.similar_groups = similar_groups(i);
+    GroupEstimate& ge = out.groups[g.name()];
+    ge.similar_groups = similar_groups(g, groups, fits, o, *sim.env.cache);
     estimator::EstimateInput ei;
-    for (size_t k : g.schedulable) ei.groups.push_back({groups_[k].pods});
+    for (size_t k : fit->second.schedulable) ei.groups.push_back({pod_groups[k].pods});
     ei.template_node = g.tmpl->node;
     ei.template_pods = g.tmpl->pods;
     ei.template_slices = g.slices;
-    ei.group = {g.spec->name, g.target, g.spec->max_size};
-    ei.template_index = static_cast<int64_t>(i);
+    ei.group = {g.name(), g.target, g.spec->max_size};
+    ei.template_index = g.index;
     estimator::EstimationContext ctx;
-    ctx.max_nodes_total = o_.max_nodes_total;
-    ctx.current_node_count = static_cast<int64_t>(snap_.node_count());
-    for (const std::string& name : e.similar_groups) {
-      const GroupState& h = *state_of(name);
+    ctx.max_nodes_total = o.max_nodes_total;
+    ctx.current_node_count = static_cast<int64_t>(sim.snapshot.node_count());
+    for (const std::string& name : ge.similar_groups) {
+      const NodeGroupOption& h = *find_group(groups, name);
       ctx.similar_groups.push_back({name, h.target, h.spec->max_size});
     }
     ei.context = ctx;
-    env_.cache->begin_scope();  // the estimate's copies and placed pods go with its revert
-    estimator::Estimate result = est.estimate(snap_, ei);
-    env_.cache->end_scope();
+    sim.env.cache->begin_scope();  // the estimate's copies and placed pods go with its revert
+    estimator::Estimate result = est.estimate(sim.snapshot, ei);
+    sim.env.cache->end_scope();
     if (result.internal_error) {
-      plan_.warnings.push_back("node group " + e.name +
-                               ": estimation failed: " + result.internal_error->message);
+      ge.failure = result.internal_error->message;
       continue;
     }
-    e.estimated_nodes = result.node_count;
-    for (const auto& p : result.placements) e.estimated_pods.push_back(p.pod);
-    e.unplaced = result.unplaced;
-    g.estimate = std::move(result);
-    if (g.estimate->placements.empty() || g.estimate->node_count <= 0) continue;
-    e.option = true;
-    expander::Option opt;
-    opt.node_group = e.name;
-    opt.node_count = g.estimate->node_count;
-    for (const auto& p : g.estimate->placements) opt.pods.push_back(pod_by_key(p.pod));
+    const estimator::Estimate& e = ge.estimate.emplace(std::move(result));
+    if (e.placements.empty() || e.node_count <= 0) continue;
+    expander::Option& opt = out.options.emplace_back();
+    opt.node_group = g.name();
+    opt.node_count = e.node_count;
+    for (const auto& p : e.placements) opt.pods.push_back(remaining.find(p.pod)->second);
     opt.template_node = g.tmpl->node;
-    opt.similar_node_groups = e.similar_groups;
+    opt.similar_node_groups = ge.similar_groups;
     opt.node_price = g.spec->price;
-    options.push_back(std::move(opt));
   }
-  if (env_.progress) env_.progress(states_.size(), states_.size());
-  return options;
+  if (progress) progress(groups.size(), groups.size());
+  return out;
 }
 
 }  // namespace hamisim::planner::scaleup::detail

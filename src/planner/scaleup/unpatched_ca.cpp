@@ -1,8 +1,9 @@
 // Issue #33: the plan a Cluster Autoscaler whose extender calls carry no SimulatedPods makes,
 // next to ours.
-#include "planner/scaleup/planner.h"
-
 #include <algorithm>
+#include <set>
+
+#include "planner/scaleup/phases.h"
 
 namespace hamisim::planner::scaleup::detail {
 
@@ -10,8 +11,9 @@ namespace hamisim::planner::scaleup::detail {
 // SimulatedPods. Its node counts next to ours, and what its scale-up leaves pending: the pods
 // no existing node takes (ours, devices counted), packed as the estimator packs them onto the
 // nodes it adds, each group taking the pod groups whose exemplar fits its empty template.
-std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
-                                                                     const Plan& blind) {
+UnpatchedComparison compare_unpatched_ca(const Plan& plan, const Plan& blind, const Decision& d,
+                                         const PlannerOptions& o, Simulation& sim) {
+  UnpatchedComparison result;
   auto out = std::make_shared<UnpatchedCaPlan>();
   out->decision = blind.decision;
   out->summary = blind.summary;
@@ -19,46 +21,45 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
   out->groups = group_counts(plan, blind);
 
   std::set<std::string, std::less<>> left;
-  for (const PodInfoPtr& pod : remaining_) left.insert(pod->key());
-  const estimator::WorkClock work(snap_);
-  const estimator::Clock& clock = env_.clock                 ? *env_.clock
-                                  : o_.binpacking_wall_clock ? steady_clock()
-                                                             : work;
+  for (const PodInfoPtr& pod : d.pending.remaining) left.insert(pod->key());
+  const estimator::WorkClock work(sim.snapshot);
+  const estimator::Clock& clock = sim.binpacking_clock(work);
   int64_t blind_nodes = 0;
   std::string blind_groups;
   for (const ScaleUp& s : blind.scale_ups) {
-    const size_t i = index_of(s.group);
-    if (s.delta() <= 0 || i == states_.size() || !states_[i].tmpl) continue;
+    const NodeGroupOption* g = find_group(d.groups, s.group);
+    if (s.delta() <= 0 || g == nullptr || !g->tmpl) continue;
     blind_nodes += s.delta();
     blind_groups += (blind_groups.empty() ? "" : ", ") + s.group;
-    const GroupState& g = states_[i];
+    auto fit = d.fits.find(g->name());
+    if (fit == d.fits.end()) continue;
     estimator::EstimateInput ei;
-    for (size_t k : g.schedulable) {
+    for (size_t k : fit->second.schedulable) {
       estimator::PodGroup pg;
-      for (const PodInfoPtr& pod : groups_[k].pods) {
+      for (const PodInfoPtr& pod : d.pod_groups[k].pods) {
         if (left.count(pod->key())) pg.pods.push_back(pod);
       }
       if (!pg.pods.empty()) ei.groups.push_back(std::move(pg));
     }
     if (ei.groups.empty()) continue;
-    ei.template_node = g.tmpl->node;
-    ei.template_pods = g.tmpl->pods;
-    ei.template_slices = g.slices;
-    ei.group = {g.spec->name, g.target, g.target + s.delta()};
-    ei.template_index = static_cast<int64_t>(i);
-    estimator::StaticLimits limits{s.delta(), o_.max_nodegroup_binpacking_duration, env_.cancelled};
-    estimator::BinpackingEstimator est(fitter_, clock, limits, o_.fastpath_binpacking);
-    estimator::Estimate r = est.estimate(snap_, ei);
+    ei.template_node = g->tmpl->node;
+    ei.template_pods = g->tmpl->pods;
+    ei.template_slices = g->slices;
+    ei.group = {g->name(), g->target, g->target + s.delta()};
+    ei.template_index = g->index;
+    estimator::StaticLimits limits{s.delta(), o.max_nodegroup_binpacking_duration,
+                                   sim.env.cancelled};
+    estimator::BinpackingEstimator est(sim.fitter(), clock, limits, o.fastpath_binpacking);
+    estimator::Estimate r = est.estimate(sim.snapshot, ei);
     if (r.internal_error) {
-      plan.warnings.push_back(
+      result.warnings.push_back(
           "comparison with a CA that does not send SimulatedPods: node "
           "group " +
           s.group + ": estimation failed: " + r.internal_error->message);
     }
     for (const estimator::Placement& p : r.placements) left.erase(p.pod);
   }
-  (void)fitter_.take_warnings();
-  (void)fitter_.take_failures();
+  (void)sim.take_messages();
 
   std::map<std::string_view, const PodOutcome*> blind_pods;
   for (const PodOutcome& p : blind.pods) blind_pods.emplace(p.pod, &p);
@@ -85,7 +86,8 @@ std::shared_ptr<const UnpatchedCaPlan> Planner::compare_unpatched_ca(Plan& plan,
     }
     out->left_pending.push_back({p.pod, std::move(why)});
   }
-  return out;
+  result.plan = std::move(out);
+  return result;
 }
 
 }  // namespace hamisim::planner::scaleup::detail
