@@ -184,12 +184,17 @@ class DeviceBackend {
   virtual Admission admission() const { return Admission::kCountInLimits; }
 
   // HAMi ScoreNode: added to the node score when the pod was given devices of this vendor.
-  // `previous` is the node's usage before the pod, `chosen` the pod's positional list.
+  // `previous` is the node's usage before the pod, `chosen` the pod's positional list, and
+  // `prepared` what prepare() read of the pod (null when the pod asks nothing of this vendor):
+  // HAMi's scorers read the pod's annotations from the CustomInfo its Fit stored in each
+  // chosen device.
   virtual float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                           std::string_view node_policy) const {
+                           std::string_view node_policy,
+                           const PreparedPod* prepared = nullptr) const {
     (void)previous;
     (void)chosen;
     (void)node_policy;
+    (void)prepared;
     return 0;
   }
 

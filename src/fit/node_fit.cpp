@@ -311,7 +311,10 @@ NodeFit fit_pod(const PreparedPod& pod, const NodeUsage& base, const DeviceDescr
   out.fit_class = FitClass::kFits;
   for (const auto& [vendor, list] : out.devices) {
     if (const device::DeviceBackend* backend = registry.find(vendor)) {
-      out.node_score += backend->score_node(base.devices, list, pod.node_policy);
+      auto state = pod.vendor_state.find(vendor);
+      const device::PreparedPod* prepared =
+          state == pod.vendor_state.end() ? nullptr : state->second.get();
+      out.node_score += backend->score_node(base.devices, list, pod.node_policy, prepared);
     }
   }
   const std::vector<const device::DeviceBackend*> padded =

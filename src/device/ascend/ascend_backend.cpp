@@ -381,7 +381,8 @@ void AscendBackend::annotate_allocation(const PodSingleDevice& devices,
 }
 
 float AscendBackend::score_node(std::span<const DeviceUsage> previous,
-                                const PodSingleDevice& chosen, std::string_view) const {
+                                const PodSingleDevice& chosen, std::string_view,
+                                const PreparedPod*) const {
   if (!starts_with(config_.common_word, k910Prefix)) return 0;
   // The chosen device carries the custominfo of the device Fit took, found by UUID as the
   // usage commit finds it (the first device with that ID).

@@ -108,7 +108,8 @@ class AscendBackend final : public StandardBackend {
   // Ascend 910 chips only: 10 × Σ over containers of (largest share of the container's NPUs
   // on one NetworkID); 0 when a chosen NPU has no NetworkID.
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                   std::string_view node_policy) const override;
+                   std::string_view node_policy,
+                   const PreparedPod* prepared = nullptr) const override;
 
  private:
   VnpuConfig config_;

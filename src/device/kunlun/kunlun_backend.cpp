@@ -149,7 +149,8 @@ void KunlunBackend::annotate_allocation(const PodSingleDevice& devices,
 }
 
 float KunlunBackend::score_node(std::span<const DeviceUsage> previous,
-                                const PodSingleDevice& chosen, std::string_view) const {
+                                const PodSingleDevice& chosen, std::string_view,
+                                const PreparedPod*) const {
   std::vector<int64_t> prev;
   std::vector<int64_t> current;
   for (const DeviceUsage& d : previous) {

@@ -68,7 +68,8 @@ class KunlunBackend final : public TopologyBackend {
   // HAMi calcscore over the node's busy card indexes before and after; 0 when the node has
   // any device whose type does not contain "kunlun".
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                   std::string_view node_policy) const override;
+                   std::string_view node_policy,
+                   const PreparedPod* prepared = nullptr) const override;
 
   const KunlunConfig& config() const { return config_; }
 

@@ -139,8 +139,8 @@ bool MetaxGpuBackend::custom_rule_allows(const DeviceUsage& device, const FitCon
 // ScoreNode (B.10.a §6): 2000 minus the plugin's loss (binpack) or topology score (spread)
 // for the number of GPUs the pod takes; 0 when the node has no such annotation.
 float MetaxGpuBackend::score_node(std::span<const DeviceUsage> previous,
-                                  const PodSingleDevice& chosen,
-                                  std::string_view node_policy) const {
+                                  const PodSingleDevice& chosen, std::string_view node_policy,
+                                  const PreparedPod*) const {
   std::string_view key;
   if (node_policy == "binpack") {
     key = kLossKey;

@@ -27,7 +27,8 @@ class MetaxGpuBackend final : public StandardBackend {
   // only when the annotation exists).
   NodeDevices node_devices(const model::Node& node) const override;
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                   std::string_view node_policy) const override;
+                   std::string_view node_policy,
+                   const PreparedPod* prepared = nullptr) const override;
 
  protected:
   bool custom_rule_allows(const DeviceUsage& device, const FitContext& ctx) const override;

@@ -510,6 +510,10 @@ std::unique_ptr<PreparedPod> MetaxSgpuBackend::prepare(const model::Pod& pod) co
   if (const std::string* v = model::find_annotation(pod.metadata, kQosPolicyAnnotation)) {
     p->qos_policy = *v;
   }
+  if (const std::string* v = model::find_annotation(pod.metadata, kTopologyAwareAnnotation)) {
+    bool b = false;
+    if (go::parse_bool(*v, &b)) p->topology_aware = b;
+  }
   return p;
 }
 
@@ -639,19 +643,36 @@ void MetaxSgpuBackend::annotate_allocation(const PodSingleDevice& devices,
   }
 }
 
-// ScoreNode (B.10.b §6). HAMi scores online pods by the classed pods already on their devices
-// (score_node() does not see the pod's class: the online score is 0 here) and whole-device pods
-// by MetaLink topology when enabled; the pod's own metax-tech.com/sgpu-topology-aware annotation,
-// which overrides the `sgpuTopologyAware` setting in HAMi, is not visible to score_node() either.
+// ScoreNode (B.10.b §6): an online pod by the classed pods already on the devices it takes;
+// else a pod taking whole devices by MetaLink topology, when enabled: by its own
+// metax-tech.com/sgpu-topology-aware if that parses as a Go bool, else by `sgpuTopologyAware`.
+// HAMi reads the pod's annotations from the "Pod.Annotations" its Fit stored in each chosen
+// device; here they come from what prepare() read of the pod.
 float MetaxSgpuBackend::score_node(std::span<const DeviceUsage> previous,
-                                   const PodSingleDevice& chosen,
-                                   std::string_view node_policy) const {
+                                   const PodSingleDevice& chosen, std::string_view node_policy,
+                                   const PreparedPod* prepared) const {
   const int64_t weight = node_policy == "spread" ? -10000 : 10000;
-  const bool whole_device = std::any_of(chosen.begin(), chosen.end(), [](const auto& c) {
-    return std::any_of(c.begin(), c.end(),
-                       [](const ContainerDevice& d) { return d.usedcores == 100; });
-  });
-  if (!whole_device || !config_.sgpu_topology_aware) return 0;
+  const auto* pod = dynamic_cast<const SgpuPreparedPod*>(prepared);
+  std::set<std::string_view> taken;
+  bool whole_device = false;
+  for (const ContainerDevices& c : chosen) {
+    for (const ContainerDevice& d : c) {
+      taken.insert(d.uuid);
+      whole_device = whole_device || d.usedcores == 100;
+    }
+  }
+  if (pod && !taken.empty() && pod->app_class == kOnline) {
+    int64_t score = 0;
+    for (const DeviceUsage& d : previous) {
+      if (!taken.contains(d.id)) continue;
+      const auto [online, offline] = class_counts(pods_on(d));
+      score += score_online_device(online, offline);
+    }
+    return static_cast<float>(weight * score);
+  }
+  const bool topology_aware =
+      pod && pod->topology_aware ? *pod->topology_aware : config_.sgpu_topology_aware;
+  if (!whole_device || !topology_aware) return 0;
 
   std::map<std::string_view, int32_t> zone_of;
   std::vector<LinkDevice> available;

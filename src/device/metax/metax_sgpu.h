@@ -34,6 +34,9 @@ struct SgpuPreparedPod : StandardPreparedPod {
   bool has_app_class = false;  // the annotation exists (whatever its value)
   std::string app_class;
   std::string qos_policy;
+  // metax-tech.com/sgpu-topology-aware when it parses as a Go bool; it overrides the
+  // `sgpuTopologyAware` setting for the node score.
+  std::optional<bool> topology_aware;
 };
 
 class MetaxSgpuBackend final : public StandardBackend {
@@ -52,10 +55,11 @@ class MetaxSgpuBackend final : public StandardBackend {
   // Both hami.io keys plus metax-tech.com/gpu-devices-allocated and predicate-time.
   void annotate_allocation(const PodSingleDevice& devices, const AnnotationContext& context,
                            std::map<std::string, std::string>& annotations) const override;
-  // HAMi's ScoreNode result times 10000, or times -10000 under node policy spread: HAMi
-  // applies that factor outside ScoreNode, the engine adds score_node() as it is.
+  // HAMi's ScoreNode result times 10000, or times -10000 under node policy spread (HAMi's
+  // ScoreNode applies that factor itself; the engine adds score_node() as it is).
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                   std::string_view node_policy) const override;
+                   std::string_view node_policy,
+                   const PreparedPod* prepared = nullptr) const override;
 
  private:
   MetaxConfig config_;

@@ -165,7 +165,8 @@ FitOutcome VastaiBackend::fit(std::span<DeviceUsage* const> devices,
 }
 
 float VastaiBackend::score_node(std::span<const DeviceUsage> previous,
-                                const PodSingleDevice& chosen, std::string_view) const {
+                                const PodSingleDevice& chosen, std::string_view,
+                                const PreparedPod*) const {
   float score = 0;
   for (const ContainerDevices& container : chosen) {
     if (container.empty()) continue;

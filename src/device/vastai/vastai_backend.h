@@ -29,7 +29,8 @@ class VastaiBackend final : public StandardBackend {
   // Per container with devices: the largest share of its dies on one AIC; 0 for the whole
   // node when a chosen device is not a die with an AIC.
   float score_node(std::span<const DeviceUsage> previous, const PodSingleDevice& chosen,
-                   std::string_view node_policy) const override;
+                   std::string_view node_policy,
+                   const PreparedPod* prepared = nullptr) const override;
 
  private:
   VastaiConfig config_;

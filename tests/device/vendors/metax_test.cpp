@@ -728,6 +728,75 @@ TEST(MetaxSgpu, ScoreIsPolicyNeutralTimesTenThousand) {
   EXPECT_EQ(fit.node_score, 600000);
 }
 
+// HAMi reads the pod's class and topology setting from the annotations its Fit stored in the
+// chosen devices; score_node() gets them as the pod prepare() read.
+TEST(MetaxSgpu, AnOnlinePodIsScoredByTheClassedPodsOnItsDevices) {
+  MetaxSgpuBackend b;
+  Snapshot s = snapshot(
+      b,
+      sgpu_node({{"GPU-1", 16, 100, 32768}, {"GPU-2", 16, 100, 32768}, {"GPU-3", 16, 100, 32768}}));
+  auto on_device = [](std::string cls) {
+    auto a = std::make_shared<std::map<std::string, std::string, std::less<>>>();
+    if (!cls.empty()) (*a)[kClass] = std::move(cls);
+    return device::DevicePod{std::move(a), 10};
+  };
+  s.usage.devices[0].pods = {on_device("offline"), on_device("offline")};  // -100 x 2
+  s.usage.devices[1].pods = {on_device("online"), on_device("offline")};   // -20 - 2
+  s.usage.devices[2].pods = {on_device("online"), on_device("online"), on_device("")};
+  for (auto& d : s.usage.devices) d.used = static_cast<int64_t>(d.pods.size());
+  const auto online = b.prepare(sgpu_pod({{kSgpu, "1"}}, {{kClass, "online"}}));
+  const device::PodSingleDevice two = {{chosen("GPU-1", 0)}, {chosen("GPU-2", 0)}};
+  EXPECT_EQ(b.score_node(s.usage.devices, two, "binpack", online.get()), -2220000);
+  EXPECT_EQ(b.score_node(s.usage.devices, two, "spread", online.get()), 2220000);
+  // A device taken by two containers counts once; devices not taken do not count.
+  const device::PodSingleDevice twice = {{chosen("GPU-3", 0)}, {chosen("GPU-3", 0)}};
+  EXPECT_EQ(b.score_node(s.usage.devices, twice, "binpack", online.get()), -400000);
+  // No device of this vendor (the pod is scored for another vendor's devices): nothing.
+  EXPECT_EQ(b.score_node(s.usage.devices, {{}}, "binpack", online.get()), 0);
+  // An offline or unclassed pod is not scored by classes.
+  const auto offline = b.prepare(sgpu_pod({{kSgpu, "1"}}, {{kClass, "offline"}}));
+  EXPECT_EQ(b.score_node(s.usage.devices, two, "binpack", offline.get()), 0);
+  EXPECT_EQ(b.score_node(s.usage.devices, two, "binpack"), 0);
+}
+
+TEST(MetaxSgpu, ThePodsTopologyAnnotationOverridesTheSetting) {
+  constexpr const char* kTopology = "metax-tech.com/sgpu-topology-aware";
+  MetaxConfig aware;
+  aware.sgpu_topology_aware = true;
+  const MetaxSgpuBackend on(aware);
+  const MetaxSgpuBackend off;
+  Snapshot s = snapshot(off, sgpu_node({{"GPU-1", 16, 100, 32768, true, "", 1},
+                                        {"GPU-2", 16, 100, 32768, true, "", 1},
+                                        {"GPU-3", 16, 100, 32768, true, "", 1},
+                                        {"GPU-4", 16, 100, 32768, true, "", 1}}));
+  const device::PodSingleDevice whole = {{chosen("GPU-4")}};
+  auto with = [&](const MetaxSgpuBackend& b, std::string value) {
+    const auto pod = b.prepare(sgpu_pod({{kSgpu, "1"}}, {{kTopology, std::move(value)}}));
+    return b.score_node(s.usage.devices, whole, "binpack", pod.get());
+  };
+  // strconv.ParseBool's spellings turn it on or off; anything else leaves the setting.
+  for (const char* yes : {"true", "1", "t", "T", "TRUE", "True"})
+    EXPECT_EQ(with(off, yes), -300000);
+  for (const char* no : {"false", "0", "f", "F", "FALSE", "False"}) EXPECT_EQ(with(on, no), 0);
+  EXPECT_EQ(with(off, "yes"), 0);
+  EXPECT_EQ(with(on, "yes"), -300000);
+  // Only whole devices are scored by topology.
+  const auto pod = off.prepare(sgpu_pod({{kSgpu, "1"}}, {{kTopology, "true"}}));
+  EXPECT_EQ(off.score_node(s.usage.devices, {{chosen("GPU-4", 50)}}, "binpack", pod.get()), 0);
+
+  // Through the engine: the setting on, the pod's annotation off.
+  const auto registry = registry_from_yaml(
+      "metax:\n  resourceVCountName: metax-tech.com/sgpu\n"
+      "  sgpuTopologyAware: true\n");
+  const model::Node node = sgpu_node({{"GPU-1", 16, 100, 32768, true, "", 1},
+                                      {"GPU-2", 16, 100, 32768, true, "", 1},
+                                      {"GPU-3", 16, 100, 32768, true, "", 1},
+                                      {"GPU-4", 16, 100, 32768, true, "", 1}});
+  NodeFit fit = fit_on(sgpu_pod({{kSgpu, "2"}}, {{kTopology, "false"}}), node, registry);
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_EQ(fit.node_score, 0);
+}
+
 TEST(MetaxSgpu, RunningPodsUseSlotsMemoryAndCores) {
   const auto registry = chart_registry();
   const model::Node node = sgpu_node({{"GPU-1", 2, 100, 4096}});
