@@ -4,6 +4,7 @@
 // what hamisim uses and naming it for what it does. One instance per vendor key; backends are
 // immutable after construction and safe to share between threads.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,6 +51,15 @@ class QuotaView {
   // for `vendor`.
   virtual bool fits(std::string_view ns, std::string_view vendor, int64_t memory,
                     int64_t cores) const = 0;
+};
+
+// A vendor's own node lock (HAMi's Cambricon LockNode): the annotation holds the time it was
+// taken (RFC 3339, no owner); a lock younger than `expiry` fails the bind with
+// "node <name> <held>", an older one is replaced.
+struct OwnNodeLock {
+  std::string_view annotation;
+  std::chrono::seconds expiry{0};
+  std::string_view held;  // e.g. "has been locked within 2 minutes"
 };
 
 // Vendor-specific facts about the pod being placed, parsed once per pod (selectors, modes).
@@ -164,6 +174,9 @@ class DeviceBackend {
   virtual std::string_view cleanup_annotation() const { return {}; }
   // Whether /bind takes hami.io/mutex.lock for a pod whose regular containers use this vendor.
   virtual bool locks_node() const { return true; }
+  // A node lock of the vendor's own that /bind takes instead (HAMi's Cambricon): nullopt for
+  // none.
+  virtual std::optional<OwnNodeLock> own_node_lock() const { return std::nullopt; }
   // Whether Fit reads the pods already on a device (DeviceUsage::pods).
   virtual bool reads_device_pods() const { return false; }
 

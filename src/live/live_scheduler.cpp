@@ -782,28 +782,34 @@ std::string LiveScheduler::bind_pod(const LiveBindRequest& request) {
         kInvalid, pod.metadata.namespace_, pod.metadata.name, request.node,
         device::kAssignedNodeAnnotation, assigned ? *assigned : "");
   }
-  // The vendors that lock share one key (hami.io/mutex.lock), so the node is locked once when
-  // any regular container asks for such a vendor's devices (init containers do not lock).
-  const bool needs_lock =
-      std::any_of(requests.begin() + std::min(requests.size(), pod.spec.init_containers.size()),
-                  requests.end(), [&](const device::ContainerRequests& r) {
-                    return std::any_of(r.begin(), r.end(), [&](const auto& entry) {
-                      const device::DeviceBackend* backend = registry_.find(entry.first);
-                      return backend && backend->locks_node();
-                    });
-                  });
+  // HAMi locks the node for every vendor the pod's regular containers ask for (init containers
+  // do not lock), in ascending vendor-key order: the vendors sharing hami.io/mutex.lock take it
+  // once (it is then the pod's), a vendor with a lock of its own (Cambricon) takes that.
+  std::set<std::string_view> vendors;
+  for (size_t i = std::min(requests.size(), pod.spec.init_containers.size()); i < requests.size();
+       ++i) {
+    for (const auto& entry : requests[i]) vendors.insert(entry.first);
+  }
 
-  // Only a lock this call wrote is released on failure: one found already this pod's was left
-  // by an earlier bind for the device plugin, and releasing it would let the next pod allocate
-  // on the node before the plugin ran. Even one this call wrote is kept when the pod turns
-  // out bound to the node all the same (a Binding that reported an error may have applied):
-  // it is then the device plugin's to release.
-  bool lock_written = false;
+  // Only locks this call wrote are released on failure, in reverse order: one found already
+  // this pod's was left by an earlier bind for the device plugin, and releasing it would let
+  // the next pod allocate on the node before the plugin ran. Even those this call wrote are
+  // kept when the pod turns out bound to the node all the same (a Binding that reported an
+  // error may have applied): they are then the device plugin's to release.
+  struct WrittenLock {
+    std::optional<device::OwnNodeLock> own;  // nullopt: hami.io/mutex.lock
+    std::string value;
+  };
+  std::vector<WrittenLock> written;
   auto fail = [&](const std::string& error, bool transient) {
-    if (lock_written && !bound_to(pod, request.node)) {
-      // Owner-checked: a lock someone else holds is left alone.
-      auto released = node_lock_.release(request.node, pod.metadata.namespace_, pod.metadata.name);
-      if (!released.ok) spdlog::warn("bind cleanup: {}", released.error);
+    if (!written.empty() && !bound_to(pod, request.node)) {
+      for (auto it = written.rbegin(); it != written.rend(); ++it) {
+        // Owner-checked (or value-checked): a lock someone else holds is left alone.
+        auto released =
+            it->own ? node_lock_.release_own(request.node, *it->own, it->value)
+                    : node_lock_.release(request.node, pod.metadata.namespace_, pod.metadata.name);
+        if (!released.ok) spdlog::warn("bind cleanup: {}", released.error);
+      }
     }
     event(pod, "Warning", "BindingFailed", error);
     // The reservation stays: kube-scheduler retries, and the next filter replaces it
@@ -811,9 +817,22 @@ std::string LiveScheduler::bind_pod(const LiveBindRequest& request) {
     return std::string(transient ? kNotReady : kInternal) + error;
   };
 
-  if (needs_lock) {
-    LockStatus locked = lock_with_pod_group_retry(pod, request.node);
-    lock_written = locked.wrote;
+  bool shared_lock_taken = false;
+  for (std::string_view vendor : vendors) {
+    const device::DeviceBackend* backend = registry_.find(vendor);
+    if (backend == nullptr) continue;
+    const std::optional<device::OwnNodeLock> own = backend->own_node_lock();
+    LockStatus locked;
+    if (own) {
+      locked = node_lock_.lock_own(request.node, *own);
+      if (locked.contention) lock_contention_.fetch_add(1, std::memory_order_relaxed);
+    } else if (backend->locks_node() && !shared_lock_taken) {
+      shared_lock_taken = true;
+      locked = lock_with_pod_group_retry(pod, request.node);
+    } else {
+      continue;
+    }
+    if (locked.wrote) written.push_back({own, locked.value});
     if (!locked.ok) return fail(locked.error, locked.contention);
   }
   const std::string now = unix_seconds(options_.wall_now());

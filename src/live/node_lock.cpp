@@ -212,4 +212,77 @@ LockStatus NodeLock::release(const std::string& node, const std::string& ns, con
       fmt::format("failed to release node lock on {}: {}", node, last_error));
 }
 
+LockStatus NodeLock::lock_own(const std::string& node, const device::OwnNodeLock& own) {
+  const std::string key(own.annotation);
+  auto mutex = node_mutex(node);
+  std::lock_guard in_process(*mutex);
+  auto current = source_.get_node(node);
+  if (!current) return LockStatus::failure(current.error().message);
+  if (const std::string* value = model::find_annotation(current->metadata, key)) {
+    auto t = parse_rfc3339(*value);
+    if (!t) return LockStatus::failure(fmt::format("malformed {}: bad time \"{}\"", key, *value));
+    // time.Since(lockTime) > expiry: exactly the expiry still holds.
+    if (options_.now() - *t <= own.expiry) {
+      return LockStatus::failure(fmt::format("node {} {}", node, own.held), true);
+    }
+    auto removed = source_.patch_node_annotations(node, {{key, std::nullopt}},
+                                                  current->metadata.resource_version);
+    if (!removed) return LockStatus::failure(removed.error().message);
+  }
+  const std::string value = go::format_rfc3339_local(options_.now());
+  LockStatus result = LockStatus::failure("no attempt made");
+  bool patch_sent = false;
+  const bool done = with_backoff([&] {
+    auto n = source_.get_node(node);
+    if (!n) {
+      result = LockStatus::failure(n.error().message);
+      return n.code() == state::ApiCode::kNotFound;
+    }
+    if (const std::string* v = model::find_annotation(n->metadata, key)) {
+      // This call's earlier patch applied after all, or another bind took the node meanwhile.
+      result = patch_sent && *v == value
+                   ? LockStatus::success(true)
+                   : LockStatus::failure(fmt::format("node {} {}", node, own.held), true);
+      return true;
+    }
+    patch_sent = true;
+    auto patched =
+        source_.patch_node_annotations(node, {{key, value}}, n->metadata.resource_version);
+    if (patched) {
+      result = LockStatus::success(true);
+      return true;
+    }
+    result = LockStatus::failure(patched.error().message);
+    return false;
+  });
+  if (!done) result = LockStatus::failure("setNodeLock exceeds retry count 5", false, patch_sent);
+  if (result.wrote) result.value = value;
+  if (result.ok) log::info("Node lock set", {{"node", node}, {"annotation", key}});
+  return result;
+}
+
+LockStatus NodeLock::release_own(const std::string& node, const device::OwnNodeLock& own,
+                                 const std::string& value) {
+  const std::string key(own.annotation);
+  auto mutex = node_mutex(node);
+  std::lock_guard in_process(*mutex);
+  std::string last_error;
+  const bool done = with_backoff([&] {
+    auto n = source_.get_node(node);
+    if (!n) {
+      last_error = n.error().message;
+      return n.code() == state::ApiCode::kNotFound;
+    }
+    const std::string* v = model::find_annotation(n->metadata, key);
+    if (v == nullptr || *v != value) return true;  // gone, or someone else's now
+    auto patched =
+        source_.patch_node_annotations(node, {{key, std::nullopt}}, n->metadata.resource_version);
+    if (patched) return true;
+    last_error = patched.error().message;
+    return false;
+  });
+  if (done) return LockStatus::success();
+  return LockStatus::failure(fmt::format("failed to release {} on {}: {}", key, node, last_error));
+}
+
 }  // namespace hamisim::live

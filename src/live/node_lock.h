@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "device/backend.h"
 #include "device/codec.h"
 #include "live/time_format.h"
 #include "state/cluster_source.h"
@@ -36,9 +37,10 @@ struct LockStatus {
   // pod's (an earlier bind's, for the device plugin to release): a failing bind must not
   // release that one.
   bool wrote = false;
-  static LockStatus success(bool wrote = false) { return {true, false, {}, wrote}; }
+  std::string value;  // from lock_own(): the value this call wrote
+  static LockStatus success(bool wrote = false) { return {true, false, {}, wrote, {}}; }
   static LockStatus failure(std::string e, bool contention = false, bool wrote = false) {
-    return {false, contention, std::move(e), wrote};
+    return {false, contention, std::move(e), wrote, {}};
   }
 };
 
@@ -59,6 +61,14 @@ class NodeLock {
   // ReleaseNodeLock: removes the lock if it is ours (or always, with skip_owner_check).
   LockStatus release(const std::string& node, const std::string& ns, const std::string& pod,
                      bool skip_owner_check = false);
+  // A vendor's own lock (HAMi's Cambricon LockNode): set to the time now when absent or
+  // older than its expiry (the expired one removed first); a younger one fails with
+  // "node <name> <held>" (contention: the holder's Allocate will clear it). No owner is
+  // written, so a pod finds its own earlier lock held as well, as in HAMi.
+  LockStatus lock_own(const std::string& node, const device::OwnNodeLock& own);
+  // Removes the vendor's lock if it still holds `value`, the one a failing bind wrote.
+  LockStatus release_own(const std::string& node, const device::OwnNodeLock& own,
+                         const std::string& value);
   // CleanupNodeLock: forgets the in-process mutex of a deleted node.
   void forget(const std::string& node);
 

@@ -24,6 +24,8 @@ namespace {
 constexpr Kind kWatched[] = {Kind::kNode, Kind::kPod, Kind::kResourceQuota, Kind::kLease};
 constexpr std::string_view kBindPhase = "hami.io/bind-phase";
 constexpr std::string_view kNodeLock = "hami.io/mutex.lock";
+// Cambricon's own lock, which its device plugin clears after Allocate.
+constexpr std::string_view kCambriconLock = "cambricon.com/dsmlu.lock";
 
 void write_patch(model::JsonWriter& w, std::string_view key, const MetadataPatch& patch) {
   if (patch.empty()) return;
@@ -307,7 +309,9 @@ ApiStatus SnapshotSource::bind_pod(std::string_view namespace_, std::string_view
     // The device plugin's Allocate: allocation done, lock released.
     auto phase = patch_pod_metadata(namespace_, name, {{std::string(kBindPhase), "success"}}, {});
     if (!phase) spdlog::warn("snapshot device plugin: {}", phase.error().message);
-    auto unlock = patch_node_annotations(node, {{std::string(kNodeLock), std::nullopt}}, {});
+    auto unlock = patch_node_annotations(
+        node, {{std::string(kNodeLock), std::nullopt}, {std::string(kCambriconLock), std::nullopt}},
+        {});
     if (!unlock) spdlog::warn("snapshot device plugin: {}", unlock.error().message);
   }
   return Done{};

@@ -576,6 +576,88 @@ TEST(LiveScheduler, ADanglingLockIsTakenOver) {
   EXPECT_TRUE(h.node_annotation("gpu-1", "hami.io/mutex.lock").ends_with(",default,p1"));
 }
 
+// A node with NVIDIA GPUs (registered) and two Cambricon MLUs (from capacity: 200 vcores,
+// 64 x 256 MiB), with `annotations` (JSON members) besides the registration.
+std::string mixed_node_json(const std::string& name, const std::string& annotations = "") {
+  std::string all = annotations;
+  if (!all.empty()) all += ",";
+  all +=
+      "\"hami.io/node-nvidia-register\":" + testing::json_string(testing::k80_registration(name));
+  const std::string capacity =
+      R"("cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"20",)"
+      R"("cambricon.com/mlu.smlu.vcore":"200","cambricon.com/mlu.smlu.vmemory":"64")";
+  return fmt::format(
+      R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}","annotations":{{{}}}}},)"
+      R"("status":{{"capacity":{{{}}},"allocatable":{{{}}}}}}})",
+      name, all, capacity, capacity);
+}
+
+// A pod asking for one MLU (4 x 256 MiB, 10 vcores), and NVIDIA memory too when `gpumem` > 0.
+std::string mlu_pod_json(const std::string& name, int gpumem = 0) {
+  std::string limits =
+      R"("cambricon.com/vmlu":"1","cambricon.com/mlu.smlu.vmemory":"4","cambricon.com/mlu.smlu.vcore":"10")";
+  if (gpumem > 0)
+    limits += fmt::format(R"(,"nvidia.com/gpu":"1","nvidia.com/gpumem":"{}")", gpumem);
+  return fmt::format(
+      R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}","namespace":"default"}},)"
+      R"("spec":{{"schedulerName":"hami-scheduler","containers":[{{"name":"main","image":"mlu",)"
+      R"("resources":{{"limits":{{{}}}}}}}]}},"status":{{"phase":"Pending"}}}})",
+      name, limits);
+}
+
+constexpr std::string_view kMluLock = "cambricon.com/dsmlu.lock";
+
+TEST(LiveScheduler, CambriconPodsTakeCambriconsOwnLock) {
+  Harness h({mixed_node_json("n1"), mlu_pod_json("m1"), mlu_pod_json("m2")});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("m1", {"n1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("m1", "n1"), "");
+  // A bare RFC 3339 time, no owner; hami.io/mutex.lock is not Cambricon's.
+  const std::string lock = h.node_annotation("n1", kMluLock);
+  EXPECT_TRUE(parse_rfc3339(lock)) << lock;
+  EXPECT_EQ(h.node_annotation("n1", "hami.io/mutex.lock"), "");
+
+  // Within 2 minutes the next MLU pod waits, and the lock stays as it was.
+  ASSERT_EQ(h.filter("m2", {"n1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("m2", "n1"), "not ready: node n1 has been locked within 2 minutes");
+  EXPECT_EQ(h.node_annotation("n1", kMluLock), lock);
+  EXPECT_TRUE(h.pod("m2").spec.node_name.empty());
+
+  // Older than 2 minutes (the device plugin never cleared it): replaced.
+  const std::string old =
+      go::format_rfc3339_local(std::chrono::system_clock::now() - std::chrono::minutes(3));
+  ASSERT_TRUE(h.source->store().merge_patch(
+      state::Kind::kNode, "", "n1",
+      fmt::format(R"({{"metadata":{{"annotations":{{"{}":"{}"}}}}}})", kMluLock, old)));
+  EXPECT_EQ(h.bind("m2", "n1"), "");
+  EXPECT_NE(h.node_annotation("n1", kMluLock), old);
+  EXPECT_EQ(h.pod("m2").spec.node_name, "n1");
+}
+
+TEST(LiveScheduler, AnUnreadableCambriconLockFailsTheBind) {
+  Harness h({mixed_node_json("n1", "\"cambricon.com/dsmlu.lock\":\"soon\""), mlu_pod_json("m1")});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("m1", {"n1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("m1", "n1"), "internal: malformed cambricon.com/dsmlu.lock: bad time \"soon\"");
+  EXPECT_EQ(h.node_annotation("n1", kMluLock), "soon");
+}
+
+TEST(LiveScheduler, ALaterVendorsLockFailingReleasesTheCambriconLockThisBindTook) {
+  // HAMi locks in ascending vendor-key order: MLU, then NVIDIA's hami.io/mutex.lock, which
+  // another (existing) pod holds.
+  const std::string held = "\"hami.io/mutex.lock\":\"" +
+                           go::format_rfc3339_local(std::chrono::system_clock::now()) +
+                           ",default,other\"";
+  Harness h({mixed_node_json("n1", held), pod_json("other", 1000), mlu_pod_json("m1", 1000)});
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_EQ(h.filter("m1", {"n1"}).kind, Kind::kChosen);
+  EXPECT_EQ(h.bind("m1", "n1"),
+            "not ready: node n1 has been locked within 5m0s: node lock contention");
+  EXPECT_EQ(h.node_annotation("n1", kMluLock), "");  // taken, then released
+  EXPECT_TRUE(h.node_annotation("n1", "hami.io/mutex.lock").ends_with(",default,other"));
+  EXPECT_TRUE(h.pod("m1").spec.node_name.empty());
+}
+
 TEST(LiveScheduler, TerminatedPodsReleaseTheirDevices) {
   Harness h(
       {node_json("gpu-1"), pod_json("p1", 11000), pod_json("p2", 11000), pod_json("p3", 11000)}, {},

@@ -16,7 +16,7 @@ BackendIdentity cambricon_identity(const CambriconConfig& c) {
   id.to_allocate_annotation = std::string(kToAllocateAnnotation);
   id.allocated_annotation = std::string(kAllocatedAnnotation);
   id.health = HealthCheck::kAlways;
-  // /bind takes kLockAnnotation instead of hami.io/mutex.lock.
+  // /bind takes its own lock instead of hami.io/mutex.lock (own_node_lock()).
   id.locks_node = false;
   id.use_uuid_annotation = std::string(kUseUuidAnnotation);
   id.nouse_uuid_annotation = std::string(kNouseUuidAnnotation);
@@ -99,18 +99,6 @@ std::vector<std::string> CambriconBackend::managed_resources() const {
 bool CambriconBackend::quota_allows(const FitContext& ctx, const ContainerDevices& selected,
                                     const ContainerDevice& candidate) const {
   return namespace_quota_allows(ctx, kVendor, selected, candidate);
-}
-
-LockState lock_state(bool present, std::optional<std::chrono::system_clock::time_point> locked_at,
-                     std::chrono::system_clock::time_point now) {
-  if (!present) return LockState::kFree;
-  if (!locked_at) return LockState::kUnparsable;
-  // time.Since(lockTime) > 2 minutes: exactly 2 minutes is still held.
-  return now - *locked_at > kLockExpiry ? LockState::kExpired : LockState::kHeld;
-}
-
-std::string locked_error(std::string_view node) {
-  return "node " + std::string(node) + " has been locked within 2 minutes";
 }
 
 Result<Backends> make_backends(const ConfigSection& section, bool chart_defaults) {

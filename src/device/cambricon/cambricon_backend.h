@@ -32,7 +32,8 @@ inline constexpr int64_t kCoresPerDevice = 100;
 inline constexpr int64_t kMaxDevices = 1024;
 
 // Cambricon's node lock, taken by /bind instead of hami.io/mutex.lock (so locks_node() is
-// false): the value is a bare RFC 3339 time with no owner, and it expires after 2 minutes.
+// false, own_node_lock() says how): the value is a bare RFC 3339 time with no owner, and it
+// expires after 2 minutes.
 inline constexpr std::string_view kLockAnnotation = "cambricon.com/dsmlu.lock";
 inline constexpr std::chrono::minutes kLockExpiry{2};
 
@@ -57,6 +58,9 @@ class CambriconBackend final : public StandardBackend {
   // Only the count resource, as HAMi's chart lists for the extender: the device plugin
   // advertises vmemory and vcore as node resources that kube-scheduler checks itself.
   std::vector<std::string> managed_resources() const override;
+  std::optional<OwnNodeLock> own_node_lock() const override {
+    return OwnNodeLock{kLockAnnotation, kLockExpiry, "has been locked within 2 minutes"};
+  }
 
   const CambriconConfig& config() const { return config_; }
 
@@ -67,20 +71,6 @@ class CambriconBackend final : public StandardBackend {
  private:
   CambriconConfig config_;
 };
-
-// What LockNode does with the node's current kLockAnnotation (HAMi reads its cached node).
-enum class LockState {
-  kFree,        // no annotation: set it to now (RFC 3339)
-  kExpired,     // older than kLockExpiry: remove it, then set it
-  kHeld,        // fail with locked_error()
-  kUnparsable,  // fail with the time parse error
-};
-// `present`: the annotation exists; `locked_at`: its value parsed as RFC 3339 (nullopt when
-// it does not parse).
-LockState lock_state(bool present, std::optional<std::chrono::system_clock::time_point> locked_at,
-                     std::chrono::system_clock::time_point now);
-// "node <name> has been locked within 2 minutes".
-std::string locked_error(std::string_view node);
 
 // BackendFactory for the `cambricon:` section.
 Result<Backends> make_backends(const ConfigSection& section, bool chart_defaults);

@@ -395,23 +395,14 @@ TEST(Cambricon, RegistrationAndLockIdentity) {
   EXPECT_FALSE(b.locks_node());
   EXPECT_EQ(device::cambricon::kLockAnnotation, "cambricon.com/dsmlu.lock");
   EXPECT_EQ(device::cambricon::kLockExpiry, std::chrono::minutes(2));
+  const auto own = b.own_node_lock();
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->annotation, "cambricon.com/dsmlu.lock");
+  EXPECT_EQ(own->expiry, std::chrono::minutes(2));
+  EXPECT_EQ(own->held, "has been locked within 2 minutes");
   EXPECT_EQ(b.score_node({}, {}, "binpack"), 0);
   // The extender manages only the count; vmemory and vcore are plain node resources.
   EXPECT_EQ(b.managed_resources(), std::vector<std::string>{"cambricon.com/vmlu"});
-}
-
-TEST(Cambricon, LockStateFollowsLockNode) {
-  using device::cambricon::lock_state;
-  using device::cambricon::LockState;
-  const auto now = std::chrono::system_clock::now();
-  EXPECT_EQ(lock_state(false, std::nullopt, now), LockState::kFree);
-  EXPECT_EQ(lock_state(true, now - std::chrono::minutes(1), now), LockState::kHeld);
-  EXPECT_EQ(lock_state(true, now - std::chrono::minutes(2), now), LockState::kHeld);
-  EXPECT_EQ(lock_state(true, now - std::chrono::minutes(2) - std::chrono::seconds(1), now),
-            LockState::kExpired);
-  EXPECT_EQ(lock_state(true, now - std::chrono::hours(1), now), LockState::kExpired);
-  EXPECT_EQ(lock_state(true, std::nullopt, now), LockState::kUnparsable);
-  EXPECT_EQ(device::cambricon::locked_error("n1"), "node n1 has been locked within 2 minutes");
 }
 
 }  // namespace cambricon_test
