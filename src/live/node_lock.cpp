@@ -140,39 +140,50 @@ LockStatus NodeLock::set_lock(const std::string& node, const std::string& ns,
                                true);
   }
   const std::string value = go::format_rfc3339_local(options_.now()) + "," + ns + "," + pod;
-  LockStatus result = LockStatus::failure("no attempt made");
-  // A patch was sent: one that reported an error may still have applied.
-  bool patch_sent = false;
-  const bool done = with_backoff([&] {
-    auto n = source_.get_node(node);
-    if (!n) {
-      result = LockStatus::failure(n.error().message);
-      return n.code() == state::ApiCode::kNotFound;  // no point retrying
-    }
-    if (const std::string* v = lock_of(*n)) {
-      // Ours: written by this call's earlier patch, or (none sent) by another bind of this pod.
-      result = owned_by(*v, ns, pod)
-                   ? LockStatus::success(patch_sent)
+  const Written w = write_lock(
+      node, std::string(device::kNodeLockAnnotation), value,
+      [&](const std::string& found, bool sent) {
+        // Ours: written by this call's earlier patch, or (none sent) by another bind of this pod.
+        return owned_by(found, ns, pod)
+                   ? LockStatus::success(sent)
                    : LockStatus::failure(
                          fmt::format("node {} is locked: {}", node, kNodeLockContention), true);
+      });
+  if (w.done && w.status.ok && w.status.wrote) {
+    // HAMi's V0 anchor (nodelock.go), which operators grep for.
+    log::info("Node lock set", {{"node", node}, {"namespace", ns}, {"podName", pod}});
+  }
+  if (w.done && (w.status.ok || w.status.contention)) return w.status;
+  return LockStatus::failure(fmt::format("failed to set node lock (node={}, retry strategy={}): {}",
+                                         node, kRetryStrategy, w.status.error),
+                             false, w.sent);
+}
+
+NodeLock::Written NodeLock::write_lock(
+    const std::string& node, const std::string& key, const std::string& value,
+    const std::function<LockStatus(const std::string&, bool)>& found) {
+  Written w{false, LockStatus::failure("no attempt made"), false};
+  w.done = with_backoff([&] {
+    auto n = source_.get_node(node);
+    if (!n) {
+      w.status = LockStatus::failure(n.error().message);
+      return n.code() == state::ApiCode::kNotFound;  // no point retrying
+    }
+    if (const std::string* v = model::find_annotation(n->metadata, key)) {
+      w.status = found(*v, w.sent);
       return true;
     }
-    patch_sent = true;
-    auto patched = source_.patch_node_annotations(
-        node, {{std::string(device::kNodeLockAnnotation), value}}, n->metadata.resource_version);
+    w.sent = true;
+    auto patched =
+        source_.patch_node_annotations(node, {{key, value}}, n->metadata.resource_version);
     if (patched) {
-      result = LockStatus::success(true);
-      // HAMi's V0 anchor (nodelock.go), which operators grep for.
-      log::info("Node lock set", {{"node", node}, {"namespace", ns}, {"podName", pod}});
+      w.status = LockStatus::success(true);
       return true;
     }
-    result = LockStatus::failure(patched.error().message);
+    w.status = LockStatus::failure(patched.error().message);
     return false;
   });
-  if (done && (result.ok || result.contention)) return result;
-  return LockStatus::failure(fmt::format("failed to set node lock (node={}, retry strategy={}): {}",
-                                         node, kRetryStrategy, result.error),
-                             false, patch_sent);
+  return w;
 }
 
 LockStatus NodeLock::release(const std::string& node, const std::string& ns, const std::string& pod,
@@ -230,32 +241,14 @@ LockStatus NodeLock::lock_own(const std::string& node, const device::OwnNodeLock
     if (!removed) return LockStatus::failure(removed.error().message);
   }
   const std::string value = go::format_rfc3339_local(options_.now());
-  LockStatus result = LockStatus::failure("no attempt made");
-  bool patch_sent = false;
-  const bool done = with_backoff([&] {
-    auto n = source_.get_node(node);
-    if (!n) {
-      result = LockStatus::failure(n.error().message);
-      return n.code() == state::ApiCode::kNotFound;
-    }
-    if (const std::string* v = model::find_annotation(n->metadata, key)) {
-      // This call's earlier patch applied after all, or another bind took the node meanwhile.
-      result = patch_sent && *v == value
-                   ? LockStatus::success(true)
-                   : LockStatus::failure(fmt::format("node {} {}", node, own.held), true);
-      return true;
-    }
-    patch_sent = true;
-    auto patched =
-        source_.patch_node_annotations(node, {{key, value}}, n->metadata.resource_version);
-    if (patched) {
-      result = LockStatus::success(true);
-      return true;
-    }
-    result = LockStatus::failure(patched.error().message);
-    return false;
+  const Written w = write_lock(node, key, value, [&](const std::string& found, bool sent) {
+    // This call's earlier patch applied after all, or another bind took the node meanwhile.
+    return sent && found == value
+               ? LockStatus::success(true)
+               : LockStatus::failure(fmt::format("node {} {}", node, own.held), true);
   });
-  if (!done) result = LockStatus::failure("setNodeLock exceeds retry count 5", false, patch_sent);
+  LockStatus result =
+      w.done ? w.status : LockStatus::failure("setNodeLock exceeds retry count 5", false, w.sent);
   if (result.wrote) result.value = value;
   if (result.ok) log::info("Node lock set", {{"node", node}, {"annotation", key}});
   return result;

@@ -78,6 +78,16 @@ class NodeLock {
   // Go wait.Backoff{Steps: 5, Duration: 100ms, Factor: 2, Jitter: 0.5}: runs `attempt` until it
   // returns true or the steps are used up; false when it never succeeded.
   bool with_backoff(const std::function<bool()>& attempt);
+  // Patches the node's `key` to `value`, with the backoff, until it is written or the key shows
+  // up set (by this call's earlier patch that reported an error, or by someone else): `found`
+  // then judges that value, told whether a patch was sent.
+  struct Written {
+    bool done = false;  // false: the backoff ran out
+    LockStatus status;
+    bool sent = false;  // a patch was sent: one that reported an error may still have applied
+  };
+  Written write_lock(const std::string& node, const std::string& key, const std::string& value,
+                     const std::function<LockStatus(const std::string&, bool)>& found);
 
   state::ClusterSource& source_;
   Options options_;
