@@ -197,30 +197,39 @@ LockStatus NodeLock::release(const std::string& node, const std::string& ns, con
   const std::string original = *first;
   const bool legacy = original.find(',') == std::string::npos;
   if (!legacy && !skip_owner_check && !owned_by(original, ns, pod)) return LockStatus::success();
-  std::string last_error;
-  const bool done = with_backoff([&] {
+  // Only ever remove the lock we looked at (or, owner-checked, one that is still ours).
+  const Removed r =
+      remove_lock(node, std::string(device::kNodeLockAnnotation), [&](const std::string& v) {
+        return (legacy || skip_owner_check) ? v == original : owned_by(v, ns, pod);
+      });
+  if (r.removed) {
+    log::info("Node lock released", {{"node", node}, {"namespace", ns}, {"podName", pod}});
+  }
+  if (r.done) return LockStatus::success();
+  return LockStatus::failure(fmt::format("failed to release node lock on {}: {}", node, r.error));
+}
+
+NodeLock::Removed NodeLock::remove_lock(const std::string& node, const std::string& key,
+                                        const std::function<bool(const std::string&)>& ours) {
+  Removed r;
+  r.done = with_backoff([&] {
     auto n = source_.get_node(node);
     if (!n) {
-      last_error = n.error().message;
+      r.error = n.error().message;
       return n.code() == state::ApiCode::kNotFound;
     }
-    const std::string* v = lock_of(*n);
-    if (v == nullptr) return true;
-    // Only ever remove the lock we looked at (or, owner-checked, one that is still ours).
-    const bool same = (legacy || skip_owner_check) ? *v == original : owned_by(*v, ns, pod);
-    if (!same) return true;
-    auto patched = source_.patch_node_annotations(
-        node, {{std::string(device::kNodeLockAnnotation), {}}}, n->metadata.resource_version);
+    const std::string* v = model::find_annotation(n->metadata, key);
+    if (v == nullptr || !ours(*v)) return true;  // gone, or someone else's now
+    auto patched =
+        source_.patch_node_annotations(node, {{key, std::nullopt}}, n->metadata.resource_version);
     if (patched) {
-      log::info("Node lock released", {{"node", node}, {"namespace", ns}, {"podName", pod}});
+      r.removed = true;
       return true;
     }
-    last_error = patched.error().message;
+    r.error = patched.error().message;
     return false;
   });
-  if (done) return LockStatus::success();
-  return LockStatus::failure(
-      fmt::format("failed to release node lock on {}: {}", node, last_error));
+  return r;
 }
 
 LockStatus NodeLock::lock_own(const std::string& node, const device::OwnNodeLock& own) {
@@ -259,23 +268,9 @@ LockStatus NodeLock::release_own(const std::string& node, const device::OwnNodeL
   const std::string key(own.annotation);
   auto mutex = node_mutex(node);
   std::lock_guard in_process(*mutex);
-  std::string last_error;
-  const bool done = with_backoff([&] {
-    auto n = source_.get_node(node);
-    if (!n) {
-      last_error = n.error().message;
-      return n.code() == state::ApiCode::kNotFound;
-    }
-    const std::string* v = model::find_annotation(n->metadata, key);
-    if (v == nullptr || *v != value) return true;  // gone, or someone else's now
-    auto patched =
-        source_.patch_node_annotations(node, {{key, std::nullopt}}, n->metadata.resource_version);
-    if (patched) return true;
-    last_error = patched.error().message;
-    return false;
-  });
-  if (done) return LockStatus::success();
-  return LockStatus::failure(fmt::format("failed to release {} on {}: {}", key, node, last_error));
+  const Removed r = remove_lock(node, key, [&](const std::string& v) { return v == value; });
+  if (r.done) return LockStatus::success();
+  return LockStatus::failure(fmt::format("failed to release {} on {}: {}", key, node, r.error));
 }
 
 }  // namespace hamisim::live

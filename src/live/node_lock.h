@@ -88,6 +88,14 @@ class NodeLock {
   };
   Written write_lock(const std::string& node, const std::string& key, const std::string& value,
                      const std::function<LockStatus(const std::string&, bool)>& found);
+  // Removes the node's `key`, with the backoff, while `ours` holds for its value.
+  struct Removed {
+    bool done = false;     // removed, gone, or someone else's now; false: the backoff ran out
+    bool removed = false;  // this call's patch removed it
+    std::string error;     // the last failure
+  };
+  Removed remove_lock(const std::string& node, const std::string& key,
+                      const std::function<bool(const std::string&)>& ours);
 
   state::ClusterSource& source_;
   Options options_;
