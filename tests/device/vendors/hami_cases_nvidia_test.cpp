@@ -1054,5 +1054,171 @@ TEST(HamiNvidiaMig, DefaultLayoutOfSeveralInstances) {
   EXPECT_EQ(committed, 2);
 }
 
+// ---- Init containers (pkg/device/initContainer_test.go, initcontainer_usage_test.go) -------
+
+using Charges = std::vector<device::DeviceCharge>;
+
+std::map<std::string, Charges, std::less<>> collapse(
+    std::map<std::string, device::PodSingleDevice> raw, size_t inits) {
+  device::PodDevices pd;
+  for (auto& [vendor, list] : raw) pd[vendor] = std::move(list);
+  return device::collapse_init_container_usage(pd, inits);
+}
+
+device::ContainerDevice on(std::string uuid, int32_t mem, int32_t cores,
+                           std::string type = "NVIDIA") {
+  device::ContainerDevice d = charged(std::move(uuid), mem, cores);
+  d.type = std::move(type);
+  return d;
+}
+
+void expect_charges(const Charges& got, const Charges& want, const char* name) {
+  ASSERT_EQ(got.size(), want.size()) << name;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].uuid, want[i].uuid) << name;
+    EXPECT_EQ(got[i].usedmem, want[i].usedmem) << name << " " << want[i].uuid;
+    EXPECT_EQ(got[i].usedcores, want[i].usedcores) << name << " " << want[i].uuid;
+    EXPECT_EQ(got[i].slots, want[i].slots) << name << " " << want[i].uuid;
+  }
+}
+
+// initContainer_test.go TestCollapseInitContainerUsage_* (the cases without sidecars: native
+// sidecar accounting came after v2.10.0, hami-device-model.md §4.4 has init = max, app = sum).
+TEST(HamiInitContainers, CollapseInitContainerUsage) {
+  // NoInitContainers: two app containers on gpu0 add up, two slots.
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 100, 10)}, {on("gpu0", 200, 20)}}}}, 0).at("NVIDIA"),
+      {{"gpu0", 300, 30, 2}}, "NoInitContainers");
+  // OnlyInitContainers: the peak, one slot.
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 100, 10)}, {on("gpu0", 200, 30)}}}}, 2).at("NVIDIA"),
+      {{"gpu0", 200, 30, 1}}, "OnlyInitContainers");
+  // MixedInitAndApp / InitLargerThanApp: the init container's larger usage wins.
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 500, 50)}, {on("gpu0", 100, 10)}}}}, 1).at("NVIDIA"),
+      {{"gpu0", 500, 50, 1}}, "MixedInitAndApp");
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 1000, 80)}, {on("gpu0", 200, 20)}}}}, 1).at("NVIDIA"),
+      {{"gpu0", 1000, 80, 1}}, "InitLargerThanApp");
+  // AppLargerThanInit: the apps' sum wins, two slots.
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 100, 10)}, {on("gpu0", 200, 20)}, {on("gpu0", 300, 30)}}}},
+               1)
+          .at("NVIDIA"),
+      {{"gpu0", 500, 50, 2}}, "AppLargerThanInit");
+  // MultipleInitContainersPeak.
+  expect_charges(collapse({{"NVIDIA",
+                            {{on("gpu0", 100, 10)},
+                             {on("gpu0", 300, 30)},
+                             {on("gpu0", 200, 20)},
+                             {on("gpu0", 50, 5)}}}},
+                          3)
+                     .at("NVIDIA"),
+                 {{"gpu0", 300, 30, 1}}, "MultipleInitContainersPeak");
+  // MultipleDeviceTypes: each vendor on its own.
+  auto both =
+      collapse({{"NVIDIA", {{on("gpu0", 500, 50)}, {on("gpu0", 100, 10)}}},
+                {"kunlun", {{on("xpu0", 200, 20, "kunlun")}, {on("xpu0", 300, 30, "kunlun")}}}},
+               1);
+  expect_charges(both.at("NVIDIA"), {{"gpu0", 500, 50, 1}}, "MultipleDeviceTypes NVIDIA");
+  expect_charges(both.at("kunlun"), {{"xpu0", 300, 30, 1}}, "MultipleDeviceTypes kunlun");
+  // MultipleDevicesSameContainer: per UUID, sorted by UUID.
+  expect_charges(collapse({{"NVIDIA",
+                            {{on("gpu0", 200, 20), on("gpu1", 300, 30)},
+                             {on("gpu0", 100, 10), on("gpu1", 150, 15)}}}},
+                          1)
+                     .at("NVIDIA"),
+                 {{"gpu0", 200, 20, 1}, {"gpu1", 300, 30, 1}}, "MultipleDevicesSameContainer");
+  // EmptyContainerDeviceList: no devices at all.
+  auto empty = collapse({{"NVIDIA", {{}, {}, {}, {}}}}, 2);
+  EXPECT_TRUE(empty.count("NVIDIA") == 0 || empty.at("NVIDIA").empty());
+  // MultiAppSameGPUSlots: three app containers on one GPU are three slots.
+  expect_charges(
+      collapse({{"NVIDIA", {{on("gpu0", 100, 10)}, {on("gpu0", 100, 10)}, {on("gpu0", 100, 10)}}}},
+               0)
+          .at("NVIDIA"),
+      {{"gpu0", 300, 30, 3}}, "MultiAppSameGPUSlots");
+}
+
+// A pod on node1 whose containers each ask for one GPU, with the given allocation.
+model::Pod placed_pod(size_t inits, size_t apps, std::string allocated) {
+  PodBuilder b("p");
+  for (size_t i = 0; i < inits; ++i) b.init(gpu_container("init-" + std::to_string(i), 1, 10));
+  for (size_t i = 0; i < apps; ++i) b.app(gpu_container("app-" + std::to_string(i), 1, 10));
+  b.node("node1").phase("Running").allocated(std::move(allocated));
+  return b.build();
+}
+
+// initContainer_test.go TestSteadyStateDeviceUsage_* (no sidecars): once every init container
+// succeeded, a placed pod is charged its app containers only (hami-device-model.md §4.3), seen
+// here through the usage hamisim reads from the pod.
+TEST(HamiInitContainers, SteadyStateDeviceUsage) {
+  auto registry = nvidia_registry();
+  auto charges = [&](const model::Pod& pod) {
+    auto a = decode_pod_allocation(pod, *registry);
+    EXPECT_TRUE(a) << (a ? "" : a.error().message);
+    return a ? a->charges.at("NVIDIA") : Charges{};
+  };
+  // OnlyAppContainers.
+  expect_charges(charges(placed_pod(0, 2, "gpu0,NVIDIA,100,10:;gpu0,NVIDIA,200,20:;")),
+                 {{"gpu0", 300, 30, 2}}, "OnlyAppContainers");
+  // IgnoresInitContainers / MultiAppSameGPUSlots: init 999 then two apps; the init succeeded.
+  PodBuilder b("p");
+  b.init(gpu_container("init-0", 1, 10))
+      .app(gpu_container("app-0", 1, 10))
+      .app(gpu_container("app-1", 1, 10))
+      .node("node1")
+      .phase("Running")
+      .allocated("gpu0,NVIDIA,999,99:;gpu0,NVIDIA,100,10:;gpu0,NVIDIA,200,20:;")
+      .init_terminated("init-0", 0);
+  expect_charges(charges(b.build()), {{"gpu0", 300, 30, 2}}, "IgnoresInitContainers");
+  // MultipleDevicesPerContainer: the init's two GPUs are dropped, the app's two kept.
+  PodBuilder m("p");
+  m.init(gpu_container("init-0", 2, 10))
+      .app(gpu_container("app-0", 2, 10))
+      .node("node1")
+      .phase("Running")
+      .allocated(
+          "gpu0,NVIDIA,1000,100:gpu1,NVIDIA,2000,200:;gpu0,NVIDIA,100,10:gpu1,NVIDIA,200,20:;")
+      .init_terminated("init-0", 0);
+  expect_charges(charges(m.build()), {{"gpu0", 100, 10, 1}, {"gpu1", 200, 20, 1}},
+                 "MultipleDevicesPerContainer");
+}
+
+// initcontainer_usage_test.go TestInitContainerUsageLifecycle: init 20 and app 10 MiB on uuid1
+// are charged 20 while the init container runs (quota used 20 of 24), 10 once it exited 0,
+// and deleting the pod gives back exactly what was charged.
+TEST(HamiInitContainers, InitContainerUsageLifecycle) {
+  auto registry = nvidia_registry();
+  DeviceQuota quota(*registry);
+  quota.add_quota(gpumem_quota("default", "24"));
+  auto pod = [](bool init_done) {
+    PodBuilder b("p");
+    b.init(gpu_container("init", 1, 20))
+        .app(gpu_container("app", 1, 10))
+        .node("node1")
+        .phase("Running")
+        .allocated("uuid1,NVIDIA,20,0:;uuid1,NVIDIA,10,0:;");
+    if (init_done) b.init_terminated("init", 0);
+    return b.build();
+  };
+  auto running = decode_pod_allocation(pod(false), *registry);
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->charges.at("NVIDIA").at(0).usedmem, 20);
+  quota.add_usage("default", *running);
+  EXPECT_TRUE(quota.fits("default", "NVIDIA", 4, 0));
+  EXPECT_FALSE(quota.fits("default", "NVIDIA", 5, 0));
+  auto shrunk = decode_pod_allocation(pod(true), *registry);
+  ASSERT_TRUE(shrunk);
+  EXPECT_EQ(shrunk->charges.at("NVIDIA").at(0).usedmem, 10);
+  quota.add_usage("default", *running, -1);
+  quota.add_usage("default", *shrunk);
+  EXPECT_TRUE(quota.fits("default", "NVIDIA", 14, 0));
+  EXPECT_FALSE(quota.fits("default", "NVIDIA", 15, 0));
+  quota.add_usage("default", *shrunk, -1);
+  EXPECT_TRUE(quota.fits("default", "NVIDIA", 24, 0));
+  EXPECT_FALSE(quota.fits("default", "NVIDIA", 25, 0));
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
