@@ -1220,5 +1220,197 @@ TEST(HamiInitContainers, InitContainerUsageLifecycle) {
   EXPECT_FALSE(quota.fits("default", "NVIDIA", 25, 0));
 }
 
+// ---- Annotation codecs (pkg/device/devices_test.go) -----------------------------------------
+
+// devices_test.go TestDecodeContainerDevices, the entries v2.10.0 shares (hami-device-model.md
+// §4.5 "Decoding": pieces without a ',' are ignored, fewer than 4 fields or a field 3-4 that is
+// no int32 is an error, fields after the 4th are ignored; Idx is not encoded and decodes as 0).
+// Left out: a later HAMi also rejects pieces without a ',' ("garbage", "garbage:", either next
+// to a valid device), negative memory or cores, and an empty UUID or type; v2.10.0 accepts
+// them (§4.5 grammar: "integers in decimal, may be negative").
+TEST(HamiCodec, DecodeContainerDevices) {
+  struct Case {
+    const char* name;
+    const char* input;
+    bool error;
+    device::ContainerDevices want;
+  };
+  const std::vector<Case> cases = {
+      {"empty string returns empty ContainerDevices", "", false, {}},
+      {"trailing delimiters only returns empty ContainerDevices", ":::", false, {}},
+      {"valid single device",
+       "GPU-8dcd427f-483b-b48f-d7e5-75fb19a52b76,NVIDIA,500,3:",
+       false,
+       {on("GPU-8dcd427f-483b-b48f-d7e5-75fb19a52b76", 500, 3)}},
+      {"valid single device with zero resources",
+       "GPU-zero,NVIDIA,0,0:",
+       false,
+       {on("GPU-zero", 0, 0)}},
+      {"multiple valid devices",
+       "GPU-1,NVIDIA,1000,10:GPU-2,Cambricon,2000,20:",
+       false,
+       {on("GPU-1", 1000, 10), on("GPU-2", 2000, 20, "Cambricon")}},
+      {"existing valid fields preserved with extra optional fields",
+       "GPU-1,NVIDIA,1000,10,extra1,extra2:",
+       false,
+       {on("GPU-1", 1000, 10)}},
+      {"missing required fields (only 2 fields)", "GPU-1,NVIDIA:", true, {}},
+      {"missing required fields (only 3 fields)", "GPU-1,NVIDIA,1000:", true, {}},
+      {"invalid non-numeric memory", "GPU-1,NVIDIA,invalid,10:", true, {}},
+      {"invalid non-numeric core", "GPU-1,NVIDIA,500,invalid:", true, {}},
+      {"memory integer overflow", "GPU-1,NVIDIA,99999999999999999999999999,10:", true, {}},
+      {"core integer overflow", "GPU-1,NVIDIA,500,99999999999999999999999999:", true, {}},
+  };
+  for (const Case& c : cases) {
+    auto got = device::decode_container_devices(c.input);
+    EXPECT_EQ(!got, c.error) << c.name;
+    if (got && !c.error) {
+      EXPECT_EQ(*got, c.want) << c.name;
+    }
+  }
+}
+
+// devices_test.go TestEmptyContainerDevicesCoding, TestEmptyPodDeviceCoding,
+// TestPodDevicesCoding and Test_DecodePodDevices: encode then decode; the final ';' decodes
+// to one more, empty, container.
+TEST(HamiCodec, PodDevicesCoding) {
+  EXPECT_EQ(device::encode_container_devices({}), "");
+  EXPECT_EQ(device::decode_container_devices("").value(), device::ContainerDevices{});
+  EXPECT_EQ(device::encode_pod_devices({}), "");
+  // "one pod one container use zero device": "" decodes to one empty container.
+  EXPECT_EQ(device::decode_pod_devices("").value(), device::PodSingleDevice{{}});
+  const device::ContainerDevice d1 = on("UUID1", 1000, 30, "Type1");
+  const device::ContainerDevice d2 = on("UUID2", 1000, 30, "Type1");
+  struct Case {
+    const char* name;
+    device::PodSingleDevice args, want;
+  };
+  const std::vector<Case> cases = {
+      {"one pod one container use one device", {{d1}}, {{d1}, {}}},
+      {"one pod two container, every container use one device", {{d1}, {d1}}, {{d1}, {d1}, {}}},
+      {"one pod one container use two devices", {{d1, d2}}, {{d1, d2}, {}}},
+  };
+  for (const Case& c : cases) {
+    auto got = device::decode_pod_devices(device::encode_pod_devices(c.args));
+    ASSERT_TRUE(got) << c.name;
+    EXPECT_EQ(*got, c.want) << c.name;
+  }
+  EXPECT_EQ(device::encode_pod_devices({{d1}}), "UUID1,Type1,1000,30:;");
+  // Test_DecodePodDevices "annos having two device".
+  auto two = device::decode_pod_devices(
+      "GPU-8dcd427f-483b-b48f-d7e5-75fb19a52b76,NVIDIA,500,3:;"
+      "GPU-ebe7c3f7-303d-558d-435e-99a160631fe4,NVIDIA,500,3:;");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(*two, (device::PodSingleDevice{{on("GPU-8dcd427f-483b-b48f-d7e5-75fb19a52b76", 500, 3)},
+                                           {on("GPU-ebe7c3f7-303d-558d-435e-99a160631fe4", 500, 3)},
+                                           {}}));
+}
+
+// devices_test.go TestDecodePodDevices_BadAnnotation, the entry v2.10.0 shares: a device with
+// only 3 fields fails the whole value (the others, negative values, empty UUID or type and a
+// piece without ',', are accepted by v2.10.0, see DecodeContainerDevices above).
+TEST(HamiCodec, DecodePodDevicesBadAnnotation) {
+  EXPECT_FALSE(device::decode_pod_devices("uuid,type,100:;"));
+}
+
+// devices_test.go TestUnMarshalNodeDevices and TestMarshalNodeDevices: the register JSON;
+// health false is left out when written (omitempty) and read back as false.
+TEST(HamiCodec, NodeDevicesJson) {
+  auto one = device::decode_register_json(
+      "[{\"index\":1,\"id\":\"id-1\",\"count\":1,\"devmem\":1024,\"devcore\":10,\"type\":\"type\","
+      "\"health\":true}]\n");
+  ASSERT_TRUE(one) << one.error().message;
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].index, 1u);
+  EXPECT_EQ((*one)[0].id, "id-1");
+  EXPECT_EQ((*one)[0].count, 1);
+  EXPECT_EQ((*one)[0].devmem, 1024);
+  EXPECT_EQ((*one)[0].devcore, 10);
+  EXPECT_EQ((*one)[0].type, "type");
+  EXPECT_EQ((*one)[0].numa, 0);
+  EXPECT_TRUE((*one)[0].health);
+  auto two = device::decode_register_json(
+      "[{\"index\":1,\"id\":\"id-1\",\"count\":1,\"devmem\":1024,\"devcore\":10,\"type\":\"type\","
+      "\"health\":true},{\"index\":2,\"id\":\"id-2\",\"count\":2,\"devmem\":4096,\"devcore\":20,"
+      "\"type\":\"type2\",\"health\":false}]");
+  ASSERT_TRUE(two) << two.error().message;
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[1].id, "id-2");
+  EXPECT_EQ((*two)[1].devmem, 4096);
+  EXPECT_FALSE((*two)[1].health);
+  // TestMarshalNodeDevices "test multiple": what is written reads back the same.
+  auto again = device::decode_register_json(device::encode_register_json(*two));
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->size(), 2u);
+  EXPECT_EQ((*again)[0].id, "id-1");
+  EXPECT_TRUE((*again)[0].health);
+  EXPECT_EQ((*again)[1].count, 2);
+  EXPECT_FALSE((*again)[1].health);
+  EXPECT_EQ(device::encode_register_json({}), "[]");
+}
+
+// devices_test.go Test_DecodeNodeDevices and Test_EncodeNodeDevices: the legacy colon format
+// (hami-device-model.md §1.6). The error texts of the stored test are a later HAMi's and are
+// not compared.
+TEST(HamiCodec, LegacyNodeDevices) {
+  struct Case {
+    const char* name;
+    const char* input;
+    bool error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"args is empty", "", true},
+           {"args is only delimiter", ":", false},
+           {"args is multiple delimiters", "::", false},
+           {"args missing delimiter with comma", ",", true},
+           {"args has comma and delimiter but empty fields", ",:", true},
+           {"args is invalid format missing split symbol", "a", true},
+           {"malformed segment without comma", "garbage:", true},
+           {"invalid count field", "GPU-e,notanint,7680,100,NVIDIA-Tesla P4,0,true:", true},
+           {"invalid memory field", "GPU-e,10,notanint,100,NVIDIA-Tesla P4,0,true:", true},
+           {"invalid core field", "GPU-e,10,7680,notanint,NVIDIA-Tesla P4,0,true:", true},
+           {"invalid numa field", "GPU-e,10,7680,100,NVIDIA-Tesla P4,notanint,true:", true},
+           {"invalid health field", "GPU-e,10,7680,100,NVIDIA-Tesla P4,0,notabool:", true},
+           {"unexpected field count", "GPU-e,10,7680,100,NVIDIA-Tesla P4:", true},
+           {"invalid index field in new format",
+            "GPU-e,10,7680,100,NVIDIA-Tesla P4,0,true,notanint,hami-core:", true},
+           {"negative index field in new format",
+            "GPU-e,10,7680,100,NVIDIA-Tesla P4,0,true,-1,hami-core:", true},
+       }) {
+    auto got = device::decode_legacy_devices(c.input);
+    EXPECT_EQ(!got, c.error) << c.name;
+    if (got) {
+      EXPECT_TRUE(got->empty()) << c.name;
+    }
+  }
+  const std::string id = "GPU-ebe7c3f7-303d-558d-435e-99a160631fe4";
+  auto old_format = device::decode_legacy_devices(id + ",10,7680,100,NVIDIA-Tesla P4,0,true:");
+  ASSERT_TRUE(old_format) << old_format.error().message;
+  ASSERT_EQ(old_format->size(), 1u);
+  const device::DeviceInfo& o = (*old_format)[0];
+  EXPECT_EQ(o.id, id);
+  EXPECT_EQ(o.index, 0u);
+  EXPECT_EQ(o.count, 10);
+  EXPECT_EQ(o.devmem, 7680);
+  EXPECT_EQ(o.devcore, 100);
+  EXPECT_EQ(o.type, "NVIDIA-Tesla P4");
+  EXPECT_EQ(o.mode, "hami-core");
+  EXPECT_EQ(o.numa, 0);
+  EXPECT_TRUE(o.health);
+  auto new_format =
+      device::decode_legacy_devices(id + ",10,7680,100,NVIDIA-Tesla P4,0,true,1,hami-core:");
+  ASSERT_TRUE(new_format) << new_format.error().message;
+  ASSERT_EQ(new_format->size(), 1u);
+  EXPECT_EQ((*new_format)[0].index, 1u);
+  EXPECT_EQ((*new_format)[0].mode, "hami-core");
+  // Test_EncodeNodeDevices: always nine fields.
+  device::DeviceInfo d = o;
+  EXPECT_EQ(device::encode_legacy_devices({d}),
+            id + ",10,7680,100,NVIDIA-Tesla P4,0,true,0,hami-core:");
+  d.index = 1;
+  EXPECT_EQ(device::encode_legacy_devices({d}),
+            id + ",10,7680,100,NVIDIA-Tesla P4,0,true,1,hami-core:");
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
