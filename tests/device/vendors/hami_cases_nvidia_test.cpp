@@ -1412,5 +1412,130 @@ TEST(HamiCodec, LegacyNodeDevices) {
             id + ",10,7680,100,NVIDIA-Tesla P4,0,true,1,hami-core:");
 }
 
+// devices_test.go TestEncodeDecodeNodeDevicesRoundtrip: the legacy format reads back what it
+// wrote.
+TEST(HamiCodec, LegacyNodeDevicesRoundtrip) {
+  auto info = [](std::string id, uint64_t index, int32_t devmem, std::string type) {
+    device::DeviceInfo d;
+    d.id = std::move(id);
+    d.index = index;
+    d.count = 10;
+    d.devmem = devmem;
+    d.devcore = 100;
+    d.type = std::move(type);
+    d.mode = "hami-core";
+    d.numa = 0;
+    d.health = true;
+    return d;
+  };
+  const std::vector<std::vector<device::DeviceInfo>> lists = {
+      {info("GPU-ebe7c3f7-303d-558d-435e-99a160631fe4", 0, 7680, "NVIDIA-Tesla P4")},
+      {info("GPU-ebe7c3f7-303d-558d-435e-99a160631fe4", 1, 7680, "NVIDIA-Tesla P4")},
+      {info("GPU-00552014-5c87-89ac-b1a6-7b53aa24b0ec", 0, 32768, "NVIDIA-Tesla V100-PCIE-32GB"),
+       info("GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448", 1, 32768, "NVIDIA-Tesla V100-PCIE-32GB")},
+  };
+  for (const auto& list : lists) {
+    auto decoded = device::decode_legacy_devices(device::encode_legacy_devices(list));
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    ASSERT_EQ(decoded->size(), list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ((*decoded)[i].id, list[i].id);
+      EXPECT_EQ((*decoded)[i].index, list[i].index);
+      EXPECT_EQ((*decoded)[i].count, list[i].count);
+      EXPECT_EQ((*decoded)[i].devmem, list[i].devmem);
+      EXPECT_EQ((*decoded)[i].devcore, list[i].devcore);
+      EXPECT_EQ((*decoded)[i].type, list[i].type);
+      EXPECT_EQ((*decoded)[i].mode, list[i].mode);
+      EXPECT_EQ((*decoded)[i].health, list[i].health);
+    }
+  }
+}
+
+// ---- Device selection annotations (pkg/device/devices_test.go), through NVIDIA's Fit -------
+
+// devices_test.go TestCheckUUID (nvidia.com/use-gpuuuid and nouse-gpuuuid).
+TEST(HamiNvidiaSelection, CheckUuid) {
+  const std::string use(kUseGpuUuidAnnotation), nouse(kNoUseGpuUuidAnnotation);
+  struct Case {
+    const char* name;
+    std::map<std::string, std::string> annos;
+    const char* id;
+    bool want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"don't set GPUUseUUID and GPUNoUseUUID annotation", {}, "abc", true},
+           {"use set, device match", {{use, "abc,123"}}, "abc", true},
+           {"use set, device don't match", {{use, "abc,123"}}, "1abc", false},
+           {"nouse set, device match", {{nouse, "abc,123"}}, "abc", false},
+           {"nouse set, device don't match", {{nouse, "abc,123"}}, "1abc", true},
+           {"both set, device in use list but also in nouse list",
+            {{use, "abc,123"}, {nouse, "abc"}},
+            "abc",
+            false},
+           {"both set, device in use list and not in nouse list",
+            {{use, "abc,123"}, {nouse, "456"}},
+            "abc",
+            true},
+           {"use list with spaces around uuids, device matches after trim",
+            {{use, " abc , 123 "}},
+            "abc",
+            true},
+           {"empty GPUUseUUID annotation should not filter out any device",
+            {{use, ""}},
+            "abc",
+            true},
+           {"whitespace-only GPUUseUUID annotation should not filter out any device",
+            {{use, "   "}},
+            "abc",
+            true},
+           {"empty GPUNoUseUUID annotation should not exclude any device",
+            {{nouse, ""}},
+            "abc",
+            true},
+       }) {
+    Call call;
+    call.pod = annotated(c.annos);
+    DirectFit f = nvidia_fit({Dev(c.id)}, req(1, 100, 101, 0), call);
+    EXPECT_EQ(f.outcome.fits, c.want) << c.name;
+    if (!c.want) {
+      EXPECT_EQ(f.reason, "1/1 CardUuidMismatch") << c.name;
+    }
+  }
+}
+
+// devices_test.go TestCheckType (nvidia.com/use-gputype and nouse-gputype): substring match,
+// blank values and empty list items constrain nothing.
+TEST(HamiNvidiaSelection, CheckType) {
+  const std::string use(kUseGpuTypeAnnotation), nouse(kNoUseGpuTypeAnnotation);
+  struct Case {
+    const char* name;
+    std::map<std::string, std::string> annos;
+    bool want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"no annotation is no constraint", {}, true},
+           {"use list matches by substring", {{use, "A100,V100"}}, true},
+           {"use list does not match", {{use, "V100"}}, false},
+           {"nouse list matches excludes the device", {{nouse, "A100"}}, false},
+           {"nouse list does not match keeps the device", {{nouse, "V100"}}, true},
+           {"empty use value is no constraint", {{use, ""}}, true},
+           {"whitespace-only nouse value excludes nothing", {{nouse, "   "}}, true},
+           {"use satisfied and nouse matches still excludes",
+            {{use, "A100"}, {nouse, "A100"}},
+            false},
+           {"nouse with trailing comma only excludes named type", {{nouse, "V100,"}}, true},
+           {"nouse with leading comma only excludes named type", {{nouse, ",V100"}}, true},
+           {"use with trailing comma matches named type only", {{use, "V100,"}}, false},
+       }) {
+    Call call;
+    call.pod = annotated(c.annos);
+    DirectFit f = nvidia_fit({Dev("dev-0").type("NVIDIA-A100")}, req(1, 100, 101, 0), call);
+    EXPECT_EQ(f.outcome.fits, c.want) << c.name;
+    if (!c.want) {
+      EXPECT_EQ(f.reason, "1/1 CardTypeMismatch") << c.name;
+    }
+  }
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
