@@ -1591,5 +1591,58 @@ TEST(HamiNvidiaScore, DeviceUsageListLess) {
   }
 }
 
+// ---- MIG usage from running pods (pkg/scheduler/mig_allocation_test.go) --------------------
+
+Gpu one_slot_mig_gpu() {
+  Gpu g = gpu("GPU-a", 40960);
+  g.count = 7;
+  g.mode = "mig";
+  device::MigProfile p;
+  p.name = "1g.5gb";
+  p.memory_mb = 5120;
+  p.core = 14;
+  p.slice_count = 0;
+  p.placements = {{6, 1}};
+  p.placements_null = false;
+  g.mig_profiles = {p};
+  return g;
+}
+
+// TestGetNodesUsageRestoresMigAllocationByProfileAndPlacement: a running pod's
+// hami.io/vgpu-mig-allocations entry is restored on its GPU with profile, placement and, the
+// runtime fields being present, runtime-ready.
+TEST(HamiNvidiaMig, UsageRestoresMigAllocationByProfileAndPlacement) {
+  FitHarness h({one_slot_mig_gpu()});
+  h.add_existing(
+      PodBuilder("pod-1")
+          .node("node1")
+          .phase("Running")
+          .allocated("GPU-a,NVIDIA,5120,14:;")
+          .mig_allocations(R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a",)"
+                           R"("profile":"1g.5gb","placement":{"start":6,"size":1},)"
+                           R"("migUUID":"MIG-a","gpuInstanceID":7,"computeInstanceID":0}])")
+          .build());
+  const DeviceUsage& d = h.device("GPU-a");
+  ASSERT_EQ(d.mig_in_use.size(), 1u);
+  EXPECT_EQ(d.mig_in_use[0].profile, "1g.5gb");
+  EXPECT_EQ(d.mig_in_use[0].placement, (device::MigPlacement{6, 1}));
+  EXPECT_TRUE(d.mig_in_use[0].runtime_ready);
+  EXPECT_TRUE(d.health);
+  EXPECT_EQ(d.used, 1);
+  EXPECT_EQ(d.usedmem, 5120);
+}
+
+// TestGetNodesUsageFailsClosedWithoutMigAllocation: a pod on a MIG GPU without its MIG
+// allocation makes the GPU unhealthy (hami-device-model.md §4.3 fail-closed rules).
+TEST(HamiNvidiaMig, UsageFailsClosedWithoutMigAllocation) {
+  FitHarness h({one_slot_mig_gpu()});
+  h.add_existing(PodBuilder("pod-1")
+                     .node("node1")
+                     .phase("Running")
+                     .allocated("GPU-a,NVIDIA,5120,14:;")
+                     .build());
+  EXPECT_FALSE(h.device("GPU-a").health);
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
