@@ -1644,5 +1644,45 @@ TEST(HamiNvidiaMig, UsageFailsClosedWithoutMigAllocation) {
   EXPECT_FALSE(h.device("GPU-a").health);
 }
 
+// The devices in the order HAMi's fitInDevices gives them to Fit: sorted by the GPU policy
+// with the given scores (pkg/scheduler/numa_sort_test.go sortedDevices).
+std::vector<DeviceUsage> sorted_by_policy(std::vector<DeviceUsage> devices,
+                                          const std::vector<float>& scores, std::string_view policy,
+                                          bool numa_bind) {
+  std::vector<DeviceUsage*> order;
+  for (auto& d : devices) order.push_back(&d);
+  sort_devices(order, DeviceScores{devices.data(), scores}, policy, numa_bind);
+  std::vector<DeviceUsage> out;
+  for (const DeviceUsage* d : order) out.push_back(*d);
+  return out;
+}
+
+// pkg/scheduler/numa_sort_test.go TestNumaBindSortPreservesAffinity: A (NUMA 0, score 5),
+// B (NUMA 0, score 1), C (NUMA 1, score 3), two cards with numa-bind. Sorted by score alone
+// C sits between A and B and Fit fails; sorted with numa-bind the NUMA 0 pair fits.
+TEST(HamiNvidiaScore, NumaBindSortPreservesAffinity) {
+  const std::vector<DeviceUsage> devs{Dev("A_n0", 10, 8192), Dev("B_n0", 10, 8192),
+                                      Dev("C_n1", 10, 8192).numa(1)};
+  const std::vector<float> scores{5, 1, 3};
+  Call call;
+  call.numa_bind = true;
+  const ContainerDeviceRequest r = req(2, 100, 101, 10);
+  EXPECT_FALSE(nvidia_fit(sorted_by_policy(devs, scores, "spread", false), r, call).outcome.fits);
+  DirectFit f = nvidia_fit(sorted_by_policy(devs, scores, "spread", true), r, call);
+  ASSERT_TRUE(f.outcome.fits) << f.reason;
+  EXPECT_EQ(uuid_set(f), (std::set<std::string>{"A_n0", "B_n0"}));
+}
+
+// pkg/scheduler/numa_sort_test.go TestScorePrimarySelectsAcrossNuma: without numa-bind spread
+// picks the idlest card whatever its NUMA node: P (NUMA 0, score 1) over Q (8) and R (5).
+TEST(HamiNvidiaScore, ScorePrimarySelectsAcrossNuma) {
+  const std::vector<DeviceUsage> devs{Dev("P_n0", 10, 8192), Dev("Q_n1", 10, 8192).numa(1),
+                                      Dev("R_n1", 10, 8192).numa(1)};
+  DirectFit f =
+      nvidia_fit(sorted_by_policy(devs, {1, 8, 5}, "spread", false), req(1, 100, 101, 10));
+  ASSERT_TRUE(f.outcome.fits) << f.reason;
+  EXPECT_EQ(f.uuids(), std::vector<std::string>{"P_n0"});
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
