@@ -1732,5 +1732,31 @@ TEST(HamiNvidiaScore, PlacementUnderUnrecognizedPolicy) {
   EXPECT_EQ(place("binpakc", "spread"), "gpu-idle");
 }
 
+// ---- Reason strings (pkg/device/common/common_test.go) -------------------------------------
+
+// TestGenReason, TestParseReason and TestGenAndParseReasonRoundTrip.
+TEST(HamiReasons, GenAndParseReason) {
+  using device::Reason;
+  EXPECT_EQ(device::format_reasons(device::ReasonCounts{}, 8), "");
+  EXPECT_EQ(device::format_reasons({{Reason::kCardInsufficientMemory, 3}}, 8),
+            "3/8 CardInsufficientMemory");
+  EXPECT_EQ(device::format_reasons({{Reason::kCardInsufficientMemory, 3},
+                                    {Reason::kCardInsufficientCore, 2},
+                                    {Reason::kCardNotHealth, 3}},
+                                   8),
+            "2/8 CardInsufficientCore, 3/8 CardInsufficientMemory, 3/8 CardNotHealth");
+  using Parsed = std::map<std::string, int, std::less<>>;
+  EXPECT_EQ(
+      device::parse_reasons(
+          "3/8 CardInsufficientMemory, 2/8 CardInsufficientCore, 3/8 CardNotHealth"),
+      (Parsed{{"CardInsufficientMemory", 3}, {"CardInsufficientCore", 2}, {"CardNotHealth", 3}}));
+  EXPECT_EQ(device::parse_reasons(""), Parsed{});
+  EXPECT_EQ(device::parse_reasons("invalid_reason_format"), Parsed{});
+  EXPECT_EQ(device::parse_reasons("4/4 CardTypeMismatch"), (Parsed{{"CardTypeMismatch", 4}}));
+  EXPECT_EQ(device::parse_reasons(device::format_reasons(
+                {{Reason::kCardInsufficientMemory, 5}, {Reason::kCardInsufficientCore, 2}}, 8)),
+            (Parsed{{"CardInsufficientMemory", 5}, {"CardInsufficientCore", 2}}));
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
