@@ -1938,5 +1938,52 @@ TEST(HamiNvidiaAdmission, EnvironmentAndRuntimeClass) {
   EXPECT_EQ(none.env("NVIDIA_VISIBLE_DEVICES"), std::optional<std::string>("none"));
 }
 
+// mig_profiles_test.go TestEncodeDecodeMigAllocations,
+// TestDecodeMigAllocationsRejectsDuplicateDeviceIndex,
+// TestDecodeMigAllocationsPreservesZeroRuntimeInstanceIDs and
+// TestDecodeMigAllocationsRejectsPartialRuntimeIdentity (hami-device-model.md §4.5 decoder
+// rules). TestValidateMigProfileAllowlist is left out: hamisim reads no allowlist (the
+// profiles come registered on the node).
+TEST(HamiNvidiaMig, MigAllocationsCodec) {
+  // The allocation an instance of 1g.5gb at {6,1} on GPU-a gets from a fit, read back.
+  device::nvidia::NvidiaBackend backend;
+  device::ContainerDevice d = charged("GPU-a", 5120, 14);
+  d.mig_profile = "1g.5gb";
+  d.mig_placement = device::MigPlacement{6, 1};
+  std::map<std::string, std::string> annotations;
+  const model::Pod pod = PodBuilder().build();
+  device::AnnotationContext ctx;
+  ctx.pod = &pod;
+  backend.annotate_allocation(device::PodSingleDevice{{d}}, ctx, annotations);
+  ASSERT_EQ(annotations.count(std::string(device::kMigAllocationsAnnotation)), 1u);
+  auto decoded = device::decode_mig_allocations(
+      annotations.at(std::string(device::kMigAllocationsAnnotation)));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded->size(), 1u);
+  EXPECT_EQ((*decoded)[0].container_index, 0);
+  EXPECT_EQ((*decoded)[0].device_index, 0);
+  EXPECT_EQ((*decoded)[0].gpu_uuid, "GPU-a");
+  EXPECT_EQ((*decoded)[0].profile, "1g.5gb");
+  EXPECT_EQ((*decoded)[0].placement, (device::MigPlacement{6, 1}));
+
+  EXPECT_FALSE(device::decode_mig_allocations(
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a","profile":"1g.5gb",)"
+      R"("placement":{"start":6,"size":1}},{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a",)"
+      R"("profile":"1g.5gb","placement":{"start":5,"size":1}}])"));
+
+  auto runtime = device::decode_mig_allocations(
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a","profile":"2g.10gb",)"
+      R"("placement":{"start":0,"size":2},"migUUID":"MIG-a","gpuInstanceID":4,)"
+      R"("computeInstanceID":0}])");
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  ASSERT_EQ(runtime->size(), 1u);
+  EXPECT_EQ((*runtime)[0].gpu_instance_id, std::optional<int64_t>(4));
+  EXPECT_EQ((*runtime)[0].compute_instance_id, std::optional<int64_t>(0));
+
+  EXPECT_FALSE(device::decode_mig_allocations(
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a","profile":"2g.10gb",)"
+      R"("placement":{"start":0,"size":2},"migUUID":"MIG-a"}])"));
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
