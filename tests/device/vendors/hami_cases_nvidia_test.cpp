@@ -1833,10 +1833,11 @@ TEST(HamiNvidiaAdmission, MutateAdmission) {
 }
 
 // device_test.go Test_MutateAdmission_MemoryPercentageValidation, in limits and in requests:
-// 0, 50 and 100 are accepted, 101, 150 and -1 reject the pod. Left out: "50m", "50.5" and
-// "99.1", which the stored test rejects as fractional; hamisim reads the value rounded up, as
-// Go's Quantity.Value() (hami-device-model.md §2.2 step 1 speaks only of the range), and
-// accepts them; see the report.
+// 0, 50 and 100 are accepted, 101, 150 and -1 reject the pod. The stored test also rejects
+// "50m", "50.5" and "99.1" as fractional: that came after v2.10.0 (HAMi issue #2788, filed
+// two days after the release, says admission "obtains the percentage through
+// resource.Quantity.Value()", which rounds up; hami-device-model.md §2.2 step 1 checks only
+// the range). As v2.10.0 does, hamisim accepts them.
 TEST(HamiNvidiaAdmission, MemoryPercentageValidation) {
   const device::nvidia::NvidiaConfig config;
   for (auto [pct, ok] : std::vector<std::pair<const char*, bool>>{{"0", true},
@@ -1854,11 +1855,18 @@ TEST(HamiNvidiaAdmission, MemoryPercentageValidation) {
         R"("requests":{"nvidia.com/gpumem-percentage":")" + pct + R"("}}})";
     EXPECT_EQ(bool(admit(config, in_requests).found), ok) << "requests " << pct;
   }
+  for (const char* fractional : {"50m", "50.5", "99.1"}) {
+    const std::string c =
+        std::string(R"({"name":"test","resources":{"limits":{"nvidia.com/gpu":"1",)") +
+        R"("nvidia.com/gpumem-percentage":")" + fractional + R"("}}})";
+    EXPECT_TRUE(admit(config, c).found) << "v2.10.0 rounds " << fractional << " up";
+  }
 }
 
 // device_test.go TestMutateAdmissionDefaultsExclusiveCore: a whole-card container gets cores
-// 100 in its limits. Left out: "fractional percentage 99.1 treated as non-exclusive" (hamisim
-// rounds 99.1 up to 100, see MemoryPercentageValidation).
+// 100 in its limits. "fractional percentage 99.1 treated as non-exclusive" is a later HAMi's
+// (issue #2788): v2.10.0 reads 99.1 as 100 (Quantity.Value() rounds up), so the container is
+// exclusive; asserted as such (see MemoryPercentageValidation).
 TEST(HamiNvidiaAdmission, DefaultsExclusiveCore) {
   const device::nvidia::NvidiaConfig defaults;
   device::nvidia::NvidiaConfig no_memory_name;
@@ -1896,6 +1904,9 @@ TEST(HamiNvidiaAdmission, DefaultsExclusiveCore) {
             std::nullopt},
            {"memory name empty treated as exclusive", &no_memory_name,
             R"({"limits":{"nvidia.com/gpu":"1"}})", 100, std::nullopt},
+           {"fractional percentage 99.1 (v2.10.0: rounded up to 100, exclusive)", &defaults,
+            R"({"limits":{"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"99.1"}})", 100,
+            std::nullopt},
            {"custom resource names", &custom,
             R"({"limits":{"hami.io/gpu":"1","hami.io/gpumem-percentage":"100"}})", 100,
             std::nullopt},
