@@ -1996,5 +1996,105 @@ TEST(HamiNvidiaMig, MigAllocationsCodec) {
       R"("placement":{"start":0,"size":2},"migUUID":"MIG-a"}])"));
 }
 
+// pkg/scheduler/mig_allocation_test.go TestGetNodesUsageRestoresUnconsumedMigReservations: two
+// MIG allocations of one container on GPU-a (slices 6 and 5) with one device entry: both are
+// restored, in order, and the GPU stays healthy.
+TEST(HamiNvidiaMig, UsageRestoresUnconsumedMigReservations) {
+  Gpu g = one_slot_mig_gpu();
+  g.mig_profiles[0].placements = {{5, 1}, {6, 1}};
+  FitHarness h({g});
+  h.add_existing(PodBuilder("pod-1")
+                     .node("node1")
+                     .phase("Running")
+                     .allocated("GPU-a,NVIDIA,5120,14:;")
+                     .mig_allocations(R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a",)"
+                                      R"("profile":"1g.5gb","placement":{"start":6,"size":1}},)"
+                                      R"({"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-a",)"
+                                      R"("profile":"1g.5gb","placement":{"start":5,"size":1}}])")
+                     .build());
+  const DeviceUsage& d = h.device("GPU-a");
+  EXPECT_TRUE(d.health);
+  ASSERT_EQ(d.mig_in_use.size(), 2u);
+  EXPECT_EQ(d.mig_in_use[0].placement, (device::MigPlacement{6, 1}));
+  EXPECT_EQ(d.mig_in_use[1].placement, (device::MigPlacement{5, 1}));
+}
+
+// One GPU-a in `mode`; in MIG mode with 1g.5gb at the given placements
+// (mig_allocation_test.go singleNvidiaGPUNode).
+Gpu single_gpu(std::string mode, std::vector<device::MigPlacement> placements = {}) {
+  Gpu g = gpu("GPU-a", 40960);
+  g.count = 7;
+  g.mode = mode;
+  if (mode == "mig") {
+    device::MigProfile p;
+    p.name = "1g.5gb";
+    p.memory_mb = 5120;
+    p.core = 14;
+    p.placements = std::move(placements);
+    p.placements_null = false;
+    g.mig_profiles = {p};
+  }
+  return g;
+}
+
+// Two GPUs of 4000 MiB in one container, nvidia.com/vgpu-mode `mode`
+// (mig_allocation_test.go twoNvidiaDeviceRequest).
+model::Pod two_gpu_pod(std::string mode) {
+  return PodBuilder("two-nvidia-devices", "multi-device-test")
+      .annotate(std::string(device::nvidia::kVgpuModeAnnotation), std::move(mode))
+      .app(gpu_container("workload", 2, 4000))
+      .build();
+}
+
+// mig_allocation_test.go TestIsMIGRequest (NVIDIA requests: the non-NVIDIA entry has no
+// counterpart, hamisim asks only the NVIDIA backend).
+TEST(HamiNvidiaMig, IsMigRequest) {
+  device::nvidia::NvidiaBackend backend;
+  auto is_mig = [&](const model::Pod& pod, std::string mode) {
+    DeviceUsage d = Dev("GPU-a");
+    d.mode = std::move(mode);
+    std::vector<DeviceUsage*> devices{&d};
+    return backend.is_mig_request(*backend.prepare(pod), devices);
+  };
+  EXPECT_FALSE(is_mig(two_gpu_pod("hami-core"), "mig")) << "explicit HAMi-core mode";
+  EXPECT_TRUE(is_mig(PodBuilder().build(), "mig")) << "MIG mode without Pod (annotation)";
+  EXPECT_TRUE(is_mig(two_gpu_pod("mig"), "mig")) << "MIG mode annotation";
+  EXPECT_FALSE(is_mig(PodBuilder().build(), "hami-core")) << "no MIG device";
+}
+
+// mig_allocation_test.go TestFitInDevicesAllowsMultipleMigPlacementsOnSingleGPU,
+// TestFitInDevicesRejectsInsufficientMigPlacementsOnSingleGPU and
+// TestFitInDevicesRetainsPhysicalCountCheckForNonMigGPU: two instances fit one MIG GPU with
+// seven 1g slices, on two distinct placements; with one slice the node fails with Fit's own
+// reason (one CardMigTopologyInfeasible); a hami-core GPU fails the count pre-check.
+TEST(HamiNvidiaMig, FitInDevicesOnSingleGpu) {
+  FitHarness seven({single_gpu("mig", {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}})});
+  NodeFit f = seven.fit(two_gpu_pod("mig"));
+  ASSERT_TRUE(f.fits) << f.reason;
+  EXPECT_EQ(chosen_uuids(f, 0), (std::vector<std::string>{"GPU-a", "GPU-a"}));
+  auto mig = device::decode_mig_allocations(
+      f.annotations.at(std::string(device::kMigAllocationsAnnotation)));
+  ASSERT_TRUE(mig);
+  ASSERT_EQ(mig->size(), 2u);
+  EXPECT_NE((*mig)[0].placement, (*mig)[1].placement);
+
+  FitHarness one({single_gpu("mig", {{6, 1}})});
+  NodeFit no = one.fit(two_gpu_pod("mig"));
+  EXPECT_FALSE(no.fits);
+  EXPECT_EQ(device::parse_reasons(no.reason).at("CardMigTopologyInfeasible"), 1);
+  std::vector<DeviceUsage> direct{Dev("GPU-a", 7, 40960)};
+  const std::vector<device::MigProfile> profiles = single_gpu("mig", {{6, 1}}).mig_profiles;
+  direct[0].mode = "mig";
+  direct[0].mig_profiles = &profiles;
+  Call call;
+  call.pod = two_gpu_pod("mig");
+  EXPECT_EQ(no.reason, nvidia_fit(direct, req(2, 4000, 101, 0), call).reason);
+
+  FitHarness core({single_gpu("hami-core")});
+  NodeFit count = core.fit(two_gpu_pod("hami-core"));
+  EXPECT_FALSE(count.fits);
+  EXPECT_EQ(count.reason, "NodeInsufficientDevice");
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
