@@ -2096,5 +2096,62 @@ TEST(HamiNvidiaMig, FitInDevicesOnSingleGpu) {
   EXPECT_EQ(count.reason, "NodeInsufficientDevice");
 }
 
+// pkg/scheduler/score_test.go Test_calcScore, its single-node NVIDIA entries (the two-node
+// entries are the same per node): cards of 8000 MiB and 10 slots, each container asking 1000
+// MiB and 30 cores per GPU, spread. The node score is the usage before the pod
+// (10 * (used/count + cores/total + mem/total)); equal cards go in scan order (the later one
+// first).
+TEST(HamiNvidiaScore, CalcScore) {
+  struct Case {
+    const char* name;
+    std::vector<bool> half_used;  // per card (uuid1, uuid2, ...): 5 tasks, 50 cores, 4000 MiB
+    int gpus;
+    std::vector<std::string> want;
+    float score;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"one node one device one pod one container use one device.", {false}, 1, {"uuid1"}, 0},
+           {"one node one device one pod one container use one device,but this device before "
+            "having use.",
+            {true},
+            1,
+            {"uuid1"},
+            15},
+           {"one node two device one pod one container use one device",
+            {false, false},
+            1,
+            {"uuid2"},
+            0},
+           {"one node two device one pod one container use one device,but having use 50%",
+            {false, true},
+            1,
+            {"uuid1"},
+            7.5},
+           {"one node two device one pod one container use two device",
+            {false, false},
+            2,
+            {"uuid2", "uuid1"},
+            0},
+           {"one node two device one pod one container use two device,but this two device "
+            "before having use.",
+            {true, true},
+            2,
+            {"uuid2", "uuid1"},
+            15},
+       }) {
+    std::vector<Gpu> gpus;
+    for (size_t i = 0; i < c.half_used.size(); ++i)
+      gpus.push_back(gpu("uuid" + std::to_string(i + 1), 8000));
+    FitHarness h(gpus);
+    for (size_t i = 0; i < c.half_used.size(); ++i) {
+      if (c.half_used[i]) h.book("uuid" + std::to_string(i + 1), 5, 4000, 50);
+    }
+    NodeFit f = h.fit(PodBuilder("test1").app(gpu_container("gpu-burn", c.gpus, 1000, 30)).build());
+    ASSERT_TRUE(f.fits) << c.name << ": " << f.reason;
+    EXPECT_EQ(chosen_uuids(f, 0), c.want) << c.name;
+    EXPECT_EQ(f.node_score, c.score) << c.name;
+  }
+}
+
 }  // namespace hami_cases_nvidia_test
 }  // namespace hamisim::fit::testing
