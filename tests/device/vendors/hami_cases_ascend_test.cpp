@@ -270,5 +270,59 @@ TEST(HamiAscend, HardSplitRejectsCores) {
   EXPECT_EQ(admit("10", true).error, "");
 }
 
+// device_910c_pairing_test.go: Count 1, 32000 MiB, no cores; a request of {Nums, Ascend910C}
+// with no memory and no percentage. (FitPartialAllocationBug, indexes 0,1,2,4,6 with 4 NPUs, and
+// FitExactCountBypassBug, 0 and 2 with NetworkIDs, are in ascend_test.cpp.)
+std::vector<device::DeviceUsage> npus_910c(std::initializer_list<uint64_t> indexes,
+                                           const std::string* info) {
+  std::vector<device::DeviceUsage> out;
+  for (uint64_t i : indexes) {
+    device::DeviceUsage d;
+    d.id = "dev-" + std::to_string(i);
+    d.index = i;
+    d.count = 1;
+    d.totalmem = 32000;
+    d.type = d.vendor = "Ascend910C";
+    d.health = true;
+    d.custom_info = info;
+    out.push_back(d);
+  }
+  return out;
+}
+
+// TestAscend910C_FitFullPairSucceeds: indexes 0 and 1 with NetworkID 0 form one module.
+TEST(HamiAscend, Ascend910CFullPairSucceeds) {
+  AscendBackend b(chip("Ascend910C"), false);
+  const std::string n0 = R"({"NetworkID":0})";
+  auto d = npus_910c({0, 1}, &n0);
+  Result r = fit(b, d, req(2, "Ascend910C", 0, 0));
+  EXPECT_TRUE(r.fits) << r.reason;
+  EXPECT_EQ(r.uuids.size(), 2u);
+}
+
+// TestAscend910C_FitWithoutNetworkID_ValidatesPairing: with empty CustomInfo, 0 and 2 fail
+// and 0 and 1 fit.
+TEST(HamiAscend, Ascend910CPairsWithoutNetworkId) {
+  AscendBackend b(chip("Ascend910C"), false);
+  const std::string empty = "{}";
+  auto d = npus_910c({0, 2}, &empty);
+  EXPECT_FALSE(fit(b, d, req(2, "Ascend910C", 0, 0)).fits);
+  d = npus_910c({0, 1}, &empty);
+  Result r = fit(b, d, req(2, "Ascend910C", 0, 0));
+  EXPECT_TRUE(r.fits) << r.reason;
+  EXPECT_EQ(r.uuids.size(), 2u);
+}
+
+// TestComputeBestCombination910C_NoFullPairsReturnsEmpty: four lone NPUs (0, 2, 4, 6), no
+// NetworkID, four asked: no module is whole, so no fit.
+TEST(HamiAscend, Ascend910CNoFullPairs) {
+  AscendBackend b(chip("Ascend910C"), false);
+  const std::string empty = "{}";
+  auto d = npus_910c({0, 2, 4, 6}, &empty);
+  Result r = fit(b, d, req(4, "Ascend910C", 0, 0));
+  EXPECT_FALSE(r.fits);
+  EXPECT_EQ(r.reason, "0/4 AllocatedCardsInsufficientRequest");
+}
+
 }  // namespace hami_ascend
 }  // namespace hamisim::fit::testing
