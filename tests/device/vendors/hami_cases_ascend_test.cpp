@@ -324,5 +324,25 @@ TEST(HamiAscend, Ascend910CNoFullPairs) {
   EXPECT_EQ(r.reason, "0/4 AllocatedCardsInsufficientRequest");
 }
 
+// TestAscend910C_FitSplitModeOddRequestSchedulable (device_910c_superpod_test.go): eight idle
+// 910C NPUs on a soft-split node, a hami-core pod asking 3 NPUs (16384 MiB, 20 cores). The
+// stored HAMi test (newer than v2.10, its vnpuMode setting) skips module pairing outside
+// SuperPod and fits 3; v2.10 pairs whole modules for every Ascend910C request above 1
+// (hami-other-vendors.md B.2 §4 step 4), takes 4 and fails. hamisim keeps v2.10's answer.
+TEST(HamiAscend, Ascend910COddRequestPairsModulesAsInV210) {
+  AscendBackend b(chip("Ascend910C"), false);
+  std::vector<device::DeviceUsage> d;
+  for (uint64_t i = 0; i < 8; ++i) {
+    device::DeviceUsage u = dev("npu-" + std::to_string(i), "Ascend910C", 65536);
+    u.index = i;
+    u.mode = "hami-core";
+    d.push_back(u);
+  }
+  Result r =
+      fit(b, d, req(3, "Ascend910C", 16384, 20), annotated("huawei.com/vnpu-mode", "hami-core"));
+  EXPECT_FALSE(r.fits);
+  EXPECT_EQ(r.reason, "4/3 AllocatedCardsInsufficientRequest");
+}
+
 }  // namespace hami_ascend
 }  // namespace hamisim::fit::testing

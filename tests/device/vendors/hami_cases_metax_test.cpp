@@ -290,5 +290,56 @@ TEST(HamiMetaxGpu, SecondContainerIsBoundToTheFirstCardAsInV210) {
   EXPECT_EQ(f.reason, "1/8 CardTimeSlicingExhausted, 7/8 CardNotFoundCustomFilterRule");
 }
 
+// score_test.go TestLinkDeviceScore and TestLinkDevicesScore: 10 per pair of distinct devices
+// sharing a non-zero zone.
+TEST(HamiMetaxSgpu, LinkScores) {
+  using device::metax::link_score;
+  using device::metax::LinkDevice;
+  auto score = [](std::vector<LinkDevice> v) { return link_score(v); };
+  // Pairs.
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-0", 1}}), 0);
+  EXPECT_EQ(score({{"GPU-0", 0}, {"GPU-1", 1}}), 0);
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-1", 0}}), 0);
+  EXPECT_EQ(score({{"GPU-0", 0}, {"GPU-1", 0}}), 0);
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-1", 1}}), 10);
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-1", 2}}), 0);
+  // Sets.
+  EXPECT_EQ(score({}), 0);
+  EXPECT_EQ(score({{"GPU-0", 1}}), 0);
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-1", 1}, {"GPU-2", 1}}), 30);
+  EXPECT_EQ(score({{"GPU-0", 1}, {"GPU-1", 1}, {"GPU-2", 2}}), 10);
+}
+
+// protocol_test.go TestConvertMetaxSDeviceToHAMIDevice: two sGPUs (16 and 8 slots, 64 and
+// 32 GiB, 100 compute; the second on NUMA -1 and unhealthy) -> devices 0 and 1 of type and
+// vendor Metax-SGPU.
+TEST(HamiMetaxSgpu, RegistrationConversion) {
+  const MetaxSgpuBackend b;
+  const auto found = b.node_devices(vendor_node(
+      "n",
+      {{"metax-tech.com/node-gpu-devices",
+        R"([{"uuid":"GPU-a16ac188-0592-5c8f-2b6e-8bd8e7a604a9","bdf":"0000:0a:00.0","model":"","totalDevCount":16,"totalCompute":100,"totalVRam":65536,"availableDevCount":6,"availableCompute":50,"availableVRam":32768,"numa":0,"healthy":true},)"
+        R"({"uuid":"GPU-a16ac188-0592-5c8f-2b6e-8bd8e7a604a8","bdf":"0000:09:00.0","model":"","totalDevCount":8,"totalCompute":100,"totalVRam":32768,"availableDevCount":6,"availableCompute":50,"availableVRam":32768,"numa":-1,"healthy":false}])"}}));
+  ASSERT_EQ(found.state, device::NodeDevices::State::kOk) << found.message;
+  ASSERT_EQ(found.devices.size(), 2u);
+  const auto& a = found.devices[0];
+  const auto& c = found.devices[1];
+  EXPECT_EQ(a.id, "GPU-a16ac188-0592-5c8f-2b6e-8bd8e7a604a9");
+  EXPECT_EQ(a.index, 0u);
+  EXPECT_EQ(a.count, 16);
+  EXPECT_EQ(a.devmem, 65536);
+  EXPECT_EQ(a.devcore, 100);
+  EXPECT_EQ(a.type, "Metax-SGPU");
+  EXPECT_EQ(a.device_vendor, "Metax-SGPU");
+  EXPECT_EQ(a.numa, 0);
+  EXPECT_TRUE(a.health);
+  EXPECT_EQ(a.mode, "");
+  EXPECT_EQ(c.index, 1u);
+  EXPECT_EQ(c.count, 8);
+  EXPECT_EQ(c.devmem, 32768);
+  EXPECT_EQ(c.numa, -1);
+  EXPECT_FALSE(c.health);
+}
+
 }  // namespace hami_metax
 }  // namespace hamisim::fit::testing
