@@ -341,5 +341,52 @@ TEST(HamiMetaxSgpu, RegistrationConversion) {
   EXPECT_FALSE(c.health);
 }
 
+// device_test.go TestMetaxDevices_Fit (whole-GPU backend, the standard Fit): Count 100,
+// Totalcore 100, healthy Metax-GPU devices.
+TEST(HamiMetaxGpu, FitTable) {
+  auto gpu = [](std::string id, int32_t mem) {
+    device::DeviceUsage d;
+    d.id = std::move(id);
+    d.count = 100;
+    d.totalmem = mem;
+    d.totalcore = 100;
+    d.type = d.vendor = "Metax-GPU";
+    d.health = true;
+    return d;
+  };
+  const MetaxGpuBackend b;
+  std::vector<device::DeviceUsage> d = {gpu("dev-0", 128), gpu("dev-1", 128)};
+  auto f = direct_fit(b, d, {1, "Metax-GPU", 64, 0, 50});
+  ASSERT_TRUE(f.outcome.fits) << f.reason;
+  EXPECT_THAT(f.uuids(), ElementsAre("dev-1"));  // "fit success"
+  d = {gpu("dev-0", 128)};
+  EXPECT_EQ(direct_fit(b, d, {1, "Metax-GPU", 512, 0, 50}).reason, "1/1 CardInsufficientMemory");
+  EXPECT_EQ(direct_fit(b, d, {1, "OtherType", 512, 0, 50}).reason, "1/1 CardTypeMismatch");
+  d = {gpu("dev-0", 1024)};
+  d[0].usedcores = 100;
+  EXPECT_EQ(direct_fit(b, d, {1, "Metax-GPU", 512, 0, 50}).reason, "1/1 CardInsufficientCore");
+  d = {gpu("dev-0", 1280)};
+  d[0].used = 100;
+  EXPECT_EQ(direct_fit(b, d, {1, "Metax-GPU", 512, 0, 50}).reason, "1/1 CardTimeSlicingExhausted");
+  // "fit success: but core limit can't exceed 100".
+  d = {gpu("dev-0", 1280)};
+  f = direct_fit(b, d, {1, "Metax-GPU", 512, 0, 120});
+  ASSERT_TRUE(f.outcome.fits) << f.reason;
+  EXPECT_EQ(f.outcome.devices[0].usedcores, 100);
+}
+
+// device_test.go TestGetNodeDevices: capacity 1 on node "test" -> test-metax-0, 65536 MiB, 100
+// cores. (This stored version expects Count 100; v2.10 registers Count 1 per whole GPU,
+// hami-other-vendors.md B.10.a §2, which hamisim keeps.)
+TEST(HamiMetaxGpu, DevicesFromCapacity) {
+  const auto found =
+      MetaxGpuBackend{}.node_devices(vendor_node("test", {}, {{"metax-tech.com/gpu", "1"}}));
+  ASSERT_EQ(found.devices.size(), 1u);
+  EXPECT_EQ(found.devices[0].id, "test-metax-0");
+  EXPECT_EQ(found.devices[0].devmem, 65536);
+  EXPECT_EQ(found.devices[0].devcore, 100);
+  EXPECT_EQ(found.devices[0].count, 1);
+}
+
 }  // namespace hami_metax
 }  // namespace hamisim::fit::testing
