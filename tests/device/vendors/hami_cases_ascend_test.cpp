@@ -344,5 +344,22 @@ TEST(HamiAscend, Ascend910COddRequestPairsModulesAsInV210) {
   EXPECT_EQ(r.reason, "4/3 AllocatedCardsInsufficientRequest");
 }
 
+// device_cordon_test.go TestFit_DeviceCordon (as in every vendor's device_cordon_test.go): the
+// stored HAMi test (newer than v2.10) skips NPUs listed in hami.io/device-cordon. In v2.10 the
+// cordon annotation is read by the NVIDIA backend only (hami-device-model.md §1.4); the vendor
+// Fit template has no cordon step (hami-other-vendors.md A.4, B.2 §4). hamisim keeps v2.10's
+// behaviour: a cordoned NPU is still taken.
+TEST(HamiAscend, CordonIsNotReadForNpusAsInV210) {
+  const auto registry = chart_registry();
+  const model::Node node = vendor_node(
+      "npu-node",
+      {{"hami.io/node-register-Ascend910B2",
+        R"([{"id":"dev-0","index":0,"count":100,"devmem":65536,"devcore":20,"type":"Ascend910B2","health":true},)"
+        R"({"id":"dev-1","index":1,"count":100,"devmem":65536,"devcore":20,"type":"Ascend910B2","health":true}])"},
+       {"hami.io/device-cordon", "dev-0,dev-1"}});
+  NodeFit f = fit_on(pod_with({{"huawei.com/Ascend910B2", "1"}}), node, registry);
+  EXPECT_TRUE(f.fits) << f.reason;
+}
+
 }  // namespace hami_ascend
 }  // namespace hamisim::fit::testing
