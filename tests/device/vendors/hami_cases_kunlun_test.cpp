@@ -146,6 +146,32 @@ TEST(HamiXpu, TwoQuarterCardsAmongMixedSizes) {
   EXPECT_THAT(xpu_fit(d, 2, 24576), ::testing::ElementsAre("xpu-0", "xpu-1"));
 }
 
+// Test_FitVXPU_direct, through a one-device Fit: 90000 MiB used (no task counted) + 20000
+// exceeds 98304; an idle device fits a quarter; two quarters on a card (average 24576) take a
+// third; one half card (average 49152) does not.
+TEST(HamiXpu, FitVxpuPredicate) {
+  auto one = [](int used, int usedmem) {
+    std::vector<std::pair<int, int>> v(8, {0, 0});
+    v[0] = {used, usedmem};
+    auto d = vxpus(v);
+    d.resize(1);
+    return d;
+  };
+  bool fits = true;
+  auto d = one(0, 90000);
+  xpu_fit(d, 1, 20000, &fits);
+  EXPECT_FALSE(fits);
+  d = one(0, 0);
+  xpu_fit(d, 1, 24576, &fits);
+  EXPECT_TRUE(fits);
+  d = one(2, 49152);
+  xpu_fit(d, 1, 24576, &fits);
+  EXPECT_TRUE(fits);
+  d = one(1, 49152);
+  xpu_fit(d, 1, 24576, &fits);
+  EXPECT_FALSE(fits);
+}
+
 // Test_KunlunVDevices_GenerateResourceRequests "vcount with memory from requests fallback" and
 // "no vcount requested".
 TEST(HamiXpu, RequestsFallBackToRequests) {
