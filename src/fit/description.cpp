@@ -193,8 +193,6 @@ void reset_usage(NodeUsage& usage, const DeviceDescription& description) {
   }
 }
 
-namespace {
-
 bool all_init_containers_succeeded(const model::Pod& pod) {
   if (pod.spec.init_containers.empty()) return false;
   for (const auto& c : pod.spec.init_containers) {
@@ -208,8 +206,6 @@ bool all_init_containers_succeeded(const model::Pod& pod) {
   }
   return true;
 }
-
-}  // namespace
 
 device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, const model::Pod& pod,
                                                const device::DeviceBackend& backend) {

@@ -203,6 +203,10 @@ struct PodAllocation {
 device::PodSingleDevice positional_pod_devices(device::PodSingleDevice list, const model::Pod& pod,
                                                const device::DeviceBackend& backend);
 
+// Whether the pod has init containers and every one of them terminated with exit code 0 (its
+// status matched by name): its init containers' devices are then released.
+bool all_init_containers_succeeded(const model::Pod& pod);
+
 // Decodes the allocated annotation of every vendor plus MIG allocations, collapsing init
 // containers (and dropping them once they all succeeded). Terminated pods allocate nothing.
 // Errors name the annotation and the problem. `added`, when given, are annotations set over the

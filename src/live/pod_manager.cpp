@@ -17,12 +17,9 @@ std::string PodManager::allocation_source(const model::Pod& pod) const {
   };
   for (const auto& backend : registry_.backends()) append(backend->allocated_annotation());
   append(device::kMigAllocationsAnnotation);
-  // Init containers stop counting once they all succeeded.
-  bool init_done = !pod.status.init_container_statuses.empty();
-  for (const auto& s : pod.status.init_container_statuses) {
-    init_done &= s.terminated.has_value() && s.terminated->exit_code == 0;
-  }
-  out += init_done ? '1' : '0';
+  // Init containers stop counting once they all succeeded: by the very test the decoding uses,
+  // so that whatever changes its answer makes the pod decoded again.
+  out += fit::all_init_containers_succeeded(pod) ? '1' : '0';
   return out;
 }
 

@@ -115,6 +115,34 @@ TEST(PodManager, IgnoresUnplacedAndUndecodablePods) {
   EXPECT_NE(m.bad[0].find("hami.io/vgpu-devices-allocated"), std::string::npos) << m.bad[0];
 }
 
+// A pod's init containers stop counting once every one of them succeeded, matched by name; the
+// manager decodes the pod again whenever that answer changes. It used to look only at the
+// statuses present, so a first status succeeding made it "done" early and the second one
+// succeeding later changed nothing it looked at: the init containers' devices stayed counted.
+TEST(PodManager, InitContainersStopCountingOnceEveryOneSucceeded) {
+  Managers m;
+  model::Pod p = placed_pod("a", "u1", "n1",
+                            "GPU-0,NVIDIA,5000,10:;GPU-0,NVIDIA,5000,10:;GPU-0,NVIDIA,1000,10:;");
+  p.spec.init_containers.resize(2);
+  p.spec.init_containers[0].name = "init-a";
+  p.spec.init_containers[1].name = "init-b";
+  m.pods.on_pod(EventType::kAdded, p);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 5000);  // the init peak
+  auto succeeded = [](std::string name) {
+    model::ContainerStatus s;
+    s.name = std::move(name);
+    s.terminated.emplace();
+    s.terminated->exit_code = 0;
+    return s;
+  };
+  p.status.init_container_statuses = {succeeded("init-a")};
+  m.pods.on_pod(EventType::kModified, p);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 5000);  // init-b has not run yet
+  p.status.init_container_statuses.push_back(succeeded("init-b"));
+  m.pods.on_pod(EventType::kModified, p);
+  EXPECT_EQ(m.node_mem("n1", "GPU-0"), 1000);  // the app container alone
+}
+
 TEST(PodManager, TerminalPodsLeaveTerminatingPodsStay) {
   Managers m;
   auto p = placed_pod("a", "u1", "n1", "GPU-0,NVIDIA,3000,10:;");
