@@ -93,6 +93,7 @@ PendingPods filter_out_schedulable(const PlanInput& in, const PlannerOptions& o,
     // the pod would name every node.
     if (!similar && !r.fits()) similar_pods.set_unschedulable(*pod);
     out.remaining.push_back(std::move(info));
+    out.remaining_outcomes.push_back(out.outcomes.size() - 1);
   }
   return out;
 }

@@ -158,6 +158,7 @@ struct PendingPods {
   // by the node groups (report.cpp).
   std::vector<PodOutcome> outcomes;
   std::vector<PodInfoPtr> remaining;  // in the order considered
+  std::vector<size_t> remaining_outcomes;  // remaining[i]'s entry in `outcomes`
 };
 PendingPods filter_out_schedulable(const PlanInput& in, const PlannerOptions& o, Simulation& sim);
 

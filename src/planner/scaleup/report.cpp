@@ -58,8 +58,9 @@ GroupEvaluation evaluate(const NodeGroupOption& g, const Decision& d) {
 // chosen group when the plan scales up; else awaiting evaluation when some group could take
 // them, else helped by no group.
 void decide_remaining(const Decision& d, std::vector<PodOutcome>& pods) {
+  // Two remaining pods with one name (a hand-written file) share the last one's entry.
   std::map<std::string_view, PodOutcome*, std::less<>> by_key;
-  for (PodOutcome& p : pods) by_key.emplace(p.pod, &p);
+  for (size_t i : d.pending.remaining_outcomes) by_key[pods[i].pod] = &pods[i];
   for (const NodeGroupOption& g : d.groups) {
     auto fit = d.fits.find(g.name());
     if (fit == d.fits.end()) continue;
