@@ -9,10 +9,9 @@ namespace hamisim::planner::scaleup::detail {
 // Pods are identified by namespace/name in every result: two pending pods with one name
 // would make the plan ambiguous.
 Status check_unique_pending(const PlanInput& in) {
-  if (!in.pending) return ok_status();
   std::set<std::string, std::less<>> seen;
-  for (const model::Pod& p : *in.pending) {
-    std::string key = p.metadata.namespace_ + "/" + p.metadata.name;
+  for (const model::Pod* p : pending_pods(in)) {
+    std::string key = p->metadata.namespace_ + "/" + p->metadata.name;
     if (!seen.insert(key).second) return make_error("pending pod " + key + " appears twice");
   }
   return ok_status();

@@ -19,6 +19,8 @@ std::string owner_of(const model::Pod& pod) {
   return pick->kind + "/" + pick->name;
 }
 
+}  // namespace
+
 std::vector<const model::Pod*> pending_pods(const PlanInput& in) {
   std::vector<const model::Pod*> pending;
   if (in.pending) {
@@ -30,8 +32,6 @@ std::vector<const model::Pod*> pending_pods(const PlanInput& in) {
   }
   return pending;
 }
-
-}  // namespace
 
 // Steps 2 and 3: pending pods that fit existing (or upcoming) nodes are placed there, in
 // priority order; pods no new node can help are set aside.

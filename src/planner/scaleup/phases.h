@@ -105,6 +105,7 @@ class Simulation {
 Error cancelled_error();
 
 // cluster_snapshot.cpp: CA's first step.
+// Every result names pods by namespace/name: two pending pods with one name are an error.
 Status check_unique_pending(const PlanInput& in);
 struct ExistingCluster {
   size_t ready_nodes = 0;  // nodes that could serve as a template (CA's max-total check)
@@ -152,6 +153,9 @@ TemplateFit schedulable_pod_groups(const NodeGroupOption& group,
                                    Simulation& sim);
 
 // filter_out_schedulable.cpp
+// The pods to plan for: the what-if pods, else the snapshot's pods without a node that have
+// not terminated.
+std::vector<const model::Pod*> pending_pods(const PlanInput& in);
 struct PendingPods {
   size_t count = 0;  // pending pods found in the input
   // Every pending pod considered, in the order considered; those in `remaining` are decided

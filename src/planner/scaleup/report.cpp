@@ -58,7 +58,7 @@ GroupEvaluation evaluate(const NodeGroupOption& g, const Decision& d) {
 // chosen group when the plan scales up; else awaiting evaluation when some group could take
 // them, else helped by no group.
 void decide_remaining(const Decision& d, std::vector<PodOutcome>& pods) {
-  // Two remaining pods with one name (a hand-written file) share the last one's entry.
+  // Pending pods have distinct names (check_unique_pending).
   std::map<std::string_view, PodOutcome*, std::less<>> by_key;
   for (size_t i : d.pending.remaining_outcomes) by_key[pods[i].pod] = &pods[i];
   for (const NodeGroupOption& g : d.groups) {

@@ -168,6 +168,39 @@ spec:
   EXPECT_EQ(group(p, "gpu-a100").rejected_details.count("ml/big"), 0u);
 }
 
+// Every result names a pending pod by namespace/name, so two with one name are refused,
+// whether they are what-if pods or the snapshot's pods without a node.
+TEST(Planner, TwoPendingPodsWithOneNameAreAnError) {
+  Scenario s = bundled_example();
+  auto planning = Planning::create(registry(), s.profiles, std::nullopt);
+  ASSERT_TRUE(planning) << planning.error().message;
+  const auto trainer =
+      std::find_if(s.input.pods.begin(), s.input.pods.end(),
+                   [](const model::Pod& p) { return p.metadata.name == "trainer-2"; });
+  ASSERT_NE(trainer, s.input.pods.end());
+  const model::Pod copy = *trainer;
+
+  Scenario snapshot = s;
+  snapshot.input.pods.push_back(copy);
+  auto p = (*planning)->plan(snapshot.input, {});
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message, "pending pod ml/trainer-2 appears twice");
+
+  Scenario what_if = s;
+  what_if.input.pending = std::vector<model::Pod>{copy, copy};
+  p = (*planning)->plan(what_if.input, {});
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().message, "pending pod ml/trainer-2 appears twice");
+
+  // A bound pod may share a pending pod's name (it is not planned for).
+  Scenario bound = s;
+  model::Pod placed = copy;
+  placed.spec.node_name = "k80-node-1";
+  placed.metadata.namespace_ = "ml";
+  bound.input.pods.push_back(placed);
+  EXPECT_TRUE((*planning)->plan(bound.input, {}));
+}
+
 TEST(Planner, KeepingTheStateUntilExitChangesNothingInThePlan) {
   const Scenario s = bundled_example();
   PlannerOptions keep;
