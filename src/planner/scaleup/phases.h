@@ -161,7 +161,7 @@ struct PendingPods {
   // Every pending pod considered, in the order considered; those in `remaining` are decided
   // by the node groups (report.cpp).
   std::vector<PodOutcome> outcomes;
-  std::vector<PodInfoPtr> remaining;  // in the order considered
+  std::vector<PodInfoPtr> remaining;       // in the order considered
   std::vector<size_t> remaining_outcomes;  // remaining[i]'s entry in `outcomes`
 };
 PendingPods filter_out_schedulable(const PlanInput& in, const PlannerOptions& o, Simulation& sim);

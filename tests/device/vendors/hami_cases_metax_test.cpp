@@ -61,8 +61,8 @@ Result fit(std::vector<device::DeviceUsage>& devs, ContainerDeviceRequest r,
   ctx.prepared = prepared.get();
   // The engine hands Fit the pod's hami.io/gpu-scheduler-policy (HAMi's Fit reads it there).
   auto policy = annotations.find("hami.io/gpu-scheduler-policy");
-  ctx.gpu_policy = policy == annotations.end() ? std::string_view("spread")
-                                               : std::string_view(policy->second);
+  ctx.gpu_policy =
+      policy == annotations.end() ? std::string_view("spread") : std::string_view(policy->second);
   auto out = b.fit(ptrs, r, ctx);
   Result res;
   res.fits = out.fits;
